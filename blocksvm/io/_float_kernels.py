@@ -1,0 +1,213 @@
+"""Correctly rounded decimal -> float64 conversion for the numba tokenizer.
+
+A LIBSVM value such as ``0.0384615`` must become exactly the double that C's ``strtod`` (and so
+scikit-learn's loader) produces. Two exact methods are combined, as in Lemire's *fast_float*:
+
+1. Clinger's fast path: a mantissa ``w <= 2**53`` and ``|q| <= 22`` give ``w * 10**q`` with one
+   IEEE rounding, hence correctly rounded.
+2. The Eisel-Lemire algorithm (Lemire, "Number Parsing at a Gigabyte per Second", SPE 2021;
+   Mushtak & Lemire, "Fast number parsing without fallback", SPE 2023) for any ``w < 2**64``:
+   multiply the normalized mantissa by a 128-bit truncation of ``5**q`` and round.
+
+Inputs with more than 19 significant digits, or results that are subnormal, return ``SLOW`` and are
+converted by Python's ``float`` by the caller (exact, and rare in practice).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+FAST = 0
+SLOW = 1
+MALFORMED = 2
+NONFINITE = 3
+
+_SMALLEST_POWER = -342
+_LARGEST_POWER = 308
+
+
+def _powers_of_five_128() -> np.ndarray:
+    """128-bit approximations of 5**q, q in [-342, 308], as (high, low) uint64 pairs.
+
+    For q >= 0 the power is shifted so that its top bit is bit 127 and truncated; for q < 0 it is
+    a rounded-up reciprocal with the same normalization (the table of fast_float).
+    """
+    table = np.empty((_LARGEST_POWER - _SMALLEST_POWER + 1, 2), dtype=np.uint64)
+    mask = (1 << 64) - 1
+    for q in range(_SMALLEST_POWER, _LARGEST_POWER + 1):
+        if q >= 0:
+            power5 = 5**q
+            while power5 < (1 << 127):
+                power5 *= 2
+            while power5 >= (1 << 128):
+                power5 //= 2
+            c = power5
+        else:
+            power5 = 5**-q
+            z = power5.bit_length()
+            if q >= -27:
+                c = 2 ** (z + 127) // power5 + 1
+            else:
+                c = 2 ** (2 * z + 128) // power5 + 1
+                while c >= (1 << 128):
+                    c //= 2
+        table[q - _SMALLEST_POWER, 0] = (c >> 64) & mask
+        table[q - _SMALLEST_POWER, 1] = c & mask
+    return table
+
+
+POWERS_OF_FIVE = _powers_of_five_128()
+EXACT_POWERS_OF_TEN = np.array([10.0**k for k in range(23)], dtype=np.float64)
+
+_U32 = np.uint64(0xFFFFFFFF)
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_TOP_BIT = np.uint64(1) << np.uint64(63)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mul_64x64(a, b):
+    """Full product of two uint64 as (high, low) uint64."""
+    a_lo, a_hi = a & _U32, a >> np.uint64(32)
+    b_lo, b_hi = b & _U32, b >> np.uint64(32)
+    p0 = a_lo * b_lo
+    p1 = a_lo * b_hi
+    p2 = a_hi * b_lo
+    p3 = a_hi * b_hi
+    mid = (p0 >> np.uint64(32)) + (p1 & _U32) + (p2 & _U32)
+    low = (p0 & _U32) | (mid << np.uint64(32))
+    high = p3 + (p1 >> np.uint64(32)) + (p2 >> np.uint64(32)) + (mid >> np.uint64(32))
+    return high, low
+
+
+@njit(cache=True, nogil=True)
+def eisel_lemire(w, q, powers):
+    """Correctly rounded ``w * 10**q`` for uint64 ``w > 0``.
+
+    Returns ``(ok, value)``; ``ok`` is False for subnormal results, which the caller converts by
+    another route.
+    """
+    if q < _SMALLEST_POWER:
+        return True, 0.0
+    if q > _LARGEST_POWER:
+        return True, math.inf
+    lz = 0
+    while (w & _TOP_BIT) == np.uint64(0):
+        w = w << np.uint64(1)
+        lz += 1
+    index = q - _SMALLEST_POWER
+    high, low = _mul_64x64(w, powers[index, 0])
+    precision_mask = _ONES >> np.uint64(55)  # 52 mantissa bits + 3
+    if (high & precision_mask) == precision_mask:
+        second_high, _ = _mul_64x64(w, powers[index, 1])
+        low = low + second_high
+        if second_high > low:
+            high = high + np.uint64(1)
+    upperbit = np.int64(high >> np.uint64(63))
+    shift = np.uint64(upperbit + 9)
+    mantissa = high >> shift
+    power2 = (((152170 + 65536) * q) >> 16) + 63 + upperbit - lz + 1023
+    if power2 <= 0:
+        return False, 0.0
+    if low <= np.uint64(1) and -4 <= q <= 23 and (mantissa & np.uint64(3)) == np.uint64(1):
+        if (mantissa << shift) == high:
+            mantissa = mantissa & ~np.uint64(1)
+    mantissa = mantissa + (mantissa & np.uint64(1))
+    mantissa = mantissa >> np.uint64(1)
+    if mantissa >= (np.uint64(2) << np.uint64(52)):
+        mantissa = np.uint64(1) << np.uint64(52)
+        power2 += 1
+    if power2 >= 0x7FF:
+        return True, math.inf
+    # mantissa now holds 53 bits including the hidden one: value = mantissa * 2**(power2-1023-52)
+    return True, math.ldexp(float(mantissa), power2 - 1075)
+
+
+@njit(cache=True, nogil=True)
+def parse_float(buf, start, end, powers, exact_tens):
+    """Parse ``buf[start:end]`` as a decimal number.
+
+    Returns ``(status, value)`` with status FAST (value is exact), SLOW (syntactically valid but
+    the caller must convert it), MALFORMED, or NONFINITE (nan, inf, or an overflowing literal).
+    """
+    p = start
+    negative = False
+    c = buf[p]
+    if c == 43 or c == 45:  # '+' '-'
+        negative = c == 45
+        p += 1
+        if p == end:
+            return MALFORMED, 0.0
+    first = buf[p] | 0x20  # lower case
+    if first == 110 or first == 105:  # 'n' 'i': nan, inf, infinity
+        word_length = end - p
+        if word_length == 3 or word_length == 8:
+            return NONFINITE, 0.0
+        return MALFORMED, 0.0
+    mantissa = np.uint64(0)
+    n_digits = 0  # significant digits held in mantissa (at most 19)
+    exp10 = 0
+    truncated = False
+    any_digit = False
+    while p < end and 48 <= buf[p] <= 57:
+        d = buf[p] - 48
+        any_digit = True
+        if n_digits < 19:
+            if mantissa != np.uint64(0) or d != 0:
+                mantissa = mantissa * np.uint64(10) + np.uint64(d)
+                n_digits += 1
+        else:
+            exp10 += 1
+            truncated = truncated or d != 0
+        p += 1
+    if p < end and buf[p] == 46:  # '.'
+        p += 1
+        while p < end and 48 <= buf[p] <= 57:
+            d = buf[p] - 48
+            any_digit = True
+            if n_digits < 19:
+                if mantissa != np.uint64(0) or d != 0:
+                    mantissa = mantissa * np.uint64(10) + np.uint64(d)
+                    n_digits += 1
+                exp10 -= 1
+            else:
+                truncated = truncated or d != 0
+            p += 1
+    if not any_digit:
+        return MALFORMED, 0.0
+    if p < end and (buf[p] | 0x20) == 101:  # 'e'
+        p += 1
+        exp_negative = False
+        if p < end and (buf[p] == 43 or buf[p] == 45):
+            exp_negative = buf[p] == 45
+            p += 1
+        if p == end:
+            return MALFORMED, 0.0
+        e = 0
+        while p < end and 48 <= buf[p] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[p] - 48)
+            p += 1
+        exp10 += -e if exp_negative else e
+    if p != end:
+        return MALFORMED, 0.0
+    sign = -1.0 if negative else 1.0
+    if mantissa == np.uint64(0):
+        return FAST, sign * 0.0
+    if n_digits + exp10 > 310:
+        return NONFINITE, 0.0
+    if truncated:
+        return SLOW, 0.0
+    if mantissa <= np.uint64(1 << 53) and -22 <= exp10 <= 22:
+        m = float(mantissa)
+        if exp10 >= 0:
+            return FAST, sign * (m * exact_tens[exp10])
+        return FAST, sign * (m / exact_tens[-exp10])
+    ok, value = eisel_lemire(mantissa, exp10, powers)
+    if not ok:
+        return SLOW, 0.0
+    if math.isinf(value):
+        return NONFINITE, 0.0
+    return FAST, sign * value

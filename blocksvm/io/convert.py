@@ -1,0 +1,328 @@
+"""LIBSVM text -> block store, in bounded memory.
+
+Two passes, both streaming:
+
+1. **Partition.** Parse the file chunk by chunk and append every row to a bucket on disk
+   (:mod:`blocksvm.io.spill`): a uniformly random bucket when shuffling, else consecutive rows
+   fill one bucket after another. The number of buckets comes from the size of the first chunk
+   scaled to the file size; if that estimate proves far off, the buckets are repartitioned once.
+2. **Blocks.** Each bucket becomes one block: read it, permute its rows (when shuffling), compress
+   and write it. Blocks are written by parallel worker processes, one HDF5 file each.
+
+Together the two passes give every row a uniformly random block and a random place in it, so a
+file sorted by label yields blocks that each hold both classes. Peak memory is one chunk of text
+per parser thread, the spill buffer, and about two blocks per writer process.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from blocksvm._progress import progress_bar
+from blocksvm.errors import InputFormatError, ParameterError
+from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed, resolve_index_base
+from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
+from blocksvm.store import format as F
+from blocksvm.store.writer import StoreBuilder, write_block
+
+DEFAULT_BLOCK_MB = 64.0
+MAX_SKIPPED_EXAMPLES = 5
+
+
+@dataclass
+class ConvertSummary:
+    """What a conversion produced and how fast."""
+
+    output: str
+    rows: int
+    features: int
+    nnz: int
+    blocks: int
+    skipped_lines: int
+    seconds: float
+    source_bytes: int
+    text_bytes: int
+    skipped_examples: list = field(default_factory=list)
+
+    @property
+    def mb_per_second(self) -> float:
+        """Text megabytes (10**6 bytes) converted per second."""
+        return self.text_bytes / 1e6 / max(self.seconds, 1e-9)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "mb_per_second": round(self.mb_per_second, 1)}
+
+    def __str__(self) -> str:
+        text = (
+            f"{self.output}: {self.rows:,} rows, {self.features:,} features, {self.nnz:,} nnz in "
+            f"{self.blocks} blocks; {self.seconds:.1f} s, {self.mb_per_second:.1f} MB/s"
+        )
+        if self.skipped_lines:
+            text += f"; skipped {self.skipped_lines:,} bad lines, first: " + "; ".join(
+                self.skipped_examples[:1]
+            )
+        return text
+
+
+@dataclass
+class _Pass1:
+    """Facts gathered while partitioning."""
+
+    rows: int = 0
+    nnz: int = 0
+    max_index: int = -1
+    min_index: int = 2**31
+    label_counts: dict = field(default_factory=dict)
+    skipped: int = 0
+    skipped_examples: list = field(default_factory=list)
+    source_bytes: int = 0
+    text_bytes: int = 0
+
+
+def convert(
+    input: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    block_rows: int | None = None,
+    block_mb: float | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    dtype: str = "float32",
+    compression: str = F.DEFAULT_COMPRESSION,
+    zero_based: bool | str = "auto",
+    n_features: int | None = None,
+    skip_bad_lines: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    jobs: int | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> ConvertSummary:
+    """Convert a LIBSVM/svmlight file (plain, .gz, .bz2 or .xz) into a block store.
+
+    Parameters
+    ----------
+    input : path
+        The text file.
+    output : path
+        The store directory to create.
+    block_rows : int, optional
+        Rows per block (about; with shuffling, block sizes vary by a few standard deviations).
+    block_mb : float, optional
+        Megabytes of in-memory CSR per block, the default way to size blocks (default 64).
+        Give at most one of ``block_rows`` and ``block_mb``.
+    shuffle : bool, default=True
+        Spread rows uniformly at random over blocks and within each block.
+    seed : int, default=0
+        Seed of the shuffle: the same seed and input give the same store.
+    dtype : {"float32", "float64"}, default="float32"
+        Type of stored values.
+    compression : str, default="blosc-lz4"
+        One of ``blosc-lz4``, ``lzf``, ``gzip[-N]``, ``zstd[-N]``, ``none`` (see docs/FORMAT.md).
+    zero_based : {"auto", True, False}, default="auto"
+        Whether feature indices start at 0. ``"auto"``: zero-based iff some index is 0.
+    n_features : int, optional
+        Width of the feature space, when the file's largest index is smaller (a test file).
+    skip_bad_lines : bool, default=False
+        Skip and count malformed lines instead of stopping at the first one.
+    overwrite : bool, default=False
+        Replace an existing store at ``output``.
+    progress : bool, optional
+        Show progress bars; default: when standard error is a terminal.
+    jobs : int, optional
+        Processes that compress and write blocks (default: up to 2).
+
+    Returns
+    -------
+    ConvertSummary
+
+    Raises
+    ------
+    InputFormatError
+        A malformed line (file, line and reason in the message).
+    StoreError
+        The output cannot be written; nothing that looks like a store is left behind.
+    """
+    start = time.perf_counter()
+    input = Path(input)
+    target, weigh = _block_target(block_rows, block_mb, dtype)
+    F.compression_filters(compression)  # validates the name before any work
+    if zero_based not in ("auto", True, False):
+        raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
+    if n_features is not None and n_features < 1:
+        raise ParameterError(f"n_features must be a positive integer, not {n_features}")
+    source_size = _source_size(input)
+
+    with StoreBuilder(output, overwrite=overwrite) as builder:
+        spill_path = builder.partial / "spill.bin"
+        facts, spill = _partition(
+            input, spill_path, target, weigh, shuffle=shuffle, seed=seed, dtype=dtype,
+            one_based=zero_based is False, skip_bad_lines=skip_bad_lines,
+            source_size=source_size, chunk_bytes=chunk_bytes, progress=progress,
+        )  # fmt: skip
+        if facts.rows == 0:
+            raise InputFormatError(input, 0, "contains no data rows")
+        base = resolve_index_base(zero_based, facts.min_index)
+        width = max(facts.max_index - base + 1, 0)
+        if n_features is not None:
+            if n_features < width:
+                raise ParameterError(
+                    f"n_features={n_features} is smaller than the file's largest feature index "
+                    f"{facts.max_index} allows ({width})"
+                )
+            width = n_features
+        if shuffle:
+            spill = _rebalance(spill, target, weigh, seed, dtype, builder.partial / "spill2.bin")
+        buckets = [b for b in range(spill.n_buckets) if spill.rows[b] > 0]
+        seeds = np.random.SeedSequence([seed, 2]).spawn(len(buckets)) if shuffle else [None] * len(buckets)
+        tasks = [
+            delayed(_build_block)(spill.path, spill.records[b], dtype, seeds[i],
+                                  builder.block_path(i), i, compression, builder.store_id)
+            for i, b in enumerate(buckets)
+        ]  # fmt: skip
+        n_jobs = 1 if len(tasks) < 2 else min(jobs or 2, len(tasks))
+        entries = []
+        with progress_bar(len(tasks), "write blocks", unit="block", enabled=progress) as bar:
+            for entry in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+                entries.append(entry)
+                bar.update()
+        for path in builder.partial.glob("spill*.bin"):
+            path.unlink()
+        classes = sorted(facts.label_counts)
+        seconds = time.perf_counter() - start
+        builder.commit({
+            "rows": facts.rows,
+            "features": width,
+            "nnz": facts.nnz,
+            "index_base": base,
+            "dtype": np.dtype(dtype).name,
+            "classes": classes,
+            "label_counts": [facts.label_counts[c] for c in classes],
+            "blocks": entries,
+            "source": {"path": str(input.resolve()), "bytes": source_size},
+            "params": {
+                "block_rows": block_rows, "block_mb": None if block_rows else (block_mb or DEFAULT_BLOCK_MB),
+                "shuffle": shuffle, "seed": seed, "compression": compression,
+                "zero_based": zero_based, "skip_bad_lines": skip_bad_lines,
+            },
+            "skipped_lines": facts.skipped,
+            "skipped_examples": facts.skipped_examples,
+            "convert_seconds": round(seconds, 3),
+        })  # fmt: skip
+    return ConvertSummary(
+        str(output), facts.rows, width, facts.nnz, len(entries), facts.skipped, seconds,
+        facts.source_bytes, facts.text_bytes, facts.skipped_examples,
+    )  # fmt: skip
+
+
+def _block_target(block_rows, block_mb, dtype):
+    """The block size as ``(target, weigh)``: ``weigh(rows, nnz)`` measures rows against ``target``."""
+    if dtype not in F.VALUE_DTYPES:
+        raise ParameterError(f"dtype must be one of {', '.join(F.VALUE_DTYPES)}, not {dtype!r}")
+    if block_rows is not None and block_mb is not None:
+        raise ParameterError("give either block_rows or block_mb, not both")
+    if block_rows is not None:
+        if int(block_rows) != block_rows or block_rows < 1:
+            raise ParameterError(f"block_rows must be a positive integer, not {block_rows}")
+        return int(block_rows), lambda rows, nnz: rows
+    block_mb = DEFAULT_BLOCK_MB if block_mb is None else block_mb
+    if not block_mb > 0:
+        raise ParameterError(f"block_mb must be positive, not {block_mb}")
+    per_nnz = 4 + np.dtype(dtype).itemsize
+    return block_mb * 1e6, lambda rows, nnz: rows * 24 + nnz * per_nnz
+
+
+def _source_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        raise InputFormatError(path, 0, "no such file") from None
+
+
+def _partition(input, spill_path, target, weigh, *, shuffle, seed, dtype, one_based,
+               skip_bad_lines, source_size, chunk_bytes, progress):  # fmt: skip
+    """Pass 1: parse the file and spill every row into its bucket."""
+    facts = _Pass1()
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
+    spill = None
+    placed = 0.0  # weight of the rows placed so far (consecutive filling)
+    chunks = iter_parsed(input, one_based=one_based, skip_bad_lines=skip_bad_lines,
+                         dtype=dtype, chunk_bytes=chunk_bytes)  # fmt: skip
+    with progress_bar(source_size, "convert", unit="B", unit_scale=True, enabled=progress) as bar:
+        for chunk in chunks:
+            _tally(facts, chunk)
+            bar.update(chunk.source_pos - bar.n)
+            if chunk.n_rows == 0:
+                continue
+            lengths = np.diff(chunk.indptr)
+            row_weight = weigh(np.ones_like(lengths), lengths)
+            if spill is None:
+                n_buckets = 1
+                if shuffle:
+                    scale = source_size / max(chunk.source_pos, 1)
+                    n_buckets = max(1, round(float(np.sum(row_weight)) * scale / target))
+                spill = SpillWriter(spill_path, n_buckets, dtype)
+            if shuffle:
+                buckets = rng.integers(0, spill.n_buckets, chunk.n_rows)
+            else:
+                before = placed + np.cumsum(row_weight) - row_weight
+                buckets = (before // target).astype(np.int64)
+                placed += float(np.sum(row_weight))
+                spill.grow(int(buckets[-1]) + 1)
+            spill.add(chunk.indptr, chunk.indices, chunk.values, chunk.labels, chunk.lines, buckets)
+        bar.update(source_size - bar.n)
+    if spill is None:
+        spill = SpillWriter(spill_path, 1, dtype)
+    spill.close()
+    return facts, spill
+
+
+def _tally(facts: _Pass1, chunk) -> None:
+    facts.rows += chunk.n_rows
+    facts.nnz += chunk.nnz
+    facts.max_index = max(facts.max_index, chunk.max_index)
+    facts.min_index = min(facts.min_index, chunk.min_index)
+    facts.skipped += chunk.n_skipped
+    facts.text_bytes += chunk.text_bytes
+    facts.source_bytes = max(facts.source_bytes, chunk.source_pos)
+    for error in chunk.skipped:
+        if len(facts.skipped_examples) < MAX_SKIPPED_EXAMPLES:
+            facts.skipped_examples.append(str(error).splitlines()[0])
+    values, counts = np.unique(chunk.labels, return_counts=True)
+    for value, count in zip(values.tolist(), counts.tolist()):
+        facts.label_counts[value] = facts.label_counts.get(value, 0) + count
+
+
+def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> SpillWriter:
+    """Repartition the buckets once if the first-chunk estimate missed the block size badly."""
+    weights = np.array([weigh(r, n) for r, n in zip(spill.rows, spill.nnz)], dtype=float)
+    total = weights.sum()
+    wanted = max(1, round(total / target))
+    too_big = weights.max() > 1.5 * target and wanted > 1
+    too_small = spill.n_buckets > 1 and weights.min() < 0.5 * target
+    if not (too_big or too_small) or wanted == spill.n_buckets:
+        return spill
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
+    fresh = SpillWriter(path, wanted, dtype)
+    for records in spill.records:
+        for record in records:  # one record at a time keeps memory at one flush
+            part = read_bucket(spill.path, [record], dtype)
+            buckets = rng.integers(0, wanted, part.n_rows)
+            fresh.add(part.indptr, part.indices, part.data, part.labels, part.lines, buckets)
+    fresh.close()
+    spill.path.unlink()
+    return fresh
+
+
+def _build_block(spill_path, records: list[Record], dtype, seed, out_path: Path, index: int,
+                 compression: str, store_id: str) -> dict:  # fmt: skip
+    """Pass 2, one bucket: read it, permute its rows (when ``seed`` is given), write the block."""
+    block = read_bucket(spill_path, records, dtype)
+    if seed is not None:
+        block = permute_rows(block, np.random.default_rng(seed).permutation(block.n_rows))
+    return write_block(out_path, block, index=index, compression=compression, store_id=store_id)

@@ -1,0 +1,414 @@
+"""Streaming LIBSVM/svmlight reader: a file of any size as a sequence of parsed CSR chunks.
+
+The file is read in chunks of whole lines (plain, gzip, bzip2 or xz, recognized by their magic
+bytes). A reader thread reads and decompresses ahead while the compiled tokenizer parses, and
+chunks are parsed by a small thread pool (the kernel releases the GIL) and handed out in file order.
+Memory is bounded by ``(workers + 2) * chunk_bytes`` of text plus the parsed chunks in flight.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import queue
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from blocksvm.errors import InputFormatError
+from blocksvm.io import _parse_kernels as K
+from blocksvm.io._float_kernels import EXACT_POWERS_OF_TEN, POWERS_OF_FIVE
+
+CHUNK_BYTES = 8 << 20
+
+_MAGIC = {
+    b"\x1f\x8b": gzip.GzipFile,
+    b"BZh": bz2.BZ2File,
+    b"\xfd7zXZ\x00": lzma.LZMAFile,
+}
+
+_REASONS = {
+    K.BAD_LABEL: "label {token!r} is not a number",
+    K.NONFINITE_LABEL: "label {token!r} is not a finite number",
+    K.BAD_PAIR: "{token!r} is not an index:value pair",
+    K.BAD_INDEX: "feature index in {token!r} is not an integer",
+    K.NEGATIVE_INDEX: "feature index in {token!r} is negative",
+    K.ZERO_INDEX: "feature index 0 in {token!r}, but the file is read as one-based "
+    "(use zero_based='auto' or True)",
+    K.INDEX_TOO_LARGE: f"feature index in {{token!r}} is larger than {K.MAX_INDEX}",
+    K.NOT_INCREASING: "feature indices must increase along a line, but {token!r} follows a "
+    "larger index",
+    K.DUPLICATE_INDEX: "feature index in {token!r} appears twice on the line",
+    K.BAD_VALUE: "value in {token!r} is not a number",
+    K.NONFINITE_VALUE: "value in {token!r} is NaN or infinite",
+    K.BAD_QID: "{token!r} is not a valid qid:<integer> before the features",
+}
+
+
+@dataclass
+class ParsedChunk:
+    """Rows parsed from consecutive lines of a LIBSVM file.
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    indices : ndarray of int32, shape (nnz,)
+        Feature indices as written in the file (not shifted to zero-based).
+    values : ndarray of float32 or float64, shape (nnz,)
+    labels : ndarray of float64, shape (n_rows,)
+    lines : ndarray of int64, shape (n_rows,)
+        1-based line number of each row in the (decompressed) file.
+    max_index, min_index : int
+        Largest and smallest feature index seen (-1 and 2**31 when there is none).
+    skipped : list of InputFormatError
+        Lines skipped because they were malformed (only with ``skip_bad_lines``): at most the first
+        one of the chunk is kept, ``n_skipped`` counts them all.
+    n_skipped : int
+    text_bytes : int
+        Bytes of text this chunk came from.
+    source_pos : int
+        Bytes of the file on disk (compressed size if compressed) consumed up to this chunk.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    labels: np.ndarray
+    lines: np.ndarray
+    max_index: int
+    min_index: int
+    skipped: list
+    n_skipped: int
+    text_bytes: int
+    source_pos: int
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.labels)
+
+    @property
+    def nnz(self) -> int:
+        return len(self.indices)
+
+
+class _CountingReader(io.RawIOBase):
+    """A raw file that remembers how many bytes were read, for progress through compressed files."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)
+        self.consumed += n
+        return n
+
+
+def open_input(path: str | os.PathLike):
+    """Open a LIBSVM file for binary reading, decompressing gzip, bzip2 or xz by magic bytes.
+
+    Returns ``(stream, counter)``: read text from ``stream``; ``counter.consumed`` is the number of
+    bytes taken from the file on disk so far. Raises ``InputFormatError`` for a missing file.
+    """
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed by the caller through the stream
+    except FileNotFoundError:
+        raise InputFormatError(path, 0, "no such file") from None
+    except IsADirectoryError:
+        raise InputFormatError(path, 0, "is a directory, not a LIBSVM file") from None
+    except PermissionError:
+        raise InputFormatError(path, 0, "permission denied") from None
+    head = raw.read(6)
+    raw.seek(0)
+    counter = _CountingReader(raw)
+    buffered = io.BufferedReader(counter, buffer_size=1 << 20)
+    for magic, opener in _MAGIC.items():
+        if head.startswith(magic):
+            return opener(buffered), counter
+    return buffered, counter
+
+
+def iter_line_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
+    """Yield ``(text, first_line)`` pieces of ``stream`` that end at a line boundary."""
+    carry = b""
+    first_line = 1
+    while True:
+        data = stream.read(chunk_bytes)
+        if not data:
+            if carry:
+                yield carry, first_line
+            return
+        text = carry + data if carry else data
+        cut = text.rfind(b"\n")
+        if cut < 0:  # a line longer than a chunk: read on
+            carry = text
+            continue
+        chunk, carry = text[: cut + 1], text[cut + 1 :]
+        yield chunk, first_line
+        first_line += chunk.count(b"\n")
+
+
+def _line_text(buf: np.ndarray, start: int) -> str:
+    end = start
+    newline = np.flatnonzero(buf[start:] == 10)
+    end = start + (newline[0] if len(newline) else len(buf) - start)
+    return bytes(buf[start:end]).decode("utf-8", "replace").rstrip("\r")
+
+
+def _error_at(path, buf, code, line, t_start, t_end) -> InputFormatError:
+    token = bytes(buf[t_start:t_end]).decode("utf-8", "replace")
+    line_start = int(t_start)
+    while line_start > 0 and buf[line_start - 1] != 10:
+        line_start -= 1
+    return InputFormatError(path, line, _REASONS[code].format(token=token), _line_text(buf, line_start))
+
+
+def parse_chunk(
+    text: bytes,
+    first_line: int,
+    path: str = "<text>",
+    *,
+    one_based: bool = False,
+    skip_bad_lines: bool = False,
+    dtype=np.float32,
+    source_pos: int = 0,
+) -> ParsedChunk:
+    """Parse whole lines of LIBSVM text.
+
+    Parameters
+    ----------
+    text : bytes
+        Whole lines; the last may lack its newline.
+    first_line : int
+        Line number of the first line of ``text`` (for messages and ``ParsedChunk.lines``).
+    path : str
+        File name for messages.
+    one_based : bool, default=False
+        Reject index 0. Otherwise any index >= 0 is accepted.
+    skip_bad_lines : bool, default=False
+        Skip malformed lines and count them instead of raising.
+    dtype : float32 or float64
+        Type of the returned values. Values overflowing it are errors.
+
+    Raises
+    ------
+    InputFormatError
+        On the first malformed line, naming file, line and what is wrong.
+    """
+    buf = np.frombuffer(text, dtype=np.uint8)
+    max_rows = text.count(b"\n") + 1
+    max_nnz = text.count(b":")
+    indptr = np.empty(max_rows + 1, np.int64)
+    indices = np.empty(max_nnz, np.int32)
+    values = np.empty(max_nnz, np.float64)
+    labels = np.empty(max_rows, np.float64)
+    lines = np.empty(max_rows, np.int64)
+    row_starts = np.empty(max_rows, np.int64)
+    slow_slots = np.empty(max_nnz + max_rows, np.int64)
+    error = np.zeros(4, np.int64)
+    n_rows, nnz, n_slow, n_skipped, max_index, min_index = K.parse_lines(
+        buf, first_line, 1 if one_based else 0, skip_bad_lines,
+        indptr, indices, values, labels, lines, row_starts, slow_slots,
+        error, POWERS_OF_FIVE, EXACT_POWERS_OF_TEN,
+    )  # fmt: skip
+    skipped = []
+    if error[0] != K.OK:
+        err = _error_at(path, buf, *error)
+        if not skip_bad_lines:
+            raise err
+        skipped.append(err)
+    chunk = ParsedChunk(
+        indptr[: n_rows + 1], indices[:nnz], values[:nnz], labels[:n_rows], lines[:n_rows],
+        int(max_index), int(min_index), skipped, int(n_skipped), len(text), source_pos,
+    )  # fmt: skip
+    if n_slow:
+        _convert_slow(chunk, buf, row_starts, slow_slots[:n_slow], path)
+    _cast_values(chunk, dtype, path, skip_bad_lines)
+    return chunk
+
+
+def _convert_slow(chunk: ParsedChunk, buf, row_starts, slots, path) -> None:
+    """Convert the few numbers the kernel left to Python's exact ``float``."""
+    for slot in slots:
+        if slot < 0:
+            row = -slot - 1
+            token = _line_text(buf, row_starts[row]).split()[0]
+            chunk.labels[row] = float(token)
+            continue
+        row = np.searchsorted(chunk.indptr, slot, side="right") - 1
+        pairs = _line_text(buf, row_starts[row]).split("#")[0].split()[1:]
+        wanted = str(chunk.indices[slot])
+        for pair in pairs:
+            index, _, value = pair.partition(":")
+            if index.lstrip("+") == wanted:
+                chunk.values[slot] = float(value)
+                break
+    bad_labels = ~np.isfinite(chunk.labels)
+    if bad_labels.any():
+        row = int(np.argmax(bad_labels))
+        raise InputFormatError(path, chunk.lines[row], "label is not a finite number")
+
+
+def _cast_values(chunk: ParsedChunk, dtype, path: str, skip_bad_lines: bool) -> None:
+    """Cast values to ``dtype``; a value that overflows it is an error of its line."""
+    with np.errstate(over="ignore"):
+        cast = chunk.values.astype(dtype, copy=False)
+    finite = np.isfinite(cast)
+    if not finite.all():
+        rows = np.searchsorted(chunk.indptr, np.flatnonzero(~finite), side="right") - 1
+        first = int(rows[0])
+        reason = f"a value does not fit in {np.dtype(dtype).name} (convert with dtype float64)"
+        error = InputFormatError(path, chunk.lines[first], reason)
+        if not skip_bad_lines:
+            raise error
+        keep = np.ones(chunk.n_rows, bool)
+        keep[rows] = False
+        _keep_rows(chunk, keep, cast)
+        chunk.skipped.append(error)
+        chunk.n_skipped += int((~keep).sum())
+        return
+    chunk.values = cast
+
+
+def _keep_rows(chunk: ParsedChunk, keep: np.ndarray, values: np.ndarray) -> None:
+    lengths = np.diff(chunk.indptr)
+    keep_nnz = np.repeat(keep, lengths)
+    chunk.indptr = np.concatenate(([0], np.cumsum(lengths[keep])))
+    chunk.indices = chunk.indices[keep_nnz]
+    chunk.values = values[keep_nnz]
+    chunk.labels = chunk.labels[keep]
+    chunk.lines = chunk.lines[keep]
+
+
+def iter_parsed(
+    path: str | os.PathLike,
+    *,
+    one_based: bool = False,
+    skip_bad_lines: bool = False,
+    dtype=np.float32,
+    chunk_bytes: int = CHUNK_BYTES,
+    workers: int = 2,
+) -> Iterator[ParsedChunk]:
+    """Parse a LIBSVM file chunk by chunk, in file order.
+
+    Reading/decompression runs in a thread ahead of the parser, and up to ``workers`` chunks are
+    parsed at once (the compiled kernel releases the GIL). See :func:`parse_chunk` for the
+    parameters and errors.
+    """
+    path = os.fspath(path)
+    stream, counter = open_input(path)
+    texts: queue.Queue = queue.Queue(maxsize=workers + 1)
+    stop = threading.Event()
+
+    def read_ahead():
+        try:
+            for text, first_line in iter_line_chunks(stream, chunk_bytes):
+                item = (text, first_line, counter.consumed)
+                while not stop.is_set():
+                    try:
+                        texts.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            texts.put(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            texts.put(exc)
+
+    def parse(item):
+        text, first_line, pos = item
+        return parse_chunk(
+            text, first_line, path, one_based=one_based, skip_bad_lines=skip_bad_lines,
+            dtype=dtype, source_pos=pos,
+        )  # fmt: skip
+
+    reader = threading.Thread(target=read_ahead, name="blocksvm-read", daemon=True)
+    reader.start()
+    pending = []
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="blocksvm-parse") as pool:
+            done_reading = False
+            while True:
+                while not done_reading and len(pending) < workers:
+                    item = texts.get()
+                    if item is None:
+                        done_reading = True
+                    elif isinstance(item, BaseException):
+                        raise _read_error(path, item)
+                    else:
+                        pending.append(pool.submit(parse, item))
+                if not pending:
+                    return
+                yield pending.pop(0).result()
+    finally:
+        stop.set()
+        for future in pending:
+            future.cancel()
+        reader.join()
+        stream.close()
+
+
+def _read_error(path: str, exc: BaseException) -> BaseException:
+    if isinstance(exc, (OSError, EOFError, lzma.LZMAError)):
+        return InputFormatError(path, 0, f"cannot be read: {exc}")
+    return exc
+
+
+def load_libsvm(
+    path: str | os.PathLike,
+    n_features: int | None = None,
+    *,
+    zero_based: bool | str = "auto",
+    dtype=np.float64,
+):
+    """Read a whole (small) LIBSVM file into memory, like ``sklearn.datasets.load_svmlight_file``.
+
+    Meant for tests and small files; large files go through :func:`blocksvm.convert`.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+    y : ndarray of float64, shape (n_rows,)
+    lines : ndarray of int64, shape (n_rows,)
+    """
+    import scipy.sparse as sp
+
+    chunks = list(iter_parsed(path, one_based=zero_based is False, dtype=dtype))
+    offset = 0
+    pieces = [np.zeros(1, np.int64)]
+    for chunk in chunks:
+        pieces.append(chunk.indptr[1:] + offset)
+        offset += chunk.nnz
+    indptr = np.concatenate(pieces)
+    indices = np.concatenate([c.indices for c in chunks] or [np.zeros(0, np.int32)])
+    values = np.concatenate([c.values for c in chunks] or [np.zeros(0, dtype)])
+    labels = np.concatenate([c.labels for c in chunks] or [np.zeros(0)])
+    lines = np.concatenate([c.lines for c in chunks] or [np.zeros(0, np.int64)])
+    min_index = min((c.min_index for c in chunks), default=1)
+    base = resolve_index_base(zero_based, min_index)
+    indices = indices - base
+    width = int(indices.max()) + 1 if len(indices) else 0
+    if n_features is not None:
+        if n_features < width:
+            raise InputFormatError(path, 0, f"has feature index {width - 1 + base}, "
+                                   f"more than n_features={n_features} allows")  # fmt: skip
+        width = n_features
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(labels), width))
+    return X, labels, lines
+
+
+def resolve_index_base(zero_based: bool | str, min_index: int) -> int:
+    """The index base: 0 or 1. ``'auto'`` means zero-based iff some index is 0 (scikit-learn's rule)."""
+    if zero_based == "auto":
+        return 0 if min_index == 0 else 1
+    return 0 if zero_based else 1

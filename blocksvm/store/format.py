@@ -1,0 +1,72 @@
+"""Constants of the on-disk block format (see docs/FORMAT.md) and its compression filters."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from blocksvm.errors import ParameterError
+
+FORMAT_NAME = "blocksvm-store"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+BLOCK_FILE = "block-{:05d}.h5"
+PARTIAL_SUFFIX = ".partial"
+
+# Per-block datasets: name -> dtype (None: the store's value dtype).
+BLOCK_DATASETS = {
+    "indptr": np.dtype(np.int64),
+    "indices": np.dtype(np.int32),
+    "data": None,
+    "labels": np.dtype(np.float64),
+    "lines": np.dtype(np.int64),
+}
+VALUE_DTYPES = ("float32", "float64")
+CHUNK_ELEMENTS = 1 << 20
+
+COMPRESSIONS = ("blosc-lz4", "lzf", "gzip", "zstd", "none")
+DEFAULT_COMPRESSION = "blosc-lz4"
+
+
+def compression_filters(name: str) -> dict:
+    """h5py ``create_dataset`` keyword arguments for a compression name.
+
+    ``gzip`` and ``zstd`` take an optional level: ``gzip-6``, ``zstd-3``. Every choice adds
+    HDF5's fletcher32 checksum, so corruption is detected when a block is read.
+    """
+    kind, _, level = name.partition("-")
+    if name == "blosc-lz4":
+        import hdf5plugin
+
+        filters = dict(hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE))
+    elif kind == "lzf" and not level:
+        filters = {"compression": "lzf", "shuffle": True}
+    elif kind == "gzip":
+        filters = {"compression": "gzip", "compression_opts": _level(name, level, 4, 9),
+                   "shuffle": True}  # fmt: skip
+    elif kind == "zstd":
+        import hdf5plugin
+
+        filters = dict(hdf5plugin.Zstd(clevel=_level(name, level, 3, 22)))
+    elif name == "none":
+        filters = {}
+    else:
+        raise ParameterError(
+            f"unknown compression {name!r}; choose one of {', '.join(COMPRESSIONS)} "
+            "(gzip-N and zstd-N set a level)"
+        )
+    filters["fletcher32"] = True
+    return filters
+
+
+def _level(name: str, level: str, default: int, largest: int) -> int:
+    if not level:
+        return default
+    if not level.isdigit() or not 1 <= int(level) <= largest:
+        raise ParameterError(f"compression {name!r}: the level must be an integer in 1..{largest}")
+    return int(level)
+
+
+def ensure_filters_available(name: str) -> None:
+    """Register the HDF5 plugin filters a store compressed with ``name`` needs for reading."""
+    if name.startswith(("blosc", "zstd")):
+        import hdf5plugin  # noqa: F401 - registers the filters with HDF5

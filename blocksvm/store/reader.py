@@ -1,0 +1,345 @@
+"""Reading a block store: open, validate, read one block at a time (optionally ahead, in a thread)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+import scipy.sparse as sp
+
+from blocksvm.errors import StoreError
+from blocksvm.store import format as F
+from blocksvm.store._csr_kernels import rows_sorted_increasing
+from blocksvm.store.writer import file_crc32
+
+
+@dataclass
+class Block:
+    """One block in memory, as the solvers see it.
+
+    Attributes
+    ----------
+    index : int
+        Position of the block in the store.
+    row_offset : int
+        Store-wide position of the block's first row; row ``i`` of the block owns ``alpha[row_offset + i]``.
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    indices : ndarray of int32, shape (nnz,)
+        Zero-based feature indices, increasing along each row.
+    data : ndarray of float32 or float64, shape (nnz,)
+    labels : ndarray of float64, shape (n_rows,)
+        Labels as written in the source file.
+    lines : ndarray of int64, shape (n_rows,)
+        Line number of each row in the source file.
+    """
+
+    index: int
+    row_offset: int
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    labels: np.ndarray
+    lines: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.labels)
+
+    @property
+    def nnz(self) -> int:
+        return len(self.indices)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.indptr, self.indices, self.data, self.labels, self.lines))
+
+    def to_csr(self, n_features: int) -> sp.csr_matrix:
+        """The block's rows as a ``scipy.sparse.csr_matrix`` of shape (n_rows, n_features)."""
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, n_features))
+
+
+@dataclass
+class ReadStats:
+    """Seconds spent reading blocks, and seconds the consumer waited for them."""
+
+    read_seconds: float = 0.0
+    wait_seconds: float = 0.0
+    bytes_read: int = 0
+    blocks_read: int = 0
+    per_block: list = field(default_factory=list)
+
+
+class BlockStore:
+    """A block store opened for reading.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        The store directory written by :func:`blocksvm.convert` or :func:`blocksvm.datasets.make_store`.
+
+    Raises
+    ------
+    StoreError
+        If the path is not a complete store of a format version this blocksvm reads.
+
+    Examples
+    --------
+    >>> store = BlockStore("train.bsvm")                       # doctest: +SKIP
+    >>> store.n_rows, store.n_features, store.n_blocks         # doctest: +SKIP
+    (32561, 123, 8)
+    >>> X = store.read_block(0).to_csr(store.n_features)       # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.manifest = _read_manifest(self.path)
+        m = self.manifest
+        self.n_rows: int = m["rows"]
+        self.n_features: int = m["features"]
+        self.nnz: int = m["nnz"]
+        self.index_base: int = m["index_base"]
+        self.dtype = np.dtype(m["dtype"])
+        self.classes = np.array(m["classes"], dtype=np.float64)
+        self.label_counts = np.array(m["label_counts"], dtype=np.int64)
+        self.blocks: list[dict] = m["blocks"]
+        self.block_rows = np.array([b["rows"] for b in self.blocks], dtype=np.int64)
+        self.row_offsets = np.concatenate(([0], np.cumsum(self.block_rows)))
+        F.ensure_filters_available(m["params"]["compression"])
+        self._check_files()
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def store_id(self) -> str:
+        return self.manifest["store_id"]
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the store's identity and content checksums (stable across copies)."""
+        ident = {k: self.manifest[k] for k in ("store_id", "rows", "features", "nnz", "index_base")}
+        ident["blocks"] = [(b["rows"], b["nnz"], b["crc32"]) for b in self.blocks]
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
+
+    def __repr__(self) -> str:
+        return (f"BlockStore({str(self.path)!r}: {self.n_rows} rows, {self.n_features} features, "
+                f"{self.nnz} nnz, {self.n_blocks} blocks)")  # fmt: skip
+
+    def _check_files(self) -> None:
+        for b, entry in enumerate(self.blocks):
+            file = self.path / entry["file"]
+            try:
+                size = file.stat().st_size
+            except FileNotFoundError:
+                raise StoreError(f"{self.path}: block {b} ({entry['file']}) is missing") from None
+            if size != entry["bytes"]:
+                raise StoreError(
+                    f"{self.path}: block {b} ({entry['file']}) has {size} bytes, the manifest "
+                    f"says {entry['bytes']}: the file is truncated or was replaced"
+                )
+
+    def read_block(self, b: int) -> Block:
+        """Read block ``b`` into memory (indices shifted to zero-based).
+
+        Raises
+        ------
+        StoreError
+            If the block fails its checksum or does not match the manifest.
+        """
+        if not 0 <= b < self.n_blocks:
+            raise StoreError(f"{self.path}: no block {b} (the store has {self.n_blocks})")
+        entry = self.blocks[b]
+        where = f"{self.path}: block {b} ({entry['file']})"
+        try:
+            with h5py.File(self.path / entry["file"], "r") as f:
+                arrays = {name: f[name][()] for name in F.BLOCK_DATASETS}
+        except (OSError, KeyError) as exc:
+            raise StoreError(f"{where} cannot be read: {_short(exc)}") from None
+        block = Block(b, int(self.row_offsets[b]), **arrays)
+        problem = self._check_block(block, entry)
+        if problem:
+            raise StoreError(f"{where} is inconsistent: {problem}")
+        if self.index_base:
+            block.indices -= np.int32(self.index_base)
+        return block
+
+    def _check_block(self, block: Block, entry: dict) -> str | None:
+        if block.n_rows != entry["rows"] or block.nnz != entry["nnz"]:
+            return f"{block.n_rows} rows and {block.nnz} nnz, the manifest says {entry['rows']} and {entry['nnz']}"
+        if len(block.indptr) != block.n_rows + 1 or len(block.lines) != block.n_rows or len(block.data) != block.nnz:
+            return "array lengths disagree"
+        if block.indptr[0] != 0 or block.indptr[-1] != block.nnz or np.any(np.diff(block.indptr) < 0):
+            return "row pointers are not monotone from 0 to nnz"
+        if block.data.dtype != self.dtype:
+            return f"values are {block.data.dtype}, the manifest says {self.dtype}"
+        if block.nnz and (block.indices.min() < self.index_base
+                          or block.indices.max() >= self.n_features + self.index_base):  # fmt: skip
+            return "a feature index lies outside the store's feature range"
+        return None
+
+    def iter_blocks(self, order: Iterable[int] | None = None, *, prefetch: int = 1,
+                    stats: ReadStats | None = None) -> Iterator[Block]:  # fmt: skip
+        """Yield blocks in ``order`` (default: store order), reading up to ``prefetch`` ahead.
+
+        With ``prefetch >= 1`` a reader thread reads and decompresses the next blocks while the
+        caller works on the current one (HDF5 releases the GIL while it reads), so at most
+        ``prefetch + 1`` blocks are in memory. ``stats`` accumulates read and wait seconds.
+        """
+        order = list(range(self.n_blocks) if order is None else order)
+        stats = stats if stats is not None else ReadStats()
+
+        def timed_read(b: int) -> Block:
+            start = time.perf_counter()
+            block = self.read_block(b)
+            seconds = time.perf_counter() - start
+            stats.read_seconds += seconds
+            stats.bytes_read += self.blocks[b]["bytes"]
+            stats.blocks_read += 1
+            return block
+
+        if prefetch <= 0:
+            for b in order:
+                yield timed_read(b)
+            return
+        yield from _read_ahead(order, timed_read, prefetch, stats)
+
+    def verify(self) -> list[str]:
+        """Read every block and check checksums and invariants; return the problems found."""
+        problems = []
+        for b, entry in enumerate(self.blocks):
+            file = self.path / entry["file"]
+            if file_crc32(file) != entry["crc32"]:
+                problems.append(f"block {b} ({entry['file']}): file checksum differs from the manifest")
+                continue
+            try:
+                block = self.read_block(b)
+            except StoreError as exc:
+                problems.append(str(exc))
+                continue
+            if not rows_sorted_increasing(block.indptr, block.indices):
+                problems.append(f"block {b}: feature indices do not increase along a row")
+            if not np.isfinite(block.data).all():
+                problems.append(f"block {b}: a value is NaN or infinite")
+            if not np.isin(block.labels, self.classes).all():
+                problems.append(f"block {b}: a label is not in the manifest's label set")
+        if int(self.block_rows.sum()) != self.n_rows:
+            problems.append("block rows do not add up to the store's rows")
+        if sum(b["nnz"] for b in self.blocks) != self.nnz:
+            problems.append("block nnz do not add up to the store's nnz")
+        return problems
+
+    def info(self) -> dict:
+        """The manifest's facts as one JSON-able dict (keys rows, features, nnz, blocks, labels, ...)."""
+        m = self.manifest
+        return {
+            "path": str(self.path),
+            "format_version": m["version"],
+            "store_id": m["store_id"],
+            "created": m["created"],
+            "rows": self.n_rows,
+            "features": self.n_features,
+            "nnz": self.nnz,
+            "blocks": self.n_blocks,
+            "labels": {_label_key(c): int(n) for c, n in zip(self.classes, self.label_counts)},
+            "index_base": self.index_base,
+            "dtype": str(self.dtype),
+            "bytes_on_disk": sum(b["bytes"] for b in self.blocks),
+            "source": m.get("source"),
+            "params": m["params"],
+            "skipped_lines": m.get("skipped_lines", 0),
+            "block_sizes": [{"rows": b["rows"], "nnz": b["nnz"], "bytes": b["bytes"]} for b in self.blocks],
+        }
+
+
+def _label_key(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _read_manifest(path: Path) -> dict:
+    if not path.exists():
+        raise StoreError(f"{path}: no such block store")
+    if not path.is_dir():
+        raise StoreError(
+            f"{path} is not a block store (a store is a directory made by 'blocksvm convert'; "
+            "convert a LIBSVM file first)"
+        )
+    manifest_path = path / F.MANIFEST
+    if not manifest_path.exists():
+        hint = " (an interrupted conversion leaves such a .partial directory)" if F.PARTIAL_SUFFIX in path.name else ""
+        raise StoreError(f"{path} is not a complete block store: it has no {F.MANIFEST}{hint}")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreError(f"{manifest_path} is corrupted: {exc}") from None
+    except PermissionError:
+        raise StoreError(f"{manifest_path}: permission denied") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != F.FORMAT_NAME:
+        raise StoreError(f"{path} is not a blocksvm store (its manifest names another format)")
+    version = manifest.get("version")
+    if not isinstance(version, int) or version > F.FORMAT_VERSION:
+        raise StoreError(
+            f"{path} was written in store format version {version}; this blocksvm reads "
+            f"version {F.FORMAT_VERSION} and older (upgrade blocksvm)"
+        )
+    if manifest.get("complete") is not True:
+        raise StoreError(f"{path} is not a complete block store (the conversion did not finish)")
+    missing = [k for k in ("rows", "features", "nnz", "index_base", "dtype", "classes",
+                           "label_counts", "blocks", "params") if k not in manifest]  # fmt: skip
+    if missing:
+        raise StoreError(f"{manifest_path} is corrupted: it lacks {', '.join(missing)}")
+    return manifest
+
+
+def _read_ahead(order: list[int], read, depth: int, stats: ReadStats) -> Iterator[Block]:
+    """Yield ``read(b)`` for ``b`` in ``order`` while a thread reads up to ``depth`` blocks ahead.
+
+    The thread may start reading a block only once the consumer has taken the block ``depth``
+    places before it, so at most ``depth + 1`` blocks are alive at a time.
+    """
+    ready: queue.Queue = queue.Queue()
+    slots = threading.Semaphore(depth)
+    stop = threading.Event()
+
+    def produce():
+        for b in order:
+            while not slots.acquire(timeout=0.1):
+                if stop.is_set():
+                    return
+            if stop.is_set():
+                return
+            try:
+                ready.put(read(b))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer
+                ready.put(exc)
+                return
+
+    thread = threading.Thread(target=produce, name="blocksvm-prefetch", daemon=True)
+    thread.start()
+    try:
+        for _ in order:
+            start = time.perf_counter()
+            item = ready.get()
+            stats.wait_seconds += time.perf_counter() - start
+            if isinstance(item, BaseException):
+                raise item
+            slots.release()
+            yield item
+            del item
+    finally:
+        stop.set()
+        thread.join()

@@ -1,0 +1,158 @@
+"""Writing a block store: one HDF5 file per block, then a manifest, then an atomic rename.
+
+A store is built inside ``OUTPUT.partial-<id>/`` and renamed to ``OUTPUT`` only after every block
+and the manifest are on disk (fsync'ed), so a conversion killed at any moment leaves either no
+store or a partial directory that the reader refuses.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import uuid
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from blocksvm.errors import StoreError
+from blocksvm.store import format as F
+
+
+@dataclass
+class BlockArrays:
+    """One block in memory, indices as in the source file (see docs/FORMAT.md)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    labels: np.ndarray
+    lines: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.labels)
+
+    @property
+    def nnz(self) -> int:
+        return len(self.indices)
+
+
+def write_block(path: Path, block: BlockArrays, *, index: int, compression: str,
+                store_id: str) -> dict:  # fmt: skip
+    """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32)."""
+    filters = F.compression_filters(compression)
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = F.FORMAT_NAME
+        f.attrs["version"] = F.FORMAT_VERSION
+        f.attrs["store_id"] = store_id
+        f.attrs["block"] = index
+        f.attrs["rows"] = block.n_rows
+        f.attrs["nnz"] = block.nnz
+        for name in F.BLOCK_DATASETS:
+            array = getattr(block, name)
+            if len(array) == 0:
+                f.create_dataset(name, data=array)
+            else:
+                chunk = (min(len(array), F.CHUNK_ELEMENTS),)
+                f.create_dataset(name, data=array, chunks=chunk, **filters)
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+    return {
+        "file": path.name,
+        "rows": block.n_rows,
+        "nnz": block.nnz,
+        "bytes": path.stat().st_size,
+        "crc32": file_crc32(path),
+    }
+
+
+def file_crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as f:
+        while piece := f.read(8 << 20):
+            crc = zlib.crc32(piece, crc)
+    return crc
+
+
+class StoreBuilder:
+    """Build a store in a partial directory and publish it atomically.
+
+    Use as a context manager: an exception removes the partial directory; :meth:`commit` writes
+    the manifest and renames the directory to its final name.
+    """
+
+    def __init__(self, output: str | os.PathLike, *, overwrite: bool = False):
+        self.output = Path(output)
+        if self.output.exists() and not overwrite:
+            raise StoreError(f"{self.output} already exists (pass overwrite / --overwrite to replace it)")
+        if not self.output.parent.exists():
+            raise StoreError(f"cannot create {self.output}: folder {self.output.parent} does not exist")
+        self.store_id = uuid.uuid4().hex
+        self.partial = self.output.with_name(
+            f"{self.output.name}{F.PARTIAL_SUFFIX}-{self.store_id[:8]}"
+        )
+        try:
+            self.partial.mkdir()
+        except PermissionError:
+            raise StoreError(f"cannot create {self.output}: permission denied") from None
+        self.overwrite = overwrite
+
+    def block_path(self, index: int) -> Path:
+        return self.partial / F.BLOCK_FILE.format(index)
+
+    def __enter__(self) -> StoreBuilder:
+        return self
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if self.partial.exists():
+            shutil.rmtree(self.partial, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            raise StoreError(f"no space left on the device while writing {self.output}; "
+                             "nothing was written") from exc  # fmt: skip
+
+    def commit(self, manifest: dict) -> Path:
+        """Write ``manifest`` (completed with format fields), then publish the store."""
+        manifest = {
+            "format": F.FORMAT_NAME,
+            "version": F.FORMAT_VERSION,
+            "complete": True,
+            "store_id": self.store_id,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **manifest,
+        }
+        write_json_atomic(self.partial / F.MANIFEST, manifest)
+        _fsync_dir(self.partial)
+        if self.output.exists():
+            trash = self.output.with_name(f"{self.output.name}.old-{self.store_id[:8]}")
+            os.rename(self.output, trash)
+            os.rename(self.partial, self.output)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            os.rename(self.partial, self.output)
+        _fsync_dir(self.output.parent)
+        return self.output
+
+
+def write_json_atomic(path: Path, obj) -> None:
+    """Write JSON to ``path`` through a temporary file, fsync, and rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
