@@ -1,0 +1,32 @@
+"""blocksvm: linear SVMs on data larger than memory.
+
+LIBSVM text is converted once into compressed HDF5 blocks (:func:`convert`); training then loads
+one block at a time and runs dual coordinate descent or Pegasos on it (block minimization,
+Yu, Hsieh, Chang & Lin, KDD 2010).
+"""
+
+__version__ = "0.1.0"
+
+from blocksvm.errors import (  # noqa: E402
+    BlocksvmError,
+    CheckpointError,
+    InputFormatError,
+    ModelError,
+    ParameterError,
+    StoreError,
+)
+from blocksvm.io import ConvertSummary, convert, load_libsvm  # noqa: E402
+from blocksvm.store import BlockStore  # noqa: E402
+
+__all__ = [
+    "BlockStore",
+    "BlocksvmError",
+    "CheckpointError",
+    "ConvertSummary",
+    "InputFormatError",
+    "ModelError",
+    "ParameterError",
+    "StoreError",
+    "convert",
+    "load_libsvm",
+]

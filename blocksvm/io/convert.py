@@ -33,6 +33,7 @@ from blocksvm.store.writer import StoreBuilder, write_block
 
 DEFAULT_BLOCK_MB = 64.0
 MAX_SKIPPED_EXAMPLES = 5
+SMALL_BYTES = 64 << 20
 
 
 @dataclass
@@ -185,7 +186,8 @@ def convert(
                                   builder.block_path(i), i, compression, builder.store_id)
             for i, b in enumerate(buckets)
         ]  # fmt: skip
-        n_jobs = 1 if len(tasks) < 2 else min(jobs or 2, len(tasks))
+        small = spill.row_bytes(facts.rows, facts.nnz) < SMALL_BYTES  # worker start-up would dominate
+        n_jobs = 1 if len(tasks) < 2 or (small and jobs is None) else min(jobs or 2, len(tasks))
         entries = []
         with progress_bar(len(tasks), "write blocks", unit="block", enabled=progress) as bar:
             for entry in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):

@@ -1,0 +1,212 @@
+"""The ``blocksvm`` command line: a thin face over the Python API.
+
+Every user-facing failure is a :class:`~blocksvm.errors.BlocksvmError` printed as one line
+(``blocksvm: error: ...``) with exit code 2; ``--debug`` shows the traceback instead.
+Exit codes: 0 success, 1 a check failed (``info --verify``), 2 an error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from blocksvm.errors import BlocksvmError
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+COMMANDS: dict[str, Callable[[argparse.ArgumentParser], None]] = {}
+
+
+def command(name: str, help: str):
+    """Register ``add_arguments`` for a sub-command; the function sets ``run`` via set_defaults."""
+
+    def register(add_arguments):
+        COMMANDS[name] = (help, add_arguments)
+        return add_arguments
+
+    return register
+
+
+def _zero_based(text: str):
+    choices = {"auto": "auto", "yes": True, "true": True, "no": False, "false": False}
+    if text.lower() not in choices:
+        raise argparse.ArgumentTypeError("expected auto, yes or no")
+    return choices[text.lower()]
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, indent=1, default=str))
+
+
+@command("convert", "convert a LIBSVM/svmlight file (.gz/.bz2/.xz too) into a block store")
+def _convert_args(p: argparse.ArgumentParser) -> None:
+    from blocksvm.store.format import COMPRESSIONS, DEFAULT_COMPRESSION
+
+    p.add_argument("input", help="LIBSVM text file")
+    p.add_argument("output", help="store directory to create")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--block-size", type=int, metavar="ROWS", help="rows per block")
+    size.add_argument("--block-mb", type=float, metavar="MB",
+                      help="megabytes of in-memory CSR per block (default 64)")  # fmt: skip
+    p.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=True,
+                   help="spread rows at random over blocks (default: on)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--compression", default=DEFAULT_COMPRESSION,
+                   help=f"{', '.join(COMPRESSIONS)}; gzip-N/zstd-N set a level "
+                        f"(default {DEFAULT_COMPRESSION})")  # fmt: skip
+    p.add_argument("--zero-based", type=_zero_based, default="auto", metavar="auto|yes|no",
+                   help="feature indices start at 0 (default: auto-detect)")  # fmt: skip
+    p.add_argument("--n-features", type=int, help="feature count, if larger than the largest index")
+    p.add_argument("--skip-bad-lines", action="store_true", help="skip and count malformed lines")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing store")
+    p.add_argument("--jobs", type=int, help="processes writing blocks (default 2)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=_run_convert)
+
+
+def _run_convert(args) -> int:
+    from blocksvm.io.convert import convert
+
+    summary = convert(
+        args.input, args.output, block_rows=args.block_size, block_mb=args.block_mb,
+        shuffle=args.shuffle, seed=args.seed, dtype=args.dtype, compression=args.compression,
+        zero_based=args.zero_based, n_features=args.n_features,
+        skip_bad_lines=args.skip_bad_lines, overwrite=args.overwrite,
+        progress=None if not args.quiet else False, jobs=args.jobs,
+    )  # fmt: skip
+    if args.json:
+        _print_json(summary.to_dict())
+    elif not args.quiet:
+        print(summary)
+    return EXIT_OK
+
+
+@command("info", "print a block store's metadata and block sizes")
+def _info_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="store directory")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--verify", action="store_true",
+                   help="read every block and check checksums and invariants")  # fmt: skip
+    p.set_defaults(run=_run_info)
+
+
+def _run_info(args) -> int:
+    from blocksvm.store.reader import BlockStore
+
+    store = BlockStore(args.store)
+    info = store.info()
+    problems = store.verify() if args.verify else []
+    if args.verify:
+        info["verify"] = {"ok": not problems, "problems": problems}
+    if args.json:
+        _print_json(info)
+    else:
+        _print_info(info)
+    return EXIT_CHECK_FAILED if problems else EXIT_OK
+
+
+def _print_info(info: dict) -> None:
+    labels = ", ".join(f"{k}: {v:,}" for k, v in info["labels"].items())
+    params = info["params"]
+    print(f"store        {info['path']} (format version {info['format_version']}, created {info['created']})")
+    print(f"rows         {info['rows']:,}")
+    print(f"features     {info['features']:,} (indices in the source are {info['index_base']}-based)")
+    print(f"nnz          {info['nnz']:,}")
+    print(f"labels       {labels}")
+    print(f"values       {info['dtype']}, compression {params['compression']}, "
+          f"{info['bytes_on_disk'] / 1e6:,.1f} MB on disk")  # fmt: skip
+    print(f"blocks       {info['blocks']} (shuffled: {params['shuffle']}, seed {params['seed']})")
+    if info.get("skipped_lines"):
+        print(f"skipped      {info['skipped_lines']:,} malformed lines")
+    for b, size in enumerate(info["block_sizes"]):
+        print(f"  block {b:5d}  {size['rows']:>10,} rows  {size['nnz']:>13,} nnz  {size['bytes'] / 1e6:9.1f} MB")
+    if "verify" in info:
+        verdict = "ok" if info["verify"]["ok"] else "FAILED"
+        print(f"verify       {verdict}")
+        for problem in info["verify"]["problems"]:
+            print(f"  - {problem}")
+
+
+@command("generate", "write a synthetic webspam-like data set (LIBSVM text or a store)")
+def _generate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("output", help="file (.txt, .gz, .bz2, .xz) or, with --store, a store directory")
+    p.add_argument("--rows", type=int, required=True)
+    p.add_argument("--features", type=int, required=True)
+    p.add_argument("--nnz", type=int, default=50, help="mean entries per row (default 50)")
+    p.add_argument("--noise", type=float, default=0.05, help="label flip probability (default 0.05)")
+    p.add_argument("--dense", action="store_true", help="every feature present")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--store", action="store_true", help="write a block store directly")
+    p.add_argument("--block-size", type=int, default=100_000, metavar="ROWS",
+                   help="rows per block with --store (default 100000)")  # fmt: skip
+    p.add_argument("--overwrite", action="store_true")
+    p.set_defaults(run=_run_generate)
+
+
+def _run_generate(args) -> int:
+    from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
+
+    spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, noise=args.noise,
+                         seed=args.seed, dense=args.dense)  # fmt: skip
+    progress = None if not args.quiet else False
+    if args.store:
+        make_store(args.output, spec, block_rows=args.block_size, overwrite=args.overwrite,
+                   progress=progress)  # fmt: skip
+    else:
+        write_libsvm(args.output, spec, progress=progress)
+    if not args.quiet:
+        print(f"wrote {args.output}: {args.rows:,} rows, {args.features:,} features")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from blocksvm import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="blocksvm",
+        description="Linear SVMs on data larger than memory (block minimization over HDF5 blocks).",
+    )
+    parser.add_argument("--version", action="version", version=f"blocksvm {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    common.add_argument("-v", "--verbose", action="store_true", help="print more detail")
+    common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (help_text, add_arguments) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help_text, description=help_text, parents=[common]))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``blocksvm`` command; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except BlocksvmError as exc:
+        if args.debug:
+            raise
+        print(f"blocksvm: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("blocksvm: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        if args.debug:
+            raise
+        print(f"blocksvm: error: {_os_error_text(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _os_error_text(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
