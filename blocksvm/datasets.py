@@ -217,8 +217,8 @@ def _text_chunk(spec: SyntheticSpec, w_true, first_row: int, n_rows: int) -> byt
     return _format_libsvm(indptr, indices, q, labels).tobytes()
 
 
-def _open_for_writing(path: Path):
-    suffix = path.suffix
+def _open_for_writing(path: Path, suffix: str):
+    """Open ``path`` for writing, compressed as the final name's ``suffix`` says."""
     if suffix == ".gz":
         return gzip.open(path, "wb", compresslevel=1)
     if suffix == ".bz2":
@@ -240,10 +240,10 @@ def write_libsvm(path: str | os.PathLike, spec: SyntheticSpec, *, progress: bool
     w_true = spec.hidden_weights()
     starts = range(0, spec.rows, CHUNK_ROWS)
     written = 0
+    bar = progress_bar(spec.rows, f"generate {path.name}", unit="row", unit_scale=True,
+                       enabled=progress)  # fmt: skip
     try:
-        with _open_for_writing(tmp) as f, ThreadPoolExecutor(threads) as pool, progress_bar(
-            spec.rows, f"generate {path.name}", unit="row", unit_scale=True, enabled=progress
-        ) as bar:
+        with _open_for_writing(tmp, path.suffix) as f, ThreadPoolExecutor(threads) as pool, bar:
             window = []
             for start in starts:
                 window.append(pool.submit(_text_chunk, spec, w_true, start,
@@ -266,8 +266,9 @@ def _drain(f, future, bar) -> int:
 
 
 def _store_block(spec: SyntheticSpec, first_row: int, n_rows: int, dtype: str, path: Path,
-                 index: int, compression: str, store_id: str) -> tuple[dict, dict]:  # fmt: skip
-    block = generate_rows(spec, first_row, n_rows, dtype)
+                 index: int, compression: str, store_id: str,
+                 w_true: np.ndarray) -> tuple[dict, dict]:  # fmt: skip
+    block = generate_rows(spec, first_row, n_rows, dtype, w_true)
     values, counts = np.unique(block.labels, return_counts=True)
     max_index = int(block.indices.max()) if block.nnz else -1
     entry = write_block(path, block, index=index, compression=compression, store_id=store_id)
@@ -283,21 +284,23 @@ def make_store(path: str | os.PathLike, spec: SyntheticSpec, *, block_rows: int 
     The store equals what ``convert(write_libsvm(...), block_rows=..., shuffle=False)`` gives,
     except for the store id; rows are already in random order.
     """
-    from joblib import Parallel, delayed
-
     spec.validate()
     F.compression_filters(compression)
     n_blocks = math.ceil(spec.rows / block_rows)
+    w_true = spec.hidden_weights()
     with StoreBuilder(path, overwrite=overwrite) as builder:
-        tasks = [
-            delayed(_store_block)(spec, b * block_rows, min(block_rows, spec.rows - b * block_rows),
-                                  dtype, builder.block_path(b), b, compression, builder.store_id)
-            for b in range(n_blocks)
-        ]  # fmt: skip
+
+        def build(b: int) -> tuple[dict, dict]:
+            return _store_block(spec, b * block_rows, min(block_rows, spec.rows - b * block_rows),
+                                dtype, builder.block_path(b), b, compression, builder.store_id,
+                                w_true)  # fmt: skip
+
         entries, label_counts, max_index = [], {}, -1
-        n_jobs = 1 if n_blocks < 2 else min(jobs or 2, n_blocks)
-        with progress_bar(n_blocks, f"generate {Path(path).name}", unit="block", enabled=progress) as bar:
-            for entry, facts in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+        # threads: the generator kernel releases the GIL, and h5py serializes HDF5 anyway
+        with ThreadPoolExecutor(max(1, min(jobs or 2, n_blocks))) as pool, progress_bar(
+            n_blocks, f"generate {Path(path).name}", unit="block", enabled=progress
+        ) as bar:
+            for entry, facts in pool.map(build, range(n_blocks)):
                 entries.append(entry)
                 for value, count in facts["labels"].items():
                     label_counts[value] = label_counts.get(value, 0) + count

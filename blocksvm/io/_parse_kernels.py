@@ -5,18 +5,21 @@ One line of the format::
     <label> [qid:<int>] <index>:<value> <index>:<value> ... [# comment]
 
 Indices must increase strictly along a line. Blank lines and comment-only lines are not rows.
-``\\r`` counts as white space, so Windows line endings need no special case. The kernel writes
-into arrays the caller sized from upper bounds (``rows <= newlines + 1``, ``nnz <= colons``) and
-returns the first error as an ``(code, line, token start, token end)`` record instead of raising,
+``\\r`` counts as white space, so Windows line endings need no special case.
+
+Each byte is read once: numbers are parsed while the line is scanned, and a token's end is looked
+for only to report an error. The buffer ends in a newline, which stops every scan, so the loops
+need no bounds checks. The kernel writes into arrays the caller sized from upper bounds
+(``rows <= newlines``, ``nnz <= colons``) and returns the first error as a
+``(code, line, token start, token end)`` record instead of raising,
 so that Python can phrase the message with the file name and the offending text.
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from blocksvm.io._float_kernels import FAST, MALFORMED, NONFINITE, SLOW, parse_float
+from blocksvm.io._float_kernels import MALFORMED, NONFINITE, SLOW, parse_float
 
 # Error codes; blocksvm.io.libsvm turns them into sentences.
 OK = 0
@@ -41,6 +44,53 @@ def _is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _ends_token(c):
+    """White space, the newline, or '#' (a comment may follow a token directly)."""
+    return c == 32 or c == 10 or c == 35 or _is_space(c)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skip_spaces(buf, p):
+    while _is_space(buf[p]):
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_end(buf, p):
+    while buf[p] != 10:
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def _token_end(buf, p):
+    while not _ends_token(buf[p]):
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def count_lines_and_pairs(buf):
+    """Numbers of newlines and of colons in ``buf``: bounds on rows and nnz, without the GIL."""
+    newlines = 0
+    colons = 0
+    for c in buf:
+        newlines += c == 10
+        colons += c == 58
+    return newlines, colons
+
+
+@njit(cache=True, nogil=True)
+def last_newline(buf):
+    """Position of the last newline in ``buf``, or -1."""
+    for i in range(buf.shape[0] - 1, -1, -1):
+        if buf[i] == 10:
+            return i
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def parse_lines(
     buf, first_line, min_index, skip_bad,
@@ -52,7 +102,7 @@ def parse_lines(
     Parameters
     ----------
     buf : ndarray of uint8
-        Whole lines; the last one may lack its newline.
+        Whole lines; the last byte must be a newline (it stops every scan without bounds checks).
     first_line : int
         Line number of ``buf``'s first line (1-based).
     min_index : int
@@ -85,7 +135,6 @@ def parse_lines(
     pos = 0
     line = first_line - 1
     row = 0
-    k = 0
     n_slow = 0
     n_skipped = 0
     max_seen = -1
@@ -94,152 +143,124 @@ def parse_lines(
     error[0] = OK
     while pos < n:
         line += 1
-        line_start = pos
-        end = pos  # end of data: first '#' or the newline
-        while end < n and buf[end] != 10 and buf[end] != 35:
-            end += 1
-        eol = end
-        while eol < n and buf[eol] != 10:
-            eol += 1
-        next_pos = eol + 1
-
-        p = pos
-        while p < end and _is_space(buf[p]):
-            p += 1
-        if p == end:  # blank or comment-only line
-            pos = next_pos
+        p = _skip_spaces(buf, pos)
+        if buf[p] == 10 or buf[p] == 35:  # blank or comment-only line: not a row
+            pos = _line_end(buf, p) + 1
             continue
-
-        code = OK
-        t_start = p
-        t_end = p
-        slow_mark = n_slow
-        row_max = -1
-        row_min = 2**31
-
-        # label
-        while t_end < end and not _is_space(buf[t_end]):
-            t_end += 1
-        status, label = parse_float(buf, t_start, t_end, powers, exact_tens)
-        if status == MALFORMED:
-            code = BAD_LABEL
-        elif status == NONFINITE:
-            code = NONFINITE_LABEL
-        elif status == SLOW:
-            slow_slots[n_slow] = -row - 1
-            n_slow += 1
-        p = t_end
-
-        previous = -1
-        while code == OK:
-            while p < end and _is_space(buf[p]):
-                p += 1
-            if p == end:
-                break
-            t_start = p
-            colon = -1
-            while p < end and not _is_space(buf[p]):
-                if buf[p] == 58 and colon < 0:  # ':'
-                    colon = p
-                p += 1
-            t_end = p
-            if colon <= t_start or colon == t_end - 1:
-                code = BAD_PAIR
-                break
-            # qid:<int> may stand before the features; its value is ignored
-            if (
-                colon - t_start == 3
-                and buf[t_start] == 113
-                and buf[t_start + 1] == 105
-                and buf[t_start + 2] == 100
-            ):
-                if previous >= 0:
-                    code = BAD_QID
-                    break
-                q = colon + 1
-                if buf[q] == 45 or buf[q] == 43:
-                    q += 1
-                if q == t_end:
-                    code = BAD_QID
-                    break
-                while q < t_end and 48 <= buf[q] <= 57:
-                    q += 1
-                if q != t_end:
-                    code = BAD_QID
-                    break
-                continue
-            # index
-            q = t_start
-            if buf[q] == 45:
-                code = NEGATIVE_INDEX
-                break
-            if buf[q] == 43:
-                q += 1
-            if q == colon:
-                code = BAD_INDEX
-                break
-            index = 0
-            while q < colon and 48 <= buf[q] <= 57:
-                if index <= MAX_INDEX:
-                    index = index * 10 + (buf[q] - 48)
-                q += 1
-            if q != colon:
-                code = BAD_INDEX
-                break
-            if index > MAX_INDEX:
-                code = INDEX_TOO_LARGE
-                break
-            if index < min_index:
-                code = ZERO_INDEX
-                break
-            if index == previous:
-                code = DUPLICATE_INDEX
-                break
-            if index < previous:
-                code = NOT_INCREASING
-                break
-            # value
-            status, value = parse_float(buf, colon + 1, t_end, powers, exact_tens)
-            if status == MALFORMED:
-                code = BAD_VALUE
-                break
-            if status == NONFINITE:
-                code = NONFINITE_VALUE
-                break
-            if status == SLOW:
-                slow_slots[n_slow] = k
-                n_slow += 1
-            indices[k] = index
-            values[k] = value
-            k += 1
-            previous = index
-            if index > row_max:
-                row_max = index
-            if index < row_min:
-                row_min = index
-
-        if code != OK:
+        k = indptr[row]
+        code, p, k_end, n_slow_end, label = _parse_row(
+            buf, p, row, k, n_slow, min_index, indices, values, slow_slots, powers, exact_tens
+        )
+        if code != OK:  # p is the start of the offending token
             if error[0] == OK:
-                error[0] = code
-                error[1] = line
-                error[2] = t_start
-                error[3] = t_end
+                error[0], error[1], error[2], error[3] = code, line, p, _token_end(buf, p)
             if not skip_bad:
-                return row, indptr[row], slow_mark, n_skipped, max_seen, min_seen
+                return row, k, n_slow, n_skipped, max_seen, min_seen
             n_skipped += 1
-            k = indptr[row]
-            n_slow = slow_mark
-            pos = next_pos
+            pos = _line_end(buf, p) + 1
             continue
-
+        if k_end > k:  # indices increase along the row: its extremes are its ends
+            min_seen = min(min_seen, indices[k])
+            max_seen = max(max_seen, indices[k_end - 1])
         labels[row] = label
         lines[row] = line
-        row_starts[row] = line_start
+        row_starts[row] = pos
         row += 1
-        indptr[row] = k
-        if row_max > max_seen:
-            max_seen = row_max
-        if row_min < min_seen:
-            min_seen = row_min
-        pos = next_pos
-    return row, k, n_slow, n_skipped, max_seen, min_seen
+        indptr[row] = k_end
+        n_slow = n_slow_end
+        pos = _line_end(buf, p) + 1
+    return row, indptr[row], n_slow, n_skipped, max_seen, min_seen
+
+
+@njit(cache=True, nogil=True)
+def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, powers, exact_tens):
+    """Parse one row from its label at ``p`` up to its newline or comment.
+
+    Each byte is read once: index digits are accumulated on the way to the ':', and the value is
+    parsed from there to the delimiter.
+
+    Returns ``(code, p, k, n_slow, label)``: on success ``p`` is at the newline or '#' and ``k``
+    and ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad token.
+    """
+    status, label, end = parse_float(buf, p, powers, exact_tens)
+    if status == MALFORMED or not _ends_token(buf[end]):
+        return BAD_LABEL, p, k, n_slow, label
+    if status == NONFINITE:
+        return NONFINITE_LABEL, p, k, n_slow, label
+    if status == SLOW:
+        slow_slots[n_slow] = -row - 1
+        n_slow += 1
+    p = end
+    previous = -1
+    while True:
+        p = _skip_spaces(buf, p)
+        c = buf[p]
+        if c == 10 or c == 35:
+            return OK, p, k, n_slow, label
+        t_start = p
+        # qid:<int> may stand before the features; its value is ignored
+        if c == 113 and buf[p + 1] == 105 and buf[p + 2] == 100 and buf[p + 3] == 58:
+            p = _qid_end(buf, p + 4)
+            if previous >= 0 or p < 0:
+                return BAD_QID, t_start, k, n_slow, label
+            continue
+        # index: [+]digits, then ':'
+        if c == 43:
+            p += 1
+        digits_start = p
+        index = 0
+        while 48 <= buf[p] <= 57:
+            if index <= MAX_INDEX:
+                index = index * 10 + (buf[p] - 48)
+            p += 1
+        if p == digits_start or buf[p] != 58:
+            return _pair_error(buf, t_start), t_start, k, n_slow, label
+        if _ends_token(buf[p + 1]):  # "3:" has no value
+            return BAD_PAIR, t_start, k, n_slow, label
+        if index > MAX_INDEX:
+            return INDEX_TOO_LARGE, t_start, k, n_slow, label
+        if index < min_index:
+            return ZERO_INDEX, t_start, k, n_slow, label
+        if index <= previous:
+            code = DUPLICATE_INDEX if index == previous else NOT_INCREASING
+            return code, t_start, k, n_slow, label
+        # value
+        status, value, p = parse_float(buf, p + 1, powers, exact_tens)
+        if status == MALFORMED or not _ends_token(buf[p]):
+            return BAD_VALUE, t_start, k, n_slow, label
+        if status == NONFINITE:
+            return NONFINITE_VALUE, t_start, k, n_slow, label
+        if status == SLOW:
+            slow_slots[n_slow] = k
+            n_slow += 1
+        indices[k] = index
+        values[k] = value
+        k += 1
+        previous = index
+
+
+@njit(cache=True, nogil=True)
+def _qid_end(buf, p):
+    """End of the ``[+-]digits`` of a qid at ``p``, or -1 if they are not a lone integer."""
+    if buf[p] == 43 or buf[p] == 45:
+        p += 1
+    digits_start = p
+    while 48 <= buf[p] <= 57:
+        p += 1
+    if p == digits_start or not _ends_token(buf[p]):
+        return -1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def _pair_error(buf, t_start):
+    """Why the token at ``t_start`` has no valid ``index:`` prefix (the error path only)."""
+    t_end = _token_end(buf, t_start)
+    colon = t_start
+    while colon < t_end and buf[colon] != 58:
+        colon += 1
+    if colon == t_end or colon == t_start or colon == t_end - 1:
+        return BAD_PAIR
+    if buf[t_start] == 45:
+        return NEGATIVE_INDEX
+    return BAD_INDEX

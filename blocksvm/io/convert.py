@@ -7,22 +7,22 @@ Two passes, both streaming:
    fill one bucket after another. The number of buckets comes from the size of the first chunk
    scaled to the file size; if that estimate proves far off, the buckets are repartitioned once.
 2. **Blocks.** Each bucket becomes one block: read it, permute its rows (when shuffling), compress
-   and write it. Blocks are written by parallel worker processes, one HDF5 file each.
+   and write it, one HDF5 file each, by a few threads.
 
 Together the two passes give every row a uniformly random block and a random place in it, so a
 file sorted by label yields blocks that each hold both classes. Peak memory is one chunk of text
-per parser thread, the spill buffer, and about two blocks per writer process.
+per parser thread, the spill buffer, and about two blocks per writer thread.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-from joblib import Parallel, delayed
 
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
@@ -33,7 +33,6 @@ from blocksvm.store.writer import StoreBuilder, write_block
 
 DEFAULT_BLOCK_MB = 64.0
 MAX_SKIPPED_EXAMPLES = 5
-SMALL_BYTES = 64 << 20
 
 
 @dataclass
@@ -136,7 +135,7 @@ def convert(
     progress : bool, optional
         Show progress bars; default: when standard error is a terminal.
     jobs : int, optional
-        Processes that compress and write blocks (default: up to 2).
+        Threads that compress and write blocks (default: up to 2).
 
     Returns
     -------
@@ -179,20 +178,8 @@ def convert(
             width = n_features
         if shuffle:
             spill = _rebalance(spill, target, weigh, seed, dtype, builder.partial / "spill2.bin")
-        buckets = [b for b in range(spill.n_buckets) if spill.rows[b] > 0]
-        seeds = np.random.SeedSequence([seed, 2]).spawn(len(buckets)) if shuffle else [None] * len(buckets)
-        tasks = [
-            delayed(_build_block)(spill.path, spill.records[b], dtype, seeds[i],
-                                  builder.block_path(i), i, compression, builder.store_id)
-            for i, b in enumerate(buckets)
-        ]  # fmt: skip
-        small = spill.row_bytes(facts.rows, facts.nnz) < SMALL_BYTES  # worker start-up would dominate
-        n_jobs = 1 if len(tasks) < 2 or (small and jobs is None) else min(jobs or 2, len(tasks))
-        entries = []
-        with progress_bar(len(tasks), "write blocks", unit="block", enabled=progress) as bar:
-            for entry in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
-                entries.append(entry)
-                bar.update()
+        entries = _write_blocks(spill, builder, dtype=dtype, compression=compression,
+                                seed=seed if shuffle else None, jobs=jobs, progress=progress)
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
         classes = sorted(facts.label_counts)
@@ -319,6 +306,32 @@ def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> Sp
     fresh.close()
     spill.path.unlink()
     return fresh
+
+
+def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compression, seed, jobs,
+                  progress) -> list[dict]:  # fmt: skip
+    """Pass 2: turn every non-empty bucket into a block file; return their manifest entries.
+
+    Threads, not processes: reading a bucket and permuting it release the GIL, h5py serializes
+    HDF5 calls whatever the number of threads, and worker processes would cost seconds to start
+    and their own memory.
+    """
+    buckets = [b for b in range(spill.n_buckets) if spill.rows[b] > 0]
+    seeds = np.random.SeedSequence([seed, 2]).spawn(len(buckets)) if seed is not None else None
+
+    def build(i: int) -> dict:
+        return _build_block(spill.path, spill.records[buckets[i]], dtype,
+                            seeds[i] if seeds else None, builder.block_path(i), i, compression,
+                            builder.store_id)  # fmt: skip
+
+    entries = []
+    with ThreadPoolExecutor(max(1, min(jobs or 2, len(buckets)))) as pool, progress_bar(
+        len(buckets), "write blocks", unit="block", enabled=progress
+    ) as bar:
+        for entry in pool.map(build, range(len(buckets))):  # in block order
+            entries.append(entry)
+            bar.update()
+    return entries
 
 
 def _build_block(spill_path, records: list[Record], dtype, seed, out_path: Path, index: int,

@@ -27,8 +27,8 @@ from blocksvm.io._float_kernels import EXACT_POWERS_OF_TEN, POWERS_OF_FIVE
 
 CHUNK_BYTES = 8 << 20
 
-_MAGIC = {
-    b"\x1f\x8b": gzip.GzipFile,
+_MAGIC = {  # magic bytes -> opener of a binary stream
+    b"\x1f\x8b": lambda stream: gzip.GzipFile(fileobj=stream, mode="rb"),
     b"BZh": bz2.BZ2File,
     b"\xfd7zXZ\x00": lzma.LZMAFile,
 }
@@ -137,24 +137,41 @@ def open_input(path: str | os.PathLike):
     return buffered, counter
 
 
-def iter_line_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
-    """Yield ``(text, first_line)`` pieces of ``stream`` that end at a line boundary."""
-    carry = b""
+def iter_line_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[np.ndarray, int]]:
+    """Yield ``(text, first_line)`` pieces of ``stream`` that end at a line boundary.
+
+    ``text`` is a uint8 array filled by ``readinto``, with no further copy; the partial line at its
+    end starts the next piece.
+    """
+    carry = np.empty(0, np.uint8)
     first_line = 1
     while True:
-        data = stream.read(chunk_bytes)
-        if not data:
-            if carry:
+        text = np.empty(len(carry) + chunk_bytes, np.uint8)
+        text[: len(carry)] = carry
+        end = len(carry) + _read_into(stream, text[len(carry) :])
+        if end == len(carry):
+            if len(carry):
                 yield carry, first_line
             return
-        text = carry + data if carry else data
-        cut = text.rfind(b"\n")
+        cut = K.last_newline(text[:end])
         if cut < 0:  # a line longer than a chunk: read on
-            carry = text
+            carry = text[:end]
             continue
-        chunk, carry = text[: cut + 1], text[cut + 1 :]
-        yield chunk, first_line
-        first_line += chunk.count(b"\n")
+        yield text[: cut + 1], first_line
+        first_line += K.count_lines_and_pairs(text[: cut + 1])[0]  # without the GIL
+        carry = text[cut + 1 : end].copy()
+
+
+def _read_into(stream, buffer: np.ndarray) -> int:
+    """Fill ``buffer`` from ``stream``; fewer bytes only at the end of the stream."""
+    view = memoryview(buffer)
+    filled = 0
+    while filled < len(view):
+        n = stream.readinto(view[filled:])
+        if not n:
+            break
+        filled += n
+    return filled
 
 
 def _line_text(buf: np.ndarray, start: int) -> str:
@@ -173,7 +190,7 @@ def _error_at(path, buf, code, line, t_start, t_end) -> InputFormatError:
 
 
 def parse_chunk(
-    text: bytes,
+    text: bytes | np.ndarray,
     first_line: int,
     path: str = "<text>",
     *,
@@ -186,7 +203,7 @@ def parse_chunk(
 
     Parameters
     ----------
-    text : bytes
+    text : bytes or ndarray of uint8
         Whole lines; the last may lack its newline.
     first_line : int
         Line number of the first line of ``text`` (for messages and ``ParsedChunk.lines``).
@@ -205,11 +222,13 @@ def parse_chunk(
         On the first malformed line, naming file, line and what is wrong.
     """
     buf = np.frombuffer(text, dtype=np.uint8)
-    max_rows = text.count(b"\n") + 1
-    max_nnz = text.count(b":")
+    text_bytes = len(buf)
+    if not text_bytes or buf[-1] != 10:  # the kernel's scans stop at a final newline
+        buf = np.append(buf, np.uint8(10))
+    max_rows, max_nnz = K.count_lines_and_pairs(buf)
     indptr = np.empty(max_rows + 1, np.int64)
     indices = np.empty(max_nnz, np.int32)
-    values = np.empty(max_nnz, np.float64)
+    values = np.empty(max_nnz, dtype)  # the kernel rounds to float32 as it stores
     labels = np.empty(max_rows, np.float64)
     lines = np.empty(max_rows, np.int64)
     row_starts = np.empty(max_rows, np.int64)
@@ -228,63 +247,68 @@ def parse_chunk(
         skipped.append(err)
     chunk = ParsedChunk(
         indptr[: n_rows + 1], indices[:nnz], values[:nnz], labels[:n_rows], lines[:n_rows],
-        int(max_index), int(min_index), skipped, int(n_skipped), len(text), source_pos,
+        int(max_index), int(min_index), skipped, int(n_skipped), text_bytes, source_pos,
     )  # fmt: skip
     if n_slow:
-        _convert_slow(chunk, buf, row_starts, slow_slots[:n_slow], path)
-    _cast_values(chunk, dtype, path, skip_bad_lines)
+        _convert_slow(chunk, buf, row_starts, slow_slots[:n_slow])
+    _check_finite(chunk, path, skip_bad_lines)
     return chunk
 
 
-def _convert_slow(chunk: ParsedChunk, buf, row_starts, slots, path) -> None:
-    """Convert the few numbers the kernel left to Python's exact ``float``."""
-    for slot in slots:
-        if slot < 0:
-            row = -slot - 1
-            token = _line_text(buf, row_starts[row]).split()[0]
-            chunk.labels[row] = float(token)
-            continue
-        row = np.searchsorted(chunk.indptr, slot, side="right") - 1
-        pairs = _line_text(buf, row_starts[row]).split("#")[0].split()[1:]
-        wanted = str(chunk.indices[slot])
-        for pair in pairs:
-            index, _, value = pair.partition(":")
-            if index.lstrip("+") == wanted:
-                chunk.values[slot] = float(value)
-                break
-    bad_labels = ~np.isfinite(chunk.labels)
-    if bad_labels.any():
-        row = int(np.argmax(bad_labels))
-        raise InputFormatError(path, chunk.lines[row], "label is not a finite number")
-
-
-def _cast_values(chunk: ParsedChunk, dtype, path: str, skip_bad_lines: bool) -> None:
-    """Cast values to ``dtype``; a value that overflows it is an error of its line."""
+def _convert_slow(chunk: ParsedChunk, buf, row_starts, slots) -> None:
+    """Convert the few numbers the kernel left to Python's exact ``float`` (which may overflow)."""
     with np.errstate(over="ignore"):
-        cast = chunk.values.astype(dtype, copy=False)
-    finite = np.isfinite(cast)
-    if not finite.all():
-        rows = np.searchsorted(chunk.indptr, np.flatnonzero(~finite), side="right") - 1
-        first = int(rows[0])
-        reason = f"a value does not fit in {np.dtype(dtype).name} (convert with dtype float64)"
-        error = InputFormatError(path, chunk.lines[first], reason)
-        if not skip_bad_lines:
-            raise error
-        keep = np.ones(chunk.n_rows, bool)
-        keep[rows] = False
-        _keep_rows(chunk, keep, cast)
-        chunk.skipped.append(error)
-        chunk.n_skipped += int((~keep).sum())
+        for slot in slots:
+            if slot < 0:
+                row = -slot - 1
+                chunk.labels[row] = float(_row_tokens(buf, row_starts[row])[0])
+                continue
+            row = np.searchsorted(chunk.indptr, slot, side="right") - 1
+            wanted = int(chunk.indices[slot])
+            for pair in _row_tokens(buf, row_starts[row])[1:]:
+                index, _, value = pair.partition(":")
+                if index != "qid" and int(index) == wanted:  # int(): "007" and "+7" are 7
+                    chunk.values[slot] = float(value)
+                    break
+
+
+def _row_tokens(buf: np.ndarray, start: int) -> list[str]:
+    """The tokens of the line at ``start``, without its comment."""
+    return _line_text(buf, start).split("#")[0].split()
+
+
+def _check_finite(chunk: ParsedChunk, path: str, skip_bad_lines: bool) -> None:
+    """An infinite value or label is an error of its line.
+
+    The kernel rejects literals that are infinite in float64, so what is left are values beyond
+    float32 (rounded as they were stored) and long literals beyond float64 (converted by ``float``).
+    """
+    bad_rows = ~np.isfinite(chunk.labels)
+    bad_values = np.flatnonzero(~np.isfinite(chunk.values))
+    bad_rows[np.searchsorted(chunk.indptr, bad_values, side="right") - 1] = True
+    if not bad_rows.any():
         return
-    chunk.values = cast
+    first = int(np.argmax(bad_rows))
+    if not np.isfinite(chunk.labels[first]):
+        reason = "label is too large for float64"
+    elif chunk.values.dtype == np.float32:
+        reason = "a value does not fit in float32 (convert with dtype float64)"
+    else:
+        reason = "a value is too large for float64"
+    error = InputFormatError(path, chunk.lines[first], reason)
+    if not skip_bad_lines:
+        raise error
+    _keep_rows(chunk, ~bad_rows)
+    chunk.skipped.append(error)
+    chunk.n_skipped += int(bad_rows.sum())
 
 
-def _keep_rows(chunk: ParsedChunk, keep: np.ndarray, values: np.ndarray) -> None:
+def _keep_rows(chunk: ParsedChunk, keep: np.ndarray) -> None:
     lengths = np.diff(chunk.indptr)
     keep_nnz = np.repeat(keep, lengths)
     chunk.indptr = np.concatenate(([0], np.cumsum(lengths[keep])))
     chunk.indices = chunk.indices[keep_nnz]
-    chunk.values = values[keep_nnz]
+    chunk.values = chunk.values[keep_nnz]
     chunk.labels = chunk.labels[keep]
     chunk.lines = chunk.lines[keep]
 
@@ -309,21 +333,24 @@ def iter_parsed(
     texts: queue.Queue = queue.Queue(maxsize=workers + 1)
     stop = threading.Event()
 
+    def put(item) -> bool:
+        """Queue ``item`` unless the consumer has stopped (then a full queue never drains)."""
+        while not stop.is_set():
+            try:
+                texts.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def read_ahead():
         try:
             for text, first_line in iter_line_chunks(stream, chunk_bytes):
-                item = (text, first_line, counter.consumed)
-                while not stop.is_set():
-                    try:
-                        texts.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not put((text, first_line, counter.consumed)):
                     return
-            texts.put(None)
+            put(None)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
-            texts.put(exc)
+            put(exc)
 
     def parse(item):
         text, first_line, pos = item

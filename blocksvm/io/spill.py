@@ -88,14 +88,17 @@ class SpillWriter:
             self.flush()
 
     def flush(self) -> None:
+        """Write each bucket's pending pieces as one record, field after field (no concatenation)."""
         for b, pieces in enumerate(self._pending):
             if not pieces:
                 continue
-            fields = [np.concatenate([p[i] for p in pieces]) for i in range(5)]
-            record = Record(self._offset, len(fields[0]), len(fields[1]))
-            for array in fields:
-                self.file.write(memoryview(np.ascontiguousarray(array)).cast("B"))
-                self._offset += array.nbytes
+            record = Record(self._offset, sum(len(p[0]) for p in pieces),
+                            sum(len(p[1]) for p in pieces))  # fmt: skip
+            for field in range(5):
+                for piece in pieces:
+                    array = np.ascontiguousarray(piece[field])
+                    self.file.write(memoryview(array).cast("B"))
+                    self._offset += array.nbytes
             self.records[b].append(record)
             pieces.clear()
         self._pending_bytes = 0

@@ -1,0 +1,106 @@
+"""LIBLINEAR's model text format, both ways, so models move between blocksvm and LIBLINEAR.
+
+The format (LIBLINEAR's ``save_model``)::
+
+    solver_type L2R_L2LOSS_SVC_DUAL
+    nr_class 2
+    label 1 -1
+    nr_feature 123
+    bias 1            (-1: no bias feature)
+    w
+    <nr_w values>     one line per feature, then one for the bias feature if bias >= 0
+
+For two classes there is one weight column and LIBLINEAR predicts ``label[0]`` when the decision
+value is positive; for more, one column per class in ``label`` order and the arg-max wins.
+Feature ``j`` of the file (1-based) is column ``j - 1``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from blocksvm.errors import ModelError
+
+SOLVER_TYPES = {"hinge": "L2R_L1LOSS_SVC_DUAL", "squared-hinge": "L2R_L2LOSS_SVC_DUAL"}
+_CLASSIFIERS = {
+    "L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
+    "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
+}  # fmt: skip
+
+
+def _label_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def write_liblinear_model(model, path: str | os.PathLike) -> Path:
+    """Write ``model`` (a :class:`~blocksvm.model.LinearModel`) as a LIBLINEAR model file.
+
+    Features are numbered from 1 as LIBLINEAR does, so a model trained on a zero-based store
+    is exported with its columns shifted by one (and must be applied to one-based data).
+    """
+    path = Path(path)
+    coef, classes = model.coef, model.classes
+    # LIBLINEAR's single w is for label[0]: our positive class comes first
+    labels = [classes[1], classes[0]] if coef.shape[0] == 1 else list(classes)
+    columns = coef.T
+    bias_row = model.intercept / model.bias if model.bias > 0 else None
+    solver = SOLVER_TYPES.get(model.params.get("loss"), "L2R_L2LOSS_SVC_DUAL")
+    tmp = path.with_name(path.name + ".partial")
+    with open(tmp, "w") as f:
+        f.write(f"solver_type {solver}\n")
+        f.write(f"nr_class {len(classes)}\n")
+        f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
+        f.write(f"nr_feature {coef.shape[1]}\n")
+        f.write(f"bias {model.bias:.17g}\n" if model.bias > 0 else "bias -1\n")
+        f.write("w\n")
+        rows = columns if bias_row is None else np.vstack([columns, bias_row[None, :]])
+        for row in rows:
+            f.write("".join(f"{v:.17g} " for v in row) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def read_liblinear_model(path: str | os.PathLike):
+    """Read a LIBLINEAR classification model file as a :class:`~blocksvm.model.LinearModel`."""
+    from blocksvm.model import LinearModel
+
+    path = Path(path)
+    header: dict[str, str] = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                key, _, value = line.strip().partition(" ")
+                if key == "w":
+                    break
+                header[key] = value
+            else:
+                raise ModelError(f"{path} is neither a blocksvm model nor a LIBLINEAR model file")
+            if header.get("solver_type") not in _CLASSIFIERS:
+                raise ModelError(f"{path}: LIBLINEAR solver_type {header.get('solver_type')!r} "
+                                 "is not a linear classifier blocksvm can apply")  # fmt: skip
+            nr_class = int(header["nr_class"])
+            labels = np.array(header["label"].split(), dtype=np.float64)
+            n_features = int(header["nr_feature"])
+            bias = float(header["bias"])
+            nr_w = 1 if nr_class == 2 and header["solver_type"] != "MCSVM_CS" else nr_class
+            rows = n_features + (1 if bias >= 0 else 0)
+            W = np.loadtxt(f, max_rows=rows, ndmin=2)
+    except (KeyError, ValueError, UnicodeDecodeError) as exc:
+        raise ModelError(f"{path} is not a readable LIBLINEAR model file: {exc}") from None
+    if W.shape != (rows, nr_w):
+        raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {W.shape}")
+    classes = np.sort(labels)
+    if nr_w == 1:
+        sign = 1.0 if labels[0] == classes[1] else -1.0
+        coef = sign * W[:n_features].T
+        intercept = sign * W[n_features] * bias if bias >= 0 else np.zeros(1)
+    else:
+        order = np.argsort(labels)
+        coef = W[:n_features, order].T
+        intercept = W[n_features, order] * bias if bias >= 0 else np.zeros(nr_class)
+    return LinearModel(np.ascontiguousarray(coef), np.atleast_1d(intercept).astype(float), classes,
+                       bias if bias > 0 else -1.0, index_base=1,
+                       params={"liblinear_solver": header["solver_type"]})  # fmt: skip

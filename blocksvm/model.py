@@ -1,0 +1,147 @@
+"""The trained model: weights, bias, labels, the feature space it expects, and its file formats.
+
+A model file is HDF5 (``MODEL_FORMAT`` version 1): dataset ``coef`` (n_problems, n_features),
+dataset ``intercept`` (n_problems,), and JSON attributes ``classes``, ``bias``, ``params``,
+``summary`` and ``feature_space`` (``n_features``, ``index_base``, the training store's
+fingerprint). It is written to a temporary name and renamed when complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from blocksvm.errors import ModelError
+from blocksvm.solvers._common import decision_values
+
+MODEL_FORMAT = "blocksvm-model"
+MODEL_VERSION = 1
+
+
+@dataclass
+class LinearModel:
+    """A linear classifier ``decision(x) = coef @ x + intercept``.
+
+    Attributes
+    ----------
+    coef : ndarray of float64, shape (n_problems, n_features)
+        One row for a binary model (positive class ``classes[1]``), one row per class for
+        one-vs-rest.
+    intercept : ndarray of float64, shape (n_problems,)
+        ``w_bias * bias`` (zeros without a bias term).
+    classes : ndarray of float64, shape (n_classes,)
+    bias : float
+        Value of the bias feature used in training (<= 0: none), LIBLINEAR's ``-B``.
+    index_base : int
+        0 or 1: how feature indices of LIBLINEAR text map to columns (column = index - base).
+    params : dict
+        Training parameters.
+    summary : dict
+        Training summary (outer iterations, objective, gap, stop reason, seconds).
+    store_fingerprint : str
+        Fingerprint of the training store.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    classes: np.ndarray
+    bias: float
+    index_base: int = 1
+    params: dict = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)
+    store_fingerprint: str = ""
+
+    @property
+    def n_features(self) -> int:
+        return self.coef.shape[1]
+
+    @classmethod
+    def from_weights(cls, W: np.ndarray, classes, bias: float, **kwargs) -> LinearModel:
+        """From solver weights of shape (n_problems, n_features + 1) (last column: bias feature)."""
+        W = np.asarray(W, dtype=np.float64)
+        intercept = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
+        return cls(W[:, :-1].copy(), intercept, np.asarray(classes, dtype=np.float64), float(bias), **kwargs)
+
+    def decision_function_csr(self, indptr, indices, data) -> np.ndarray:
+        """Decision values of CSR rows (zero-based columns), shape (n_rows, n_problems).
+
+        Columns beyond the model's features are ignored, as LIBLINEAR does.
+        """
+        W = np.concatenate([self.coef, self.intercept[:, None]], axis=1)
+        return decision_values(indptr, indices, data, W, 1.0)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values of a scipy sparse or dense matrix: shape (n_rows,) if binary, else (n_rows, n_classes)."""
+        import scipy.sparse as sp
+
+        X = sp.csr_matrix(X)
+        X.sort_indices()
+        values = self.decision_function_csr(X.indptr.astype(np.int64), X.indices.astype(np.int32),
+                                            X.data.astype(np.float64))  # fmt: skip
+        return values[:, 0] if self.coef.shape[0] == 1 else values
+
+    def labels_from_decisions(self, values: np.ndarray) -> np.ndarray:
+        """Predicted labels from decision values of shape (n_rows, n_problems)."""
+        if values.shape[1] == 1:
+            return np.where(values[:, 0] > 0, self.classes[1], self.classes[0])
+        return self.classes[np.argmax(values, axis=1)]
+
+    def predict(self, X) -> np.ndarray:
+        values = self.decision_function(X)
+        return self.labels_from_decisions(values.reshape(len(values), -1))
+
+    # ---- files ----------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model (temporary name, then rename)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".partial")
+        try:
+            with h5py.File(tmp, "w") as f:
+                f.attrs["format"] = MODEL_FORMAT
+                f.attrs["version"] = MODEL_VERSION
+                f.create_dataset("coef", data=self.coef, compression="gzip", shuffle=True)
+                f.create_dataset("intercept", data=self.intercept)
+                f.attrs["classes"] = json.dumps(self.classes.tolist())
+                f.attrs["bias"] = self.bias
+                f.attrs["index_base"] = self.index_base
+                f.attrs["params"] = json.dumps(self.params)
+                f.attrs["summary"] = json.dumps(self.summary, default=float)
+                f.attrs["store_fingerprint"] = self.store_fingerprint
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> LinearModel:
+        """Read a model file written by :meth:`save` (or a LIBLINEAR model text file)."""
+        path = Path(path)
+        if not path.exists():
+            raise ModelError(f"{path}: no such model file")
+        if not h5py.is_hdf5(path):
+            from blocksvm.liblinear_format import read_liblinear_model
+
+            return read_liblinear_model(path)
+        try:
+            with h5py.File(path, "r") as f:
+                if f.attrs.get("format") != MODEL_FORMAT:
+                    raise ModelError(f"{path} is an HDF5 file but not a blocksvm model")
+                version = int(f.attrs["version"])
+                if version > MODEL_VERSION:
+                    raise ModelError(f"{path} is model format version {version}; this blocksvm "
+                                     f"reads version {MODEL_VERSION} (upgrade blocksvm)")  # fmt: skip
+                return cls(
+                    coef=f["coef"][()], intercept=f["intercept"][()],
+                    classes=np.array(json.loads(f.attrs["classes"]), dtype=np.float64),
+                    bias=float(f.attrs["bias"]), index_base=int(f.attrs["index_base"]),
+                    params=json.loads(f.attrs["params"]), summary=json.loads(f.attrs["summary"]),
+                    store_fingerprint=str(f.attrs["store_fingerprint"]),
+                )  # fmt: skip
+        except (OSError, KeyError, ValueError) as exc:
+            raise ModelError(f"{path} is not a readable model: {exc}") from None

@@ -1,0 +1,143 @@
+"""Pegasos: primal estimated sub-gradient steps on mini-batches of one block.
+
+Problem (the same minimizer as the dual solvers, divided by ``l C``)::
+
+    min_w  lambda/2 ||w||^2 + 1/l sum_i loss(y_i w^T x_i),    lambda = 1 / (l C)
+
+Shalev-Shwartz, Singer, Srebro & Cotter, "Pegasos: Primal Estimated sub-GrAdient SOlver for SVM",
+Math. Programming 2011, Fig. 2 (mini-batch variant), run block by block as in Yu et al., KDD 2010:
+the block's rows are split into mini-batches ``A_t`` of ``r`` rows, and with ``eta_t = 1/(lambda t)``
+
+    w <- (1 - eta_t lambda) w + eta_t / r * sum_{i in A_t} g_i y_i x_i
+    w <- min(1, R / ||w||) w
+
+where ``g_i = 1[y_i w.x_i < 1]`` (hinge) or ``2 max(0, 1 - y_i w.x_i)`` (squared hinge) and
+``R = 1/sqrt(lambda)`` (hinge; the paper's bound) or ``sqrt(2/lambda)`` (squared hinge, from
+``lambda/2 ||w*||^2 <= f(0) = 1``). The step counter ``t`` runs on across blocks and passes.
+
+``w`` is stored as ``scale * v`` so that the shrink ``(1 - eta lambda)`` costs O(1), not O(n);
+``||w||^2`` is tracked incrementally for the projection.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from blocksvm.solvers._common import HINGE, shuffle_prefix
+
+# Indices into the Pegasos state array.
+SCALE, SQ_NORM, STEP = range(3)
+N_STATE = 3
+# Indices into the stats array solve_block returns.
+LOSS_SEEN, CORRECT_SEEN = range(2)
+
+
+@njit(cache=True, nogil=True)
+def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_size, loss,
+                cost, C, seed):  # fmt: skip
+    """One pass of mini-batch Pegasos steps over a block, in a random row order.
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR arrays of the block.
+    y : ndarray of float64, shape (n_rows,)
+    sq_norms : ndarray of float64, shape (n_rows,)
+        ``||x_i||^2`` without the bias feature.
+    v : ndarray of float64, shape (n_features + 1,)
+        Direction of ``w = state[SCALE] * v``; last entry for the bias feature.
+    state : ndarray of float64, shape (N_STATE,)
+        ``[scale, ||w||^2, t]``, updated in place.
+    bias : float
+        Value of the bias feature (<= 0: none).
+    lam : float
+        ``1 / (l C)``.
+    batch_size : int
+        Rows per step ``r``.
+    loss : int
+        HINGE or SQUARED_HINGE.
+    cost : ndarray of float64, shape (2,)
+        C per class (negative, positive): a row's sub-gradient is weighted by ``cost / C``.
+    C : float
+        The C that ``lam`` was derived from.
+    seed : int
+        Seed of the row order.
+
+    Returns
+    -------
+    stats : ndarray of float64, shape (2,)
+        ``sum_i C_i loss_i`` and the count of positive margins, each at the ``w`` row ``i`` saw.
+    """
+    n_rows = indptr.shape[0] - 1
+    n_w = v.shape[0] - 1
+    R = 1.0 / math.sqrt(lam) if loss == HINGE else math.sqrt(2.0 / lam)
+    bias_sq = bias * bias if bias > 0 else 0.0
+    stats = np.zeros(2, np.float64)
+    order = np.arange(n_rows)
+    rng = np.array([np.uint64(seed)], np.uint64)
+    shuffle_prefix(order, n_rows, rng)
+    grad = np.empty(batch_size, np.float64)
+    for start in range(0, n_rows, batch_size):
+        stop = min(start + batch_size, n_rows)
+        scale = state[SCALE]
+        # margins of the batch at the current w
+        for s in range(start, stop):
+            i = order[s]
+            dot = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                dot += v[indices[k]] * data[k]
+            if bias > 0:
+                dot += v[n_w] * bias
+            margin = y[i] * scale * dot
+            slack = 1.0 - margin
+            c = 1 if y[i] > 0 else 0
+            if slack > 0:
+                stats[LOSS_SEEN] += cost[c] * (slack if loss == HINGE else slack * slack)
+                grad[s - start] = (1.0 if loss == HINGE else 2.0 * slack) * cost[c] / C
+            else:
+                grad[s - start] = 0.0
+            if margin > 0:
+                stats[CORRECT_SEEN] += 1
+        t = state[STEP]
+        eta = 1.0 / (lam * t)
+        # shrink: w <- (1 - 1/t) w; the first step (t = 1) starts from w = 0
+        if t == 1.0:
+            v[:] = 0.0
+            scale = 1.0
+            sq_norm = 0.0
+        else:
+            shrink = 1.0 - 1.0 / t
+            scale *= shrink
+            sq_norm = state[SQ_NORM] * shrink * shrink
+        # step: w += eta / r * g_i y_i x_i, one row at a time to keep ||w||^2 exact
+        step = eta / (stop - start)
+        for s in range(start, stop):
+            if grad[s - start] == 0.0:
+                continue
+            i = order[s]
+            a = step * grad[s - start] * y[i]  # coefficient of x_i in w-space
+            dot = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                dot += v[indices[k]] * data[k]
+            if bias > 0:
+                dot += v[n_w] * bias
+            sq_norm += 2.0 * a * scale * dot + a * a * (sq_norms[i] + bias_sq)
+            a_v = a / scale
+            for k in range(indptr[i], indptr[i + 1]):
+                v[indices[k]] += a_v * data[k]
+            if bias > 0:
+                v[n_w] += a_v * bias
+        # project onto the ball of radius R
+        if sq_norm > R * R:
+            scale *= R / math.sqrt(sq_norm)
+            sq_norm = R * R
+        if scale < 1e-9:  # fold the scale into v before it underflows
+            for j in range(v.shape[0]):
+                v[j] *= scale
+            scale = 1.0
+        state[SCALE] = scale
+        state[SQ_NORM] = max(sq_norm, 0.0)
+        state[STEP] = t + 1.0
+    return stats

@@ -1,0 +1,33 @@
+"""Exact evaluation of a fixed ``W`` on a block: losses, and correct predictions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from blocksvm.solvers._common import decision_values, loss_and_correct
+from blocksvm.solvers.problem import Problem
+
+
+def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int]:
+    """``sum C_i loss_i`` per problem (shape (n_problems,)) and correctly predicted rows, at ``W``."""
+    targets = problem.targets(block.labels)
+    losses = np.empty(problem.n_problems)
+    correct = 0
+    for k in range(problem.n_problems):
+        losses[k], correct_k = loss_and_correct(block.indptr, block.indices, block.data, targets[k],
+                                                W[k], problem.bias, problem.loss, problem.costs[k])  # fmt: skip
+        if problem.n_problems == 1:
+            correct = correct_k
+    if problem.n_problems > 1:
+        correct = correct_predictions(problem, W, block)
+    return losses, int(correct)
+
+
+def correct_predictions(problem: Problem, W: np.ndarray, block) -> int:
+    """Rows of ``block`` whose predicted class (at ``W``) is their label."""
+    values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)
+    if problem.n_problems == 1:
+        predicted = np.where(values[:, 0] > 0, problem.classes[1], problem.classes[0])
+    else:
+        predicted = problem.classes[np.argmax(values, axis=1)]
+    return int(np.count_nonzero(predicted == block.labels))

@@ -1,0 +1,65 @@
+"""Driver of mini-batch Pegasos over blocks (the math is in :mod:`._pegasos_kernels`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from blocksvm.solvers import _pegasos_kernels as K
+from blocksvm.solvers._common import row_norms_squared
+from blocksvm.solvers.base import BlockReport, BlockSolver
+from blocksvm.solvers.evaluate import correct_predictions
+from blocksvm.solvers.problem import Problem
+
+
+class PegasosSolver(BlockSolver):
+    """Block-wise Pegasos with ``lambda = 1 / (l C)`` and a step counter that never restarts.
+
+    State: ``v`` (n_problems, n_features + 1) with ``w = scale * v``, ``steps`` (n_problems, 3)
+    holding ``[scale, ||w||^2, t]``, and the running sum of block-end iterates ``average_sum``
+    (n_problems, n_features + 1) with its count ``average_count`` (1,), used when ``average``.
+    """
+
+    name = "pegasos"
+    state_names = ("v", "steps", "average_sum", "average_count")
+
+    def __init__(self, problem: Problem, params):
+        self.problem = problem
+        self.batch_size = params.batch_size
+        self.average = params.average
+        self.lam = 1.0 / (problem.n_rows * problem.C)
+        n_k = problem.n_problems
+        self.v = np.zeros((n_k, problem.n_weights))
+        self.steps = np.tile([1.0, 0.0, 1.0], (n_k, 1))
+        self.average_sum = np.zeros((n_k, problem.n_weights))
+        self.average_count = np.zeros(1)
+        self.outer = 1
+
+    def solve(self, block, seeds: np.ndarray, companion=None) -> BlockReport:
+        """One pass of Pegasos steps over ``block`` (a companion brings nothing to a primal method)."""
+        p = self.problem
+        targets = p.targets(block.labels)
+        # one problem counts its own positive margins; one-vs-rest needs the arg-max first
+        seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
+        sq_norms = row_norms_squared(block.indptr, block.data)
+        stats = np.empty((p.n_problems, 2))
+        for k in range(p.n_problems):
+            stats[k] = K.solve_block(
+                block.indptr, block.indices, block.data, targets[k], sq_norms, self.v[k],
+                self.steps[k], p.bias, self.lam, self.batch_size, p.loss, p.costs[k], p.C,
+                int(seeds[k]),
+            )  # fmt: skip
+        if self.average and self.outer >= 2:
+            self.average_sum += self.steps[:, K.SCALE, None] * self.v
+            self.average_count += 1
+        nan = np.full(p.n_problems, np.nan)
+        correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
+        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, pg_max=nan, pg_min=nan,
+                           passes=1.0, updates=block.n_rows)  # fmt: skip
+
+    def start_pass(self, outer: int) -> None:
+        self.outer = outer  # averaging starts with the second pass
+
+    def weights(self) -> np.ndarray:
+        if self.average and self.average_count[0] > 0:
+            return self.average_sum / self.average_count[0]
+        return self.steps[:, K.SCALE, None] * self.v

@@ -1,0 +1,104 @@
+"""The binary problems a training run solves, and how block labels become ±1 targets.
+
+Two classes give one problem whose positive class is the larger label (``classes[1]``), as in
+scikit-learn. More classes give one-vs-rest: problem ``k`` separates ``classes[k]`` from the rest,
+with LIBLINEAR's costs (``C * weight_k`` for class ``k``, ``C`` for the rest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from blocksvm.errors import ParameterError
+from blocksvm.solvers._common import LOSSES
+
+
+@dataclass
+class Problem:
+    """K binary problems over the rows of a store.
+
+    Attributes
+    ----------
+    n_rows, n_features, n_blocks : int
+    classes : ndarray of float64, shape (n_classes,)
+        Sorted labels.
+    costs : ndarray of float64, shape (n_problems, 2)
+        C of the negative and the positive rows of each problem.
+    loss : int
+        Kernel code of the loss (:data:`blocksvm.solvers._common.LOSSES`).
+    bias : float
+        Value of the bias feature (<= 0: none).
+    C : float
+    """
+
+    n_rows: int
+    n_features: int
+    n_blocks: int
+    classes: np.ndarray
+    costs: np.ndarray
+    loss: int
+    bias: float
+    C: float
+
+    @property
+    def n_problems(self) -> int:
+        return len(self.costs)
+
+    @property
+    def n_weights(self) -> int:
+        """Length of a weight vector: the features and one bias slot."""
+        return self.n_features + 1
+
+    @classmethod
+    def from_store(cls, store, params) -> Problem:
+        """The problems of ``store`` (a :class:`~blocksvm.store.BlockStore`) under ``params``."""
+        classes = store.classes
+        if len(classes) < 2:
+            raise ParameterError(
+                f"{store.path} holds a single class ({classes.tolist()}); an SVM needs two or more"
+            )
+        weights = class_weights(params.class_weight, classes, store.label_counts)
+        C = float(params.C)
+        if len(classes) == 2:
+            costs = np.array([[C * weights[0], C * weights[1]]])
+        else:
+            costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
+        return cls(store.n_rows, store.n_features, store.n_blocks, classes, costs,
+                   LOSSES[params.loss], float(params.bias), C)  # fmt: skip
+
+    def targets(self, labels: np.ndarray) -> np.ndarray:
+        """±1 targets of each problem, shape (n_problems, n_rows), float64."""
+        if self.n_problems == 1:
+            return np.where(labels == self.classes[1], 1.0, -1.0)[None, :]
+        return np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
+
+
+def class_weights(class_weight, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Multiplier of C per class: 1, a user's ``{label: weight}``, or ``"balanced"``.
+
+    ``"balanced"`` gives ``n_rows / (n_classes * count_k)``, scikit-learn's rule.
+    """
+    weights = np.ones(len(classes))
+    if class_weight is None:
+        return weights
+    if class_weight == "balanced":
+        return counts.sum() / (len(classes) * counts.astype(float))
+    for label, weight in class_weight.items():
+        try:
+            value = float(label)
+        except (TypeError, ValueError):
+            raise ParameterError(f"class_weight names label {label!r}, which is not a number") from None
+        hits = np.flatnonzero(classes == value)
+        if len(hits) == 0:
+            raise ParameterError(
+                f"class_weight names label {label!r}, which is not among the labels "
+                f"{[_label_text(c) for c in classes]}"
+            )
+        weights[hits[0]] = float(weight)
+    return weights
+
+
+def _label_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)

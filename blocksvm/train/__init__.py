@@ -1,0 +1,6 @@
+"""The outer loop: block order, stopping rules, monitoring hooks (:mod:`blocksvm.train.loop`)."""
+
+from blocksvm.train.loop import Trainer, TrainResult, TrainState, train
+from blocksvm.train.params import TrainParams
+
+__all__ = ["TrainParams", "TrainResult", "TrainState", "Trainer", "train"]
