@@ -162,6 +162,173 @@ def _run_generate(args) -> int:
     return EXIT_OK
 
 
+def _class_weight(text: str):
+    if text == "balanced":
+        return text
+    label, sep, weight = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return (label, float(weight))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected LABEL=WEIGHT or balanced") from None
+
+
+def _liblinear_solver(text: str) -> str:
+    losses = {"1": "squared-hinge", "3": "hinge"}
+    if text not in losses:
+        raise argparse.ArgumentTypeError("blocksvm implements LIBLINEAR's -s 1 (L2-loss) and -s 3 (L1-loss)")
+    return losses[text]
+
+
+@command("train", "train a linear SVM on a block store by block minimization")
+def _train_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="training store (from 'blocksvm convert')")
+    p.add_argument("model", help="model file to write")
+    p.add_argument("--solver", choices=["dual-cd", "pegasos"], default="dual-cd")
+    p.add_argument("--loss", choices=["hinge", "squared-hinge"], default=None,
+                   help="hinge (L1-loss SVM) or squared-hinge (L2-loss, default)")  # fmt: skip
+    p.add_argument("-s", dest="loss", type=_liblinear_solver, metavar="1|3",
+                   help="LIBLINEAR alias: 1 = squared-hinge, 3 = hinge")  # fmt: skip
+    p.add_argument("-C", "-c", dest="C", type=float, default=1.0, help="cost of a unit of loss (default 1)")
+    p.add_argument("--bias", "-B", type=float, default=1.0,
+                   help="value of the bias feature; <= 0: no bias term (default 1)")  # fmt: skip
+    p.add_argument("--tol", type=float, default=1e-3,
+                   help="stop at this relative duality gap (default 1e-3; 0 disables)")  # fmt: skip
+    p.add_argument("--eps", "-e", type=float, default=None,
+                   help="stop when the PG violation is at most this (LIBLINEAR's -e rule)")  # fmt: skip
+    p.add_argument("--max-outer", type=int, default=50, help="passes over the store at most (default 50)")
+    p.add_argument("--inner-passes", type=int, default=3, help="inner dual CD passes per visit (default 3)")
+    p.add_argument("--working-set", choices=["pair", "block"], default="pair",
+                   help="solve each block with the previous one (pair, default) or alone")  # fmt: skip
+    p.add_argument("--batch-size", type=int, default=1, help="Pegasos mini-batch size (default 1)")
+    p.add_argument("--average", action="store_true", help="Pegasos: average the iterates")
+    p.add_argument("--class-weight", "-w", type=_class_weight, action="append", metavar="LABEL=WEIGHT",
+                   help="multiply C for a class (repeatable), or 'balanced'")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--validation", metavar="STORE", help="store whose accuracy is tracked each pass")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS")
+    p.add_argument("--eval-every", type=int, default=0, metavar="K",
+                   help="exact evaluation pass every K outer iterations")  # fmt: skip
+    p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
+    p.add_argument("--json", action="store_true", help="print the training summary as JSON")
+    p.set_defaults(run=_run_train)
+
+
+def _train_params(args):
+    from blocksvm.train import TrainParams
+
+    class_weight = None
+    if args.class_weight:
+        if "balanced" in args.class_weight:
+            class_weight = "balanced"
+        else:
+            class_weight = dict(args.class_weight)
+    return TrainParams(
+        C=args.C, loss=args.loss or "squared-hinge", solver=args.solver, bias=args.bias, tol=args.tol,
+        eps=args.eps, max_outer=args.max_outer, inner_passes=args.inner_passes,
+        working_set=args.working_set, batch_size=args.batch_size, average=args.average,
+        class_weight=class_weight, seed=args.seed, time_limit=args.time_limit, eval_every=args.eval_every,
+    )  # fmt: skip
+
+
+def _run_train(args) -> int:
+    from blocksvm.train import train
+
+    params = _train_params(args)
+    history = args.history or f"{args.model}.history.jsonl"
+    result = train(args.store, params, validation=args.validation, history_path=history,
+                   verbose=0 if args.quiet else 1, progress=None if not args.quiet else False)  # fmt: skip
+    path = result.model.save(args.model)
+    if args.json:
+        _print_json({"model": str(path), "history": history, **result.model.summary})
+    elif not args.quiet:
+        print(f"model written to {path}; history in {history}", file=sys.stderr)
+    return EXIT_INTERRUPTED if result.interrupted and "SIG" in result.stop_reason else EXIT_OK
+
+
+@command("predict", "predict a store or a LIBSVM file with a model (blocksvm or LIBLINEAR)")
+def _predict_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="model file (blocksvm or LIBLINEAR text)")
+    p.add_argument("input", help="block store or LIBSVM text file")
+    p.add_argument("--output", "-o", help="file for one prediction per row, in source order")
+    p.add_argument("--decision-values", action="store_true", help="also write decision values")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=_run_predict)
+
+
+def _run_predict(args) -> int:
+    from blocksvm.predict import predict
+
+    summary = predict(args.model, args.input, args.output, decision_values=args.decision_values,
+                      progress=None if not args.quiet else False)  # fmt: skip
+    if args.json:
+        _print_json(summary.to_dict())
+    elif not args.quiet:
+        print(summary)
+    return EXIT_OK
+
+
+@command("export", "write a model in another format (LIBLINEAR's model text)")
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="blocksvm model file")
+    p.add_argument("output", help="file to write")
+    p.add_argument("--format", choices=["liblinear"], default="liblinear")
+    p.set_defaults(run=_run_export)
+
+
+def _run_export(args) -> int:
+    from blocksvm.liblinear_format import write_liblinear_model
+    from blocksvm.model import LinearModel
+
+    path = write_liblinear_model(LinearModel.load(args.model), args.output)
+    if not args.quiet:
+        print(f"wrote {path} (LIBLINEAR model format)")
+    return EXIT_OK
+
+
+@command("plot", "draw a training history (objective, gap, accuracy) to a PNG")
+def _plot_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("history", help="JSON-lines history written by 'blocksvm train'")
+    p.add_argument("--output", "-o", help="PNG file (default HISTORY.png)")
+    p.add_argument("--title")
+    p.set_defaults(run=_run_plot)
+
+
+def _run_plot(args) -> int:
+    from blocksvm.plot import plot_history
+
+    path = plot_history(args.history, args.output or f"{args.history}.png", title=args.title)
+    if not args.quiet:
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
+@command("demo", "generate data larger than the memory budget, convert, train, predict")
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rows", type=int, default=600_000, help="training rows (default 600000)")
+    p.add_argument("--test-rows", type=int, default=100_000)
+    p.add_argument("--features", type=int, default=20_000)
+    p.add_argument("--nnz", type=int, default=40, help="mean nonzeros a row (default 40)")
+    p.add_argument("--workdir", help="keep the files here (default: a temporary folder)")
+    p.add_argument("--keep", action="store_true", help="keep the temporary files")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON at the end")
+    p.set_defaults(run=_run_demo)
+
+
+def _run_demo(args) -> int:
+    import io
+
+    from blocksvm.demo import run_demo
+
+    out = io.StringIO() if args.quiet else sys.stdout
+    figures = run_demo(rows=args.rows, test_rows=args.test_rows, features=args.features, nnz=args.nnz,
+                       workdir=args.workdir, keep=args.keep, out=out)
+    if args.json:
+        _print_json(figures)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     from blocksvm import __version__
 

@@ -228,26 +228,28 @@ def _open_for_writing(path: Path, suffix: str):
     return open(path, "wb")
 
 
-def write_libsvm(path: str | os.PathLike, spec: SyntheticSpec, *, progress: bool | None = None,
-                 threads: int = 2) -> int:  # fmt: skip
+def write_libsvm(path: str | os.PathLike, spec: SyntheticSpec, *, rows: range | None = None,
+                 progress: bool | None = None, threads: int = 2) -> int:  # fmt: skip
     """Write the data set as LIBSVM text (``.gz``, ``.bz2``, ``.xz`` compress); return bytes of text.
 
-    The file appears under its name only when complete.
+    ``rows`` selects a range of rows (default: all ``spec.rows``), e.g. held-out rows after the
+    training ones. The file appears under its name only when complete.
     """
     spec.validate()
     path = Path(path)
     tmp = path.with_name(path.name + ".partial")
     w_true = spec.hidden_weights()
-    starts = range(0, spec.rows, CHUNK_ROWS)
+    rows = rows if rows is not None else range(spec.rows)
+    starts = range(rows.start, rows.stop, CHUNK_ROWS)
     written = 0
-    bar = progress_bar(spec.rows, f"generate {path.name}", unit="row", unit_scale=True,
+    bar = progress_bar(len(rows), f"generate {path.name}", unit="row", unit_scale=True,
                        enabled=progress)  # fmt: skip
     try:
         with _open_for_writing(tmp, path.suffix) as f, ThreadPoolExecutor(threads) as pool, bar:
             window = []
             for start in starts:
                 window.append(pool.submit(_text_chunk, spec, w_true, start,
-                                          min(CHUNK_ROWS, spec.rows - start)))  # fmt: skip
+                                          min(CHUNK_ROWS, rows.stop - start)))  # fmt: skip
                 if len(window) > threads:
                     written += _drain(f, window.pop(0), bar)
             for future in window:

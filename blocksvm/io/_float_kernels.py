@@ -69,6 +69,13 @@ _TOP_BIT = np.uint64(1) << np.uint64(63)
 
 
 @njit(cache=True, nogil=True, inline="always")
+def byte_at(buf, p):
+    """``buf[p]`` for ``p >= 0``. The unsigned index spares numba's negative-index wraparound,
+    which costs the tokenizer about a sixth of its time."""
+    return buf[np.uint64(p)]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _mul_64x64(a, b):
     """Full product of two uint64 as (high, low) uint64."""
     a_lo, a_hi = a & _U32, a >> np.uint64(32)
@@ -131,9 +138,9 @@ _INF = (105, 110, 102)
 _INFINITY = (105, 110, 102, 105, 110, 105, 116, 121)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def parse_float(buf, start, powers, exact_tens):
-    """Parse the decimal number that starts at ``buf[start]``.
+    """Parse the decimal number that starts at ``byte_at(buf, start)``.
 
     The scan stops at the first byte that cannot continue the number; the caller checks that a
     delimiter follows. ``buf`` must hold such a byte after every number (the tokenizer's buffers end
@@ -144,23 +151,23 @@ def parse_float(buf, start, powers, exact_tens):
     literal); ``end`` is where the scan stopped.
     """
     p = start
-    negative = buf[p] == 45  # '-'
-    if buf[p] == 43 or buf[p] == 45:  # '+' '-'
+    negative = byte_at(buf, p) == 45  # '-'
+    if byte_at(buf, p) == 43 or byte_at(buf, p) == 45:  # '+' '-'
         p += 1
     # Every digit goes into an int64 in one pass: up to 18 digits cannot overflow it, and LIBSVM
     # values rarely have more (those are redone below).
     digits_start = p
     mantissa = 0
-    while 48 <= buf[p] <= 57:
-        mantissa = mantissa * 10 + (buf[p] - 48)
+    while 48 <= byte_at(buf, p) <= 57:
+        mantissa = mantissa * 10 + (byte_at(buf, p) - 48)
         p += 1
     n_digits = p - digits_start
     n_fraction = 0
-    if buf[p] == 46:  # '.'
+    if byte_at(buf, p) == 46:  # '.'
         p += 1
         fraction_start = p
-        while 48 <= buf[p] <= 57:
-            mantissa = mantissa * 10 + (buf[p] - 48)
+        while 48 <= byte_at(buf, p) <= 57:
+            mantissa = mantissa * 10 + (byte_at(buf, p) - 48)
             p += 1
         n_fraction = p - fraction_start
         n_digits += n_fraction
@@ -170,7 +177,7 @@ def parse_float(buf, start, powers, exact_tens):
             return _nonfinite_word(buf, p)
         return MALFORMED, 0.0, p
     exponent = 0
-    if (buf[p] | 0x20) == 101:  # 'e' or 'E'
+    if (byte_at(buf, p) | 0x20) == 101:  # 'e' or 'E'
         ok, p, exponent = _parse_exponent(buf, p + 1)
         if not ok:
             return MALFORMED, 0.0, p
@@ -205,15 +212,15 @@ _EXPONENT_CAP = 100_000  # beyond it every value is 0 or infinite anyway
 @njit(cache=True, nogil=True)
 def _parse_exponent(buf, p):
     """Read ``[+-]digits`` at ``p``; return ``(ok, end, exponent)``, ok False if no digit."""
-    negative = buf[p] == 45
-    if buf[p] == 43 or buf[p] == 45:
+    negative = byte_at(buf, p) == 45
+    if byte_at(buf, p) == 43 or byte_at(buf, p) == 45:
         p += 1
-    if not 48 <= buf[p] <= 57:
+    if not 48 <= byte_at(buf, p) <= 57:
         return False, p, 0
     e = 0
-    while 48 <= buf[p] <= 57:
+    while 48 <= byte_at(buf, p) <= 57:
         if e < _EXPONENT_CAP:
-            e = e * 10 + (buf[p] - 48)
+            e = e * 10 + (byte_at(buf, p) - 48)
         p += 1
     return True, p, -e if negative else e
 
@@ -231,7 +238,7 @@ def _significant_digits(buf, p, end):
     truncated = False
     after_point = False
     while p < end:
-        c = buf[p]
+        c = byte_at(buf, p)
         p += 1
         if c == 46:
             after_point = True
@@ -263,6 +270,6 @@ def _nonfinite_word(buf, p):
 @njit(cache=True, nogil=True, inline="always")
 def _word_at(buf, p, word):
     for i in range(len(word)):
-        if (buf[p + i] | 0x20) != word[i]:  # stops at the first mismatch, so never past a newline
+        if (byte_at(buf, p + i) | 0x20) != word[i]:  # stops at the first mismatch, so never past a newline
             return False
     return True

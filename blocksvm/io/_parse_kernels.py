@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from blocksvm.io._float_kernels import MALFORMED, NONFINITE, SLOW, parse_float
+from blocksvm.io._float_kernels import MALFORMED, NONFINITE, SLOW, byte_at, parse_float
 
 # Error codes; blocksvm.io.libsvm turns them into sentences.
 OK = 0
@@ -52,21 +52,21 @@ def _ends_token(c):
 
 @njit(cache=True, nogil=True, inline="always")
 def _skip_spaces(buf, p):
-    while _is_space(buf[p]):
+    while _is_space(byte_at(buf, p)):
         p += 1
     return p
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _line_end(buf, p):
-    while buf[p] != 10:
+    while byte_at(buf, p) != 10:
         p += 1
     return p
 
 
 @njit(cache=True, nogil=True)
 def _token_end(buf, p):
-    while not _ends_token(buf[p]):
+    while not _ends_token(byte_at(buf, p)):
         p += 1
     return p
 
@@ -86,7 +86,7 @@ def count_lines_and_pairs(buf):
 def last_newline(buf):
     """Position of the last newline in ``buf``, or -1."""
     for i in range(buf.shape[0] - 1, -1, -1):
-        if buf[i] == 10:
+        if byte_at(buf, i) == 10:
             return i
     return -1
 
@@ -144,7 +144,7 @@ def parse_lines(
     while pos < n:
         line += 1
         p = _skip_spaces(buf, pos)
-        if buf[p] == 10 or buf[p] == 35:  # blank or comment-only line: not a row
+        if byte_at(buf, p) == 10 or byte_at(buf, p) == 35:  # blank or comment-only line: not a row
             pos = _line_end(buf, p) + 1
             continue
         k = indptr[row]
@@ -183,7 +183,7 @@ def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, p
     and ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad token.
     """
     status, label, end = parse_float(buf, p, powers, exact_tens)
-    if status == MALFORMED or not _ends_token(buf[end]):
+    if status == MALFORMED or not _ends_token(byte_at(buf, end)):
         return BAD_LABEL, p, k, n_slow, label
     if status == NONFINITE:
         return NONFINITE_LABEL, p, k, n_slow, label
@@ -194,12 +194,11 @@ def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, p
     previous = -1
     while True:
         p = _skip_spaces(buf, p)
-        c = buf[p]
+        c = byte_at(buf, p)
         if c == 10 or c == 35:
             return OK, p, k, n_slow, label
         t_start = p
-        # qid:<int> may stand before the features; its value is ignored
-        if c == 113 and buf[p + 1] == 105 and buf[p + 2] == 100 and buf[p + 3] == 58:
+        if c == 113 and _is_qid(buf, p):  # qid:<int> may precede the features; it is ignored
             p = _qid_end(buf, p + 4)
             if previous >= 0 or p < 0:
                 return BAD_QID, t_start, k, n_slow, label
@@ -209,13 +208,13 @@ def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, p
             p += 1
         digits_start = p
         index = 0
-        while 48 <= buf[p] <= 57:
+        while 48 <= byte_at(buf, p) <= 57:
             if index <= MAX_INDEX:
-                index = index * 10 + (buf[p] - 48)
+                index = index * 10 + (byte_at(buf, p) - 48)
             p += 1
-        if p == digits_start or buf[p] != 58:
+        if p == digits_start or byte_at(buf, p) != 58:
             return _pair_error(buf, t_start), t_start, k, n_slow, label
-        if _ends_token(buf[p + 1]):  # "3:" has no value
+        if _ends_token(byte_at(buf, p + 1)):  # "3:" has no value
             return BAD_PAIR, t_start, k, n_slow, label
         if index > MAX_INDEX:
             return INDEX_TOO_LARGE, t_start, k, n_slow, label
@@ -226,7 +225,7 @@ def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, p
             return code, t_start, k, n_slow, label
         # value
         status, value, p = parse_float(buf, p + 1, powers, exact_tens)
-        if status == MALFORMED or not _ends_token(buf[p]):
+        if status == MALFORMED or not _ends_token(byte_at(buf, p)):
             return BAD_VALUE, t_start, k, n_slow, label
         if status == NONFINITE:
             return NONFINITE_VALUE, t_start, k, n_slow, label
@@ -240,14 +239,21 @@ def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, p
 
 
 @njit(cache=True, nogil=True)
+def _is_qid(buf, p):
+    """``qid:`` at ``p`` (each test stops at a mismatch, so never reads past a newline)."""
+    return (byte_at(buf, p) == 113 and byte_at(buf, p + 1) == 105 and byte_at(buf, p + 2) == 100
+            and byte_at(buf, p + 3) == 58)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
 def _qid_end(buf, p):
     """End of the ``[+-]digits`` of a qid at ``p``, or -1 if they are not a lone integer."""
-    if buf[p] == 43 or buf[p] == 45:
+    if byte_at(buf, p) == 43 or byte_at(buf, p) == 45:
         p += 1
     digits_start = p
-    while 48 <= buf[p] <= 57:
+    while 48 <= byte_at(buf, p) <= 57:
         p += 1
-    if p == digits_start or not _ends_token(buf[p]):
+    if p == digits_start or not _ends_token(byte_at(buf, p)):
         return -1
     return p
 
@@ -257,10 +263,10 @@ def _pair_error(buf, t_start):
     """Why the token at ``t_start`` has no valid ``index:`` prefix (the error path only)."""
     t_end = _token_end(buf, t_start)
     colon = t_start
-    while colon < t_end and buf[colon] != 58:
+    while colon < t_end and byte_at(buf, colon) != 58:
         colon += 1
     if colon == t_end or colon == t_start or colon == t_end - 1:
         return BAD_PAIR
-    if buf[t_start] == 45:
+    if byte_at(buf, t_start) == 45:
         return NEGATIVE_INDEX
     return BAD_INDEX

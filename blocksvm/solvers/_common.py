@@ -37,6 +37,30 @@ def shuffle_prefix(index, n, state):
 
 
 @njit(cache=True, nogil=True)
+def shuffle_runs(index, n, run, state, scratch):
+    """Permute ``index[:n]`` in runs: cut it into runs of ``run`` consecutive entries and put the
+    runs in random order (Fisher-Yates over runs); ``scratch`` has room for ``n`` entries.
+
+    Rows are stored in random order (the converter shuffles them), so a run is a random set of
+    rows that lie next to each other in memory: visiting runs in random order keeps the sweep
+    random across passes while the hardware prefetcher streams each run from memory.
+    """
+    if n == 0:
+        return
+    n_runs = (n + run - 1) // run
+    order = np.arange(n_runs)
+    shuffle_prefix(order, n_runs, state)
+    shift = np.int64(next_random(state) % np.uint64(n))  # run boundaries move every pass
+    out = 0
+    for r in range(n_runs):
+        start = order[r] * run
+        for j in range(start, min(start + run, n)):
+            scratch[out] = index[(j + shift) % n]
+            out += 1
+    index[:n] = scratch[:n]
+
+
+@njit(cache=True, nogil=True)
 def row_norms_squared(indptr, data):
     """``||x_i||^2`` of every row, shape (n_rows,)."""
     n_rows = indptr.shape[0] - 1

@@ -25,13 +25,14 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import HINGE, shuffle_prefix
+from blocksvm.solvers._common import HINGE, shuffle_runs
 
 INF = math.inf
 
 # Indices into the stats array solve_block returns.
 PG_MAX_FIRST, PG_MIN_FIRST, LOSS_FIRST, CORRECT_FIRST, PG_MAX_LAST, PG_MIN_LAST, PASSES, UPDATES = range(8)
 N_STATS = 8
+RUN = 32  # rows visited consecutively (see shuffle_runs); 1 gives a plain random permutation
 
 
 def loss_tables(loss: int, c_negative: float, c_positive: float) -> tuple[np.ndarray, np.ndarray]:
@@ -85,13 +86,14 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     n_rows = n_a + b_indptr.shape[0] - 1
     loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
     index = np.arange(n_rows)
+    scratch = np.empty(n_rows, np.int64)
     state = np.array([np.uint64(seed)], np.uint64)
     active_size = n_rows
     pg_max_old, pg_min_old = INF, -INF
     passes = 0
     updates = 0
     while passes < max_passes:
-        shuffle_prefix(index, active_size, state)
+        shuffle_runs(index, active_size, RUN, state, scratch)
         pg_max_new, pg_min_new = -INF, INF
         first = passes == 0
         s = 0

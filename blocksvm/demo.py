@@ -1,0 +1,119 @@
+"""``blocksvm demo``: the whole pipeline on generated data larger than the memory budget it announces.
+
+It generates LIBSVM text, then runs the very commands a user would run, each in its own process
+so that its peak memory can be read::
+
+    blocksvm convert train.svm train.bsvm --block-mb 16
+    blocksvm train train.bsvm model.h5 -C 0.1
+    blocksvm predict model.h5 test.svm --output predictions.txt
+
+and prints accuracy, objective, seconds and peak memory. The same commands on a tiny data set
+give the fixed memory cost of Python, numba and HDF5, so the cost of the data shows apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.errors import BlocksvmError
+
+BLOCK_MB = 16.0
+C = 0.1
+
+
+def run_measured(args: list[str]) -> tuple[dict | None, float, float]:
+    """Run ``blocksvm ARGS --json``; return its JSON output, seconds and peak RSS in MB."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "blocksvm.cli", *args, "--json", "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE)
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise BlocksvmError(f"demo step failed: blocksvm {' '.join(args)} (exit {process.returncode})")
+    return json.loads(output), time.perf_counter() - start, usage.ru_maxrss / 1024
+
+
+def training_memory_mb(rows: int, features: int, block_mb: float) -> float:
+    """What training holds of the data: three blocks (current, previous, read-ahead), w and alpha."""
+    return 3 * block_mb + 8 * (features + 1 + rows) / 1e6
+
+
+def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -> dict:
+    root.mkdir(parents=True, exist_ok=True)
+    train_text, test_text = root / "train.svm", root / "test.svm"
+    start = time.perf_counter()
+    text_bytes = write_libsvm(train_text, spec, rows=range(rows), progress=False)
+    write_libsvm(test_text, spec, rows=range(rows, rows + test_rows), progress=False)
+    steps = {"generate": {"seconds": time.perf_counter() - start}}
+    commands = {
+        "convert": ["convert", str(train_text), str(root / "train.bsvm"), "--block-mb", str(BLOCK_MB), "--overwrite"],
+        "train": ["train", str(root / "train.bsvm"), str(root / "model.h5"), "-C", str(C)],
+        "predict": ["predict", str(root / "model.h5"), str(test_text), "--output", str(root / "predictions.txt")],
+    }
+    for name, args in commands.items():
+        say(f"  $ blocksvm {' '.join(args)}")
+        output, seconds, rss = run_measured(args)
+        steps[name] = {"seconds": seconds, "peak_rss_mb": rss, "output": output}
+    steps["text_bytes"] = text_bytes
+    return steps
+
+
+def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_000, nnz: int = 40,
+             workdir: str | None = None, keep: bool = False, out=sys.stdout) -> dict:  # fmt: skip
+    """Run the demo and return its figures (also printed to ``out``)."""
+    root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="blocksvm-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
+    data_mb = (rows * 24 + rows * nnz * 8) / 1e6
+    budget = training_memory_mb(rows, features, BLOCK_MB)
+    try:
+        say(f"blocksvm demo: {rows:,} training rows x {features:,} features (~{nnz} nonzeros a row), "
+            f"about {data_mb:,.0f} MB in memory;")
+        say(f"training holds {budget:,.0f} MB of it at a time ({BLOCK_MB:g} MB blocks: current, previous, "
+            f"read-ahead; plus w and alpha). Files in {root}")  # fmt: skip
+        say()
+        say("1. the fixed cost: the same commands on 2,000 rows")
+        tiny = _pipeline(root / "tiny", SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2), 2000, 1000,
+                         lambda text: None)  # fmt: skip
+        fixed = ", ".join(f"{k} {tiny[k]['peak_rss_mb']:.0f} MB" for k in ("convert", "train", "predict"))
+        say(f"   peak RSS {fixed} (Python, numba, HDF5)")
+        say(f"2. the demo data ({rows:,} + {test_rows:,} held-out rows)")
+        spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, noise=0.05, seed=1)
+        steps = _pipeline(root / "data", spec, rows, test_rows, say)
+        trained = steps["train"]["output"]
+        predicted = steps["predict"]["output"]
+        figures = {
+            "train_rows": rows, "test_rows": test_rows, "features": features,
+            "text_mb": round(steps["text_bytes"] / 1e6, 1), "data_in_memory_mb": round(data_mb, 1),
+            "training_budget_mb": round(budget, 1), "block_mb": BLOCK_MB,
+            "objective": trained["primal"], "gap": trained["gap"], "outer_iterations": trained["outer_iterations"],
+            "test_accuracy": predicted["accuracy"],
+            "seconds": {k: round(steps[k]["seconds"], 1) for k in ("generate", "convert", "train", "predict")},
+            "peak_rss_mb": {k: round(steps[k]["peak_rss_mb"], 1) for k in ("convert", "train", "predict")},
+            "fixed_rss_mb": {k: round(tiny[k]["peak_rss_mb"], 1) for k in ("convert", "train", "predict")},
+        }  # fmt: skip
+        say()
+        say(f"test accuracy   {100 * predicted['accuracy']:.2f}%  ({predicted['correct']:,}/{predicted['rows']:,})")
+        say(f"objective       {trained['primal']:.6e}  (relative duality gap {trained['gap']:.1e}, "
+            f"{trained['outer_iterations']} passes over the blocks)")  # fmt: skip
+        s = figures["seconds"]
+        say(f"seconds         generate {s['generate']}, convert {s['convert']}, train {s['train']}, "
+            f"predict {s['predict']}")  # fmt: skip
+        peak, base = figures["peak_rss_mb"], figures["fixed_rss_mb"]
+        say("peak memory     " + ", ".join(
+            f"{k} {peak[k]:.0f} MB (+{peak[k] - base[k]:.0f} over 2,000 rows)" for k in peak))
+        if keep or workdir:
+            say(f"files kept in {root}")
+        return figures
+    finally:
+        if not keep and workdir is None:
+            shutil.rmtree(root, ignore_errors=True)
