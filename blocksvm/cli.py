@@ -2,7 +2,8 @@
 
 Every user-facing failure is a :class:`~blocksvm.errors.BlocksvmError` printed as one line
 (``blocksvm: error: ...``) with exit code 2; ``--debug`` shows the traceback instead.
-Exit codes: 0 success, 1 a check failed (``info --verify``), 2 an error, 130 interrupted.
+Exit codes: 0 success, 1 a check failed (``info --verify``), 2 an error, 130 interrupted by
+Ctrl-C (SIGINT), 143 stopped by SIGTERM (training saves its model and checkpoint first).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 
 from blocksvm.errors import BlocksvmError
 
-EXIT_OK, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 COMMANDS: dict[str, Callable[[argparse.ArgumentParser], None]] = {}
 
@@ -211,6 +212,13 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-every", type=int, default=0, metavar="K",
                    help="exact evaluation pass every K outer iterations")  # fmt: skip
     p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
+    p.add_argument("--checkpoint", metavar="PATH",
+                   help="write checkpoints here (every outer iteration, and when stopped)")  # fmt: skip
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="BLOCKS",
+                   help="also checkpoint every this many blocks")  # fmt: skip
+    p.add_argument("--checkpoint-seconds", type=float, metavar="SECONDS",
+                   help="also checkpoint when this many seconds passed since the last one")  # fmt: skip
+    p.add_argument("--resume", metavar="PATH", help="continue from this checkpoint (and keep writing it)")
     p.add_argument("--json", action="store_true", help="print the training summary as JSON")
     p.set_defaults(run=_run_train)
 
@@ -238,13 +246,20 @@ def _run_train(args) -> int:
     params = _train_params(args)
     history = args.history or f"{args.model}.history.jsonl"
     result = train(args.store, params, validation=args.validation, history_path=history,
-                   verbose=0 if args.quiet else 1, progress=None if not args.quiet else False)  # fmt: skip
+                   verbose=0 if args.quiet else 1, progress=None if not args.quiet else False,
+                   checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
+                   checkpoint_seconds=args.checkpoint_seconds, resume=args.resume)  # fmt: skip
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})
     elif not args.quiet:
         print(f"model written to {path}; history in {history}", file=sys.stderr)
-    return EXIT_INTERRUPTED if result.interrupted and "SIG" in result.stop_reason else EXIT_OK
+    if result.interrupted and result.stop_reason.startswith("stopped by"):
+        where = args.checkpoint or args.resume
+        if where and not args.quiet:
+            print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
+        return EXIT_TERMINATED if "SIGTERM" in result.stop_reason else EXIT_INTERRUPTED
+    return EXIT_OK
 
 
 @command("predict", "predict a store or a LIBSVM file with a model (blocksvm or LIBLINEAR)")

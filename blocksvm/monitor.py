@@ -88,6 +88,12 @@ class Monitor:
         if self.verbose:
             print(format_record(rec), file=self.stream, flush=True)
 
+    def rewrite(self, history: list[dict]) -> None:
+        """Replace the history file by ``history`` (on resume: drop records after the checkpoint)."""
+        if self.history_path:
+            with open(self.history_path, "w") as f:
+                f.writelines(json.dumps(rec) + "\n" for rec in history)
+
     def say(self, text: str) -> None:
         if self.verbose:
             print(text, file=self.stream, flush=True)

@@ -140,7 +140,7 @@ _INFINITY = (105, 110, 102, 105, 110, 105, 116, 121)
 
 @njit(cache=True, nogil=True, inline="always")
 def parse_float(buf, start, powers, exact_tens):
-    """Parse the decimal number that starts at ``byte_at(buf, start)``.
+    """Parse the decimal number that starts at ``buf[start]``.
 
     The scan stops at the first byte that cannot continue the number; the caller checks that a
     delimiter follows. ``buf`` must hold such a byte after every number (the tokenizer's buffers end

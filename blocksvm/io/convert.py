@@ -136,6 +136,8 @@ def convert(
         Show progress bars; default: when standard error is a terminal.
     jobs : int, optional
         Threads that compress and write blocks (default: up to 2).
+    chunk_bytes : int, default=8 MiB
+        Text parsed at a time by each parser thread.
 
     Returns
     -------

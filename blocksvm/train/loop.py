@@ -15,6 +15,7 @@ resumed from a checkpoint takes exactly the path of an uninterrupted one.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -22,14 +23,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.errors import ModelError, ParameterError
+from blocksvm.checkpoint import Checkpoint, Checkpointer, read_latest
+from blocksvm.errors import CheckpointError, ModelError, ParameterError
 from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor, PassSums, relative_gap
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import correct_predictions, evaluate_block
 from blocksvm.store import BlockStore, ReadStats
-from blocksvm.train.params import TrainParams
+from blocksvm.train.params import SAFE_TO_CHANGE, TrainParams
 from blocksvm.train.signals import deferred_signals
+
+
+TIME_LIMIT = "time limit reached"
 
 
 def block_order(seed: int, outer: int, n_blocks: int) -> np.ndarray:
@@ -121,17 +126,20 @@ class Trainer:
         if self.stop_rules_note and st.outer == 1 and st.position == 0:
             self.monitor.say(f"note: {self.stop_rules_note}")
         reason, interrupted = None, False
+        if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
+            reason = self._stop_reason(st.history[-1])
         with deferred_signals() as stop:
             while reason is None:
                 completed = self._run_pass(stop)
                 if not completed:
                     interrupted = True
-                    reason = (f"stopped by {stop.signal_name}" if stop else "time limit reached")
+                    reason = f"stopped by {stop.signal_name}" if stop else TIME_LIMIT
                     self.monitor.say(f"{reason} in iteration {st.outer} after "
                                      f"{st.position}/{self.store.n_blocks} blocks")  # fmt: skip
                     break
                 record = self._finish_pass()
                 reason = self._stop_reason(record)
+                interrupted = reason == TIME_LIMIT  # the run is cut, not finished
                 if reason is not None and not record["primal_exact"]:
                     self._exact_into(record)  # the final objective is reported exactly
                 self.monitor.record(record)
@@ -260,11 +268,49 @@ class Trainer:
             return f"relative duality gap {record['gap']:.2e} <= tol {p.tol:g}"
         if p.eps is not None and record["pg_violation"] is not None and record["pg_violation"] <= p.eps:
             return f"PG violation {record['pg_violation']:.3g} <= eps {p.eps:g}"
-        if self.state.outer >= p.max_outer:
+        if record["outer"] >= p.max_outer:
             return f"max_outer ({p.max_outer}) reached"
         if self._out_of_time():
-            return "time limit reached"
+            return TIME_LIMIT
         return None
+
+    # ---- checkpoints --------------------------------------------------------------------
+
+    def snapshot(self) -> Checkpoint:
+        """The whole training state, for :mod:`blocksvm.checkpoint`."""
+        st = self.state
+        state = {"outer": st.outer, "position": st.position, "sums": st.sums.to_dict(),
+                 "history": st.history, "elapsed": self.elapsed(), "blocks_visited": st.blocks_visited}  # fmt: skip
+        store = {"fingerprint": self.store.fingerprint, "rows": self.store.n_rows, "nnz": self.store.nnz,
+                 "blocks": self.store.n_blocks, "path": str(self.store.path)}  # fmt: skip
+        return Checkpoint(self.params.to_dict(), store, state, self.solver.state())
+
+    def restore(self, checkpoint: Checkpoint, source: str = "the checkpoint") -> None:
+        """Continue from ``checkpoint``; refuse one made for another store or other parameters."""
+        store = checkpoint.store
+        if store["fingerprint"] != self.store.fingerprint:
+            raise CheckpointError(
+                f"{source} was made for the store {store['path']} ({store['rows']} rows, {store['nnz']} nnz), "
+                f"not for {self.store.path} ({self.store.n_rows} rows, {self.store.nnz} nnz)"
+            )
+        ours = self.params.to_dict()
+        changed = [k for k in ours if k not in SAFE_TO_CHANGE and _json_value(ours[k]) != checkpoint.params.get(k)]
+        if changed:
+            details = ", ".join(f"{k}={checkpoint.params.get(k)!r} there, {ours[k]!r} here" for k in changed)
+            raise CheckpointError(
+                f"{source} was made with other parameters ({details}); only "
+                f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
+            )
+        try:
+            self.solver.load_state(checkpoint.arrays)
+        except (KeyError, ValueError) as exc:
+            raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
+        s = checkpoint.state
+        self.state = TrainState(outer=s["outer"], position=s["position"], sums=PassSums(**s["sums"]),
+                                history=list(s["history"]), elapsed=s["elapsed"],
+                                blocks_visited=s["blocks_visited"])  # fmt: skip
+        self._previous = None
+        self.monitor.rewrite(self.state.history)
 
     # ---- evaluation ---------------------------------------------------------------------
 
@@ -315,6 +361,11 @@ class Trainer:
         )  # fmt: skip
 
 
+def _json_value(value):
+    """A parameter as it reads back from JSON (dict keys become strings)."""
+    return json.loads(json.dumps(value))
+
+
 def _final_line(summary: dict) -> str:
     parts = [f"optimization finished: {summary['stop_reason']}",
              f"#iter = {summary['outer_iterations']}"]  # fmt: skip
@@ -341,8 +392,10 @@ def _open_validation(validation, store: BlockStore) -> BlockStore | None:
 
 
 def train(store, params: TrainParams | None = None, *, validation=None,
-          history_path: str | os.PathLike | None = None, verbose: int = 1,
-          progress: bool | None = None, checkpointer=None, **overrides) -> TrainResult:  # fmt: skip
+          history_path: str | os.PathLike | None = None, verbose: int = 1, progress: bool | None = None,
+          checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 0,
+          checkpoint_seconds: float | None = None, resume: str | os.PathLike | None = None,
+          **overrides) -> TrainResult:  # fmt: skip
     """Train a linear SVM on a block store by block minimization.
 
     Parameters
@@ -358,7 +411,12 @@ def train(store, params: TrainParams | None = None, *, validation=None,
     verbose : int, default=1
         0 silent, 1 one line per outer iteration.
     progress : bool, optional
-    checkpointer : blocksvm.checkpoint.Checkpointer, optional
+    checkpoint : path, optional
+        Write checkpoints here: at the end of every outer iteration, every ``checkpoint_every``
+        blocks, every ``checkpoint_seconds``, and when training stops. Defaults to ``resume``.
+    resume : path, optional
+        Continue from this checkpoint (or its ``.prev`` if it is damaged). Only the parameters in
+        :data:`~blocksvm.train.params.SAFE_TO_CHANGE` may differ from the checkpoint's.
 
     Returns
     -------
@@ -376,7 +434,25 @@ def train(store, params: TrainParams | None = None, *, validation=None,
         if unknown:
             raise ParameterError(f"unknown training parameter(s): {', '.join(sorted(unknown))}")
         params = TrainParams.from_dict({**params.to_dict(), **overrides})
+    checkpoint = checkpoint or resume
+    if checkpoint and not resume and os.path.exists(checkpoint):
+        raise CheckpointError(f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
+                              "continue that run, or remove it to start anew")  # fmt: skip
+    checkpointer = (Checkpointer(checkpoint, every_blocks=checkpoint_every, every_seconds=checkpoint_seconds)
+                    if checkpoint else None)  # fmt: skip
     trainer = Trainer(store, params, validation=validation, history_path=history_path,
                       verbose=verbose, progress=progress, checkpointer=checkpointer)  # fmt: skip
-    return trainer.run()
-
+    if checkpointer is None:
+        return trainer.run()
+    with checkpointer:  # holds the lock for the whole run
+        if resume:
+            saved, warning = read_latest(resume)
+            if warning:
+                trainer.monitor.say(f"warning: {warning}")
+            trainer.restore(saved, f"checkpoint {resume}")
+            trainer.monitor.say(f"resuming at iteration {trainer.state.outer}, block "
+                                f"{trainer.state.position}/{trainer.store.n_blocks}")  # fmt: skip
+        result = trainer.run()
+    result.model.summary["checkpoints"] = checkpointer.count
+    result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
+    return result

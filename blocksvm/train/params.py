@@ -13,7 +13,7 @@ LOSSES = ("hinge", "squared-hinge")
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
 # the path the optimizer takes.
-SAFE_TO_CHANGE = frozenset({"tol", "eps", "max_outer", "time_limit", "eval_every", "prefetch", "verbose"})
+SAFE_TO_CHANGE = frozenset({"tol", "eps", "max_outer", "time_limit", "eval_every", "prefetch"})
 
 
 @dataclass

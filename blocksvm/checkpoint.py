@@ -1,0 +1,234 @@
+"""Checkpoints: the full training state on disk, written atomically, checked on read.
+
+A checkpoint is one HDF5 file (``CHECKPOINT_FORMAT`` version 1) holding the solver's arrays
+(``w``, every ``alpha``, ...) as datasets and, as a JSON dataset, the rest: the position in the
+outer loop (iteration and blocks done), the sums of the pass in progress, the history so far,
+the hyper-parameters and the identity of the store. A SHA-256 digest over all of it is stored
+beside and checked on load, so a corrupted or truncated file is detected.
+
+Writing: a temporary file is written and fsync'ed, the current checkpoint becomes ``PATH.prev``,
+and the temporary file is renamed to ``PATH``; at no moment is a half-written file under either
+name. Reading falls back to ``PATH.prev`` when ``PATH`` is missing or damaged. A lock file
+(``PATH.lock``, ``flock``) keeps two runs from writing the same checkpoint; the operating system
+releases it when its process dies, even by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from blocksvm.errors import CheckpointError
+
+CHECKPOINT_FORMAT = "blocksvm-checkpoint"
+CHECKPOINT_VERSION = 1
+
+
+@dataclass
+class Checkpoint:
+    """Everything needed to continue a run exactly where it stopped.
+
+    Attributes
+    ----------
+    params : dict
+        :class:`~blocksvm.train.TrainParams` as a dict.
+    store : dict
+        ``fingerprint``, ``rows``, ``nnz``, ``blocks`` and ``path`` of the training store.
+    state : dict
+        :class:`~blocksvm.train.loop.TrainState` as a dict.
+    arrays : dict of str to ndarray
+        The solver's state arrays.
+    """
+
+    params: dict
+    store: dict
+    state: dict
+    arrays: dict = field(default_factory=dict)
+
+    def digest(self) -> str:
+        h = hashlib.sha256(self._meta_bytes())
+        for name in sorted(self.arrays):
+            array = np.ascontiguousarray(self.arrays[name])
+            h.update(name.encode())
+            h.update(str(array.dtype).encode() + str(array.shape).encode())
+            h.update(memoryview(array).cast("B"))
+        return h.hexdigest()
+
+    def _meta_bytes(self) -> bytes:
+        return json.dumps({"params": self.params, "store": self.store, "state": self.state},
+                          sort_keys=True).encode()  # fmt: skip
+
+
+def previous_path(path: Path) -> Path:
+    return path.with_name(path.name + ".prev")
+
+
+def write_checkpoint(path: str | os.PathLike, checkpoint: Checkpoint) -> float:
+    """Write ``checkpoint`` atomically, keeping the one before as ``PATH.prev``; return seconds."""
+    start = time.perf_counter()
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    with h5py.File(tmp, "w") as f:
+        f.attrs["format"] = CHECKPOINT_FORMAT
+        f.attrs["version"] = CHECKPOINT_VERSION
+        f.attrs["sha256"] = checkpoint.digest()
+        f.create_dataset("meta", data=np.frombuffer(checkpoint._meta_bytes(), dtype=np.uint8))
+        for name, array in checkpoint.arrays.items():
+            f.create_dataset(f"arrays/{name}", data=array)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    if path.exists():
+        os.replace(path, previous_path(path))
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    return time.perf_counter() - start
+
+
+def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Read and verify one checkpoint file; raise CheckpointError saying what is wrong."""
+    path = Path(path)
+    if not path.exists():
+        raise CheckpointError(f"{path}: no such checkpoint")
+    try:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != CHECKPOINT_FORMAT:
+                raise CheckpointError(f"{path} is not a blocksvm checkpoint")
+            version = int(f.attrs["version"])
+            if version > CHECKPOINT_VERSION:
+                raise CheckpointError(f"{path} is checkpoint format version {version}; this blocksvm reads "
+                                      f"version {CHECKPOINT_VERSION} (upgrade blocksvm)")  # fmt: skip
+            expected = str(f.attrs["sha256"])
+            meta = json.loads(bytes(f["meta"][()]))
+            arrays = {name: f["arrays"][name][()] for name in f["arrays"]} if "arrays" in f else {}
+    except CheckpointError:
+        raise
+    except (OSError, KeyError, ValueError) as exc:
+        raise CheckpointError(f"{path} is corrupted or truncated: {str(exc).splitlines()[0]}") from None
+    checkpoint = Checkpoint(meta["params"], meta["store"], meta["state"], arrays)
+    if checkpoint.digest() != expected:
+        raise CheckpointError(f"{path} is corrupted: its checksum does not match its content")
+    return checkpoint
+
+
+def read_latest(path: str | os.PathLike) -> tuple[Checkpoint, str | None]:
+    """The checkpoint at ``path``, or the previous one if ``path`` is missing or damaged.
+
+    Returns the checkpoint and a warning (None when ``path`` itself was good).
+    """
+    path = Path(path)
+    try:
+        return read_checkpoint(path), None
+    except CheckpointError as exc:
+        previous = previous_path(path)
+        if not previous.exists():
+            raise
+        try:
+            return read_checkpoint(previous), f"{exc}; resuming from the previous checkpoint {previous}"
+        except CheckpointError as older:
+            raise CheckpointError(f"{exc}; and the previous one: {older}") from None
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class CheckpointLock:
+    """An exclusive ``flock`` on ``PATH.lock`` for the life of a run."""
+
+    def __init__(self, path: Path):
+        self.path = path.with_name(path.name + ".lock")
+        self.file = None
+
+    def acquire(self) -> None:
+        self.file = open(self.path, "a+")  # noqa: SIM115 - held until release()
+        try:
+            fcntl.flock(self.file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.file.seek(0)
+            owner = self.file.read().strip() or "another process"
+            self.file.close()
+            self.file = None
+            raise CheckpointError(
+                f"checkpoint {self.path.with_suffix('')} is in use by another training run ({owner}); "
+                "two runs must not write the same checkpoint"
+            ) from None
+        self.file.seek(0)
+        self.file.truncate()
+        self.file.write(f"pid {os.getpid()}")
+        self.file.flush()
+
+    def release(self) -> None:
+        if self.file:
+            fcntl.flock(self.file.fileno(), fcntl.LOCK_UN)
+            self.file.close()
+            self.file = None
+
+
+class Checkpointer:
+    """Writes checkpoints of a :class:`~blocksvm.train.loop.Trainer` as it trains.
+
+    Parameters
+    ----------
+    path : path
+        Checkpoint file; ``PATH.prev`` and ``PATH.lock`` are kept beside it.
+    every_blocks : int, default=0
+        Also write after every this many blocks (0: only at the end of each outer iteration).
+    every_seconds : float, optional
+        Also write when this many seconds passed since the last checkpoint.
+
+    A checkpoint is always written at the end of every outer iteration and when training stops.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, every_blocks: int = 0, every_seconds: float | None = None):
+        if every_blocks < 0 or (every_seconds is not None and every_seconds <= 0):
+            raise CheckpointError("checkpoint intervals must be positive")
+        self.path = Path(path)
+        self.every_blocks = every_blocks
+        self.every_seconds = every_seconds
+        self.lock = CheckpointLock(self.path)
+        self.count = 0
+        self.seconds = 0.0
+        self._blocks_since = 0
+        self._last = time.perf_counter()
+
+    def __enter__(self) -> Checkpointer:
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.lock.release()
+
+    def save(self, trainer) -> None:
+        self.seconds += write_checkpoint(self.path, trainer.snapshot())
+        self.count += 1
+        self._blocks_since = 0
+        self._last = time.perf_counter()
+
+    def after_block(self, trainer) -> None:
+        self._blocks_since += 1
+        if trainer.state.position == trainer.store.n_blocks:
+            return  # the end of the pass writes one anyway
+        due_blocks = self.every_blocks and self._blocks_since >= self.every_blocks
+        due_time = self.every_seconds is not None and time.perf_counter() - self._last >= self.every_seconds
+        if due_blocks or due_time:
+            self.save(trainer)
+
+    def after_pass(self, trainer) -> None:
+        self._blocks_since = 0
+        self.save(trainer)
+
+    def on_stop(self, trainer) -> None:
+        if self._blocks_since or not self.count:  # else the end of the pass just wrote this state
+            self.save(trainer)
