@@ -50,8 +50,8 @@ def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
 
 def test_sigkill_at_random_moments_then_resume(store, uninterrupted, tmp_path):
     ck, model, history = tmp_path / "ck.h5", tmp_path / "m.h5", tmp_path / "h.jsonl"
-    args = ["--checkpoint-every", "1", "-C", str(PARAMS["C"]), "--loss", "hinge", "--tol", "0",
-            "--max-outer", str(PARAMS["max_outer"]), "--seed", str(PARAMS["seed"]), "--history", str(history)]  # fmt: skip
+    args = ["--checkpoint-every", "1", "-C", str(PARAMS["C"]), "--loss", "hinge", "--tol", "0", "--max-outer",
+            str(PARAMS["max_outer"]), "--seed", str(PARAMS["seed"]), "--history", str(history)]  # fmt: skip
     rng = random.Random(0)
     kills = kills_during_write = 0
     while kills < 12 and (kills < 3 or kills_during_write < 1):

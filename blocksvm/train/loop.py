@@ -33,7 +33,6 @@ from blocksvm.store import BlockStore, ReadStats
 from blocksvm.train.params import SAFE_TO_CHANGE, TrainParams
 from blocksvm.train.signals import deferred_signals
 
-
 TIME_LIMIT = "time limit reached"
 
 
