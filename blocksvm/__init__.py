@@ -7,6 +7,10 @@ Yu, Hsieh, Chang & Lin, KDD 2010).
 
 __version__ = "0.1.0"
 
+from blocksvm._jit_cache import ensure_fresh_cache  # noqa: E402
+
+ensure_fresh_cache()
+
 from blocksvm.errors import (  # noqa: E402
     BlocksvmError,
     CheckpointError,
