@@ -9,6 +9,8 @@ Which figures are exact (see docs/ALGORITHMS.md):
   pass (the loss of early blocks is measured before later blocks changed ``w``). An exact
   evaluation pass recomputes them at the final ``w`` of the iteration; it runs to confirm the gap
   rule and every ``eval_every`` iterations.
+- ``time`` is wall-clock seconds since training began; ``train_time`` leaves out the exact
+  evaluation and validation passes (the time an optimizer without them would have taken).
 - ``pg_violation`` is LIBLINEAR's ``max PG - min PG`` over the first inner pass of every block,
   also with a moving ``w``, exactly as LIBLINEAR measures it during its own sweeps.
 """

@@ -56,6 +56,7 @@ class TrainState:
     history: list = field(default_factory=list)
     elapsed: float = 0.0  # seconds trained before the current process started
     blocks_visited: int = 0
+    eval_seconds: float = 0.0  # of the elapsed seconds, those spent in evaluation passes
 
 
 @dataclass
@@ -218,6 +219,7 @@ class Trainer:
         record = {
             "outer": st.outer,
             "time": round(self.elapsed(), 4),
+            "train_time": round(self.elapsed() - st.eval_seconds, 4),
             "compute_seconds": round(sums.compute_seconds, 4),
             "read_seconds": round(self.read_stats.read_seconds, 4),
             "wait_seconds": round(self.read_stats.wait_seconds, 4),
@@ -241,7 +243,9 @@ class Trainer:
         if due or self._gap_rule_met(record):
             self._exact_into(record)
         if self.validation is not None:
+            start = time.perf_counter()
             record["validation_accuracy"] = self.accuracy(self.validation)
+            st.eval_seconds += time.perf_counter() - start
         return record
 
     def _gap_rule_met(self, record: dict) -> bool:
@@ -250,7 +254,9 @@ class Trainer:
     def _exact_into(self, record: dict) -> None:
         """Replace the pass estimates of ``record`` by an exact evaluation at the current w."""
         dual = self.solver.dual_objectives()
+        start = time.perf_counter()
         losses, correct = self.evaluate()
+        self.state.eval_seconds += time.perf_counter() - start
         W = self.solver.weights()
         primal = 0.5 * np.einsum("kj,kj->k", W, W) + losses
         record["primal"] = float(primal.sum())
@@ -279,7 +285,8 @@ class Trainer:
         """The whole training state, for :mod:`blocksvm.checkpoint`."""
         st = self.state
         state = {"outer": st.outer, "position": st.position, "sums": st.sums.to_dict(),
-                 "history": st.history, "elapsed": self.elapsed(), "blocks_visited": st.blocks_visited}  # fmt: skip
+                 "history": st.history, "elapsed": self.elapsed(), "blocks_visited": st.blocks_visited,
+                 "eval_seconds": st.eval_seconds}  # fmt: skip
         store = {"fingerprint": self.store.fingerprint, "rows": self.store.n_rows, "nnz": self.store.nnz,
                  "blocks": self.store.n_blocks, "path": str(self.store.path)}  # fmt: skip
         return Checkpoint(self.params.to_dict(), store, state, self.solver.state())
@@ -307,7 +314,7 @@ class Trainer:
         s = checkpoint.state
         self.state = TrainState(outer=s["outer"], position=s["position"], sums=PassSums(**s["sums"]),
                                 history=list(s["history"]), elapsed=s["elapsed"],
-                                blocks_visited=s["blocks_visited"])  # fmt: skip
+                                blocks_visited=s["blocks_visited"], eval_seconds=s["eval_seconds"])  # fmt: skip
         self._previous = None
         self.monitor.rewrite(self.state.history)
 
