@@ -211,7 +211,9 @@ class Checkpointer:
         self.lock.release()
 
     def save(self, trainer) -> None:
-        self.seconds += write_checkpoint(self.path, trainer.snapshot())
+        seconds = write_checkpoint(self.path, trainer.snapshot())
+        trainer.monitor.detail(f"checkpoint written to {self.path} in {seconds:.3f} s")
+        self.seconds += seconds
         self.count += 1
         self._blocks_since = 0
         self._last = time.perf_counter()

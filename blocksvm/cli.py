@@ -246,9 +246,10 @@ def _run_train(args) -> int:
     params = _train_params(args)
     history = args.history or f"{args.model}.history.jsonl"
     result = train(args.store, params, validation=args.validation, history_path=history,
-                   verbose=0 if args.quiet else 1, progress=None if not args.quiet else False,
-                   checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every,
-                   checkpoint_seconds=args.checkpoint_seconds, resume=args.resume)  # fmt: skip
+                   verbose=0 if args.quiet else 2 if args.verbose else 1,
+                   progress=None if not args.quiet else False, checkpoint=args.checkpoint,
+                   checkpoint_every=args.checkpoint_every, checkpoint_seconds=args.checkpoint_seconds,
+                   resume=args.resume)  # fmt: skip
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})

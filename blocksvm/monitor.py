@@ -96,6 +96,11 @@ class Monitor:
             with open(self.history_path, "w") as f:
                 f.writelines(json.dumps(rec) + "\n" for rec in history)
 
+    def detail(self, text: str) -> None:
+        """A line printed only at verbose level 2."""
+        if self.verbose >= 2:
+            print(text, file=self.stream, flush=True)
+
     def say(self, text: str) -> None:
         if self.verbose:
             print(text, file=self.stream, flush=True)

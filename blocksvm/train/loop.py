@@ -167,6 +167,9 @@ class Trainer:
         n_k = self.problem.n_problems
         bar = progress_bar(store.n_blocks, f"iter {st.outer}", unit="block", enabled=self.progress, leave=False)
         bar.update(st.position)
+        if st.history:  # the last pass's figures, while this one runs
+            last = st.history[-1]
+            bar.set_postfix_str(f"primal {last['primal']:.4e}" + (f" gap {last['gap']:.1e}" if last["gap"] else ""))
         try:
             blocks = store.iter_blocks(order[st.position:], prefetch=p.prefetch, stats=self.read_stats)
             for block in blocks:
@@ -256,7 +259,9 @@ class Trainer:
         dual = self.solver.dual_objectives()
         start = time.perf_counter()
         losses, correct = self.evaluate()
-        self.state.eval_seconds += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.state.eval_seconds += seconds
+        self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
         W = self.solver.weights()
         primal = 0.5 * np.einsum("kj,kj->k", W, W) + losses
         record["primal"] = float(primal.sum())
