@@ -23,6 +23,7 @@ from blocksvm.io import ConvertSummary, convert, load_libsvm  # noqa: E402
 from blocksvm.store import BlockStore  # noqa: E402
 
 __all__ = [
+    "BlockSVC",
     "BlockStore",
     "BlocksvmError",
     "CheckpointError",
@@ -34,3 +35,12 @@ __all__ = [
     "convert",
     "load_libsvm",
 ]
+
+
+def __getattr__(name: str):
+    """``blocksvm.BlockSVC``, imported on first use: the command line does not pay for scikit-learn."""
+    if name == "BlockSVC":
+        from blocksvm.estimator import BlockSVC
+
+        return BlockSVC
+    raise AttributeError(f"module 'blocksvm' has no attribute {name!r}")

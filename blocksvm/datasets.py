@@ -6,9 +6,11 @@ in any chunking, by any number of threads, and tens of gigabytes are produced at
 
 Row ``r``: about ``nnz`` distinct feature indices drawn from a power law (low indices are common,
 as words and n-grams are), positive values normalized to unit length and rounded to 6 decimals,
-and the label ``sign(w_true . x)``, flipped with probability ``noise``. With ``dense=True`` every
-feature is present with a Gaussian value. Values are written as ``%.6f``, so text and store
-agree exactly.
+and the label ``sign(w_true . x)``, flipped with probability ``noise``. With ``classes=K > 2`` there
+are K hidden vectors ``w_1 .. w_K`` and the label is ``argmax_k w_k . x`` (labels ``1 .. K``),
+replaced with probability ``noise`` by one of the other classes, drawn uniformly. With
+``dense=True`` every feature is present with a Gaussian value. Values are written as ``%.6f``, so
+text and store agree exactly.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class SyntheticSpec:
     dense : bool
     power : float
         Skew of feature popularity: index = features * u**power.
+    classes : int, default=2
+        Number of classes: 2 gives labels -1/+1 from one hidden separator; K > 2 gives labels
+        1..K, the arg-max of K hidden separators. Rows ``x`` do not depend on it.
     """
 
     rows: int
@@ -60,6 +65,7 @@ class SyntheticSpec:
     seed: int = 0
     dense: bool = False
     power: float = 2.0
+    classes: int = 2
 
     def validate(self) -> None:
         if self.rows < 1 or self.features < 1:
@@ -68,10 +74,21 @@ class SyntheticSpec:
             raise ParameterError(f"nnz must be in 1..features ({self.features}), not {self.nnz}")
         if not 0 <= self.noise < 0.5:
             raise ParameterError(f"noise must be in [0, 0.5), not {self.noise}")
+        if isinstance(self.classes, bool) or not isinstance(self.classes, int) or self.classes < 2:
+            raise ParameterError(f"classes must be an integer >= 2, not {self.classes!r}")
 
     def hidden_weights(self) -> np.ndarray:
-        """The separator ``w_true``, shape (features,)."""
-        return np.random.default_rng([self.seed, 7]).standard_normal(self.features)
+        """The separator ``w_true``: shape (features,) for two classes, (classes, features) for more."""
+        rng = np.random.default_rng([self.seed, 7])
+        if self.classes == 2:
+            return rng.standard_normal(self.features)
+        return rng.standard_normal((self.classes, self.features))
+
+
+def _hidden_matrix(spec: SyntheticSpec, w_true: np.ndarray | None) -> np.ndarray:
+    """``w_true`` (or the spec's) as rows of hidden separators, shape (1 or classes, features)."""
+    w_true = spec.hidden_weights() if w_true is None else w_true
+    return np.ascontiguousarray(np.atleast_2d(w_true), dtype=np.float64)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -92,7 +109,13 @@ def _uniform(state):
 
 @njit(cache=True, nogil=True)
 def _generate(seed, first_row, n_rows, features, nnz, power, noise, dense, w_true):
-    """Rows ``first_row .. first_row + n_rows - 1``: CSR with integer values (units of 1e-6)."""
+    """Rows ``first_row .. first_row + n_rows - 1``: CSR with integer values (units of 1e-6).
+
+    ``w_true`` has shape (1, features) (labels ±1: the sign of the margin) or (K, features) with
+    K > 2 (labels 1..K: the arg-max margin). The multiclass draws come after every binary draw,
+    so a row's features do not depend on K.
+    """
+    n_hidden = w_true.shape[0]
     width = features if dense else min(features, 2 * nnz)
     indptr = np.zeros(n_rows + 1, np.int64)
     indices = np.empty(n_rows * width, np.int32)
@@ -100,6 +123,7 @@ def _generate(seed, first_row, n_rows, features, nnz, power, noise, dense, w_tru
     labels = np.empty(n_rows, np.float64)
     raw = np.empty(width, np.float64)
     picks = np.empty(width, np.int64)
+    margins = np.empty(n_hidden, np.float64)
     k = 0
     for i in range(n_rows):
         state = np.uint64(seed) * _GOLDEN ^ np.uint64(first_row + i) * np.uint64(0xD1B54A32D192ED03)
@@ -131,25 +155,33 @@ def _generate(seed, first_row, n_rows, features, nnz, power, noise, dense, w_tru
         for j in range(count):
             norm += raw[j] * raw[j]
         norm = math.sqrt(norm)
-        margin = 0.0
+        margins[:] = 0.0
         for j in range(count):
             value = round(raw[j] / norm * SCALE)
             if value != 0:
                 indices[k] = picks[j]
                 q[k] = value
-                margin += w_true[picks[j]] * value
+                for h in range(n_hidden):
+                    margins[h] += w_true[h, picks[j]] * value
                 k += 1
         indptr[i + 1] = k
         state, u = _uniform(state)
-        label = 1.0 if margin > 0 else -1.0
-        labels[i] = -label if u < noise else label
+        if n_hidden == 1:
+            label = 1.0 if margins[0] > 0 else -1.0
+            labels[i] = -label if u < noise else label
+        else:
+            best = np.argmax(margins)
+            if u < noise:  # one of the other classes, uniformly
+                state, u = _uniform(state)
+                best = (best + 1 + min(int(u * (n_hidden - 1)), n_hidden - 2)) % n_hidden
+            labels[i] = best + 1.0
     return indptr, indices[:k].copy(), q[:k].copy(), labels
 
 
 def generate_rows(spec: SyntheticSpec, first_row: int, n_rows: int, dtype="float32",
                   w_true: np.ndarray | None = None) -> BlockArrays:  # fmt: skip
     """Rows ``first_row ..`` of the data set as a block (zero-based indices, ``lines`` = row + 1)."""
-    w_true = spec.hidden_weights() if w_true is None else w_true
+    w_true = _hidden_matrix(spec, w_true)
     indptr, indices, q, labels = _generate(
         spec.seed, first_row, n_rows, spec.features, spec.nnz, spec.power, spec.noise,
         spec.dense, w_true,
@@ -178,15 +210,21 @@ def _write_int(out, pos, value):
 
 
 @njit(cache=True, nogil=True)
-def _format_libsvm(indptr, indices, q, labels):
-    """LIBSVM text (one-based indices, values ``%.6f``) of integer-valued rows."""
+def _format_libsvm(indptr, indices, q, labels, binary):
+    """LIBSVM text (one-based indices, values ``%.6f``) of integer-valued rows.
+
+    Labels are written ``+1``/``-1`` when ``binary``, else as integers (1..K).
+    """
     n_rows = labels.shape[0]
-    out = np.empty(n_rows * 4 + q.shape[0] * 32, np.uint8)
+    out = np.empty(n_rows * 24 + q.shape[0] * 32, np.uint8)
     pos = 0
     for i in range(n_rows):
-        out[pos] = 43 if labels[i] > 0 else 45  # '+1' / '-1'
-        out[pos + 1] = 49
-        pos += 2
+        if binary:
+            out[pos] = 43 if labels[i] > 0 else 45  # '+1' / '-1'
+            out[pos + 1] = 49
+            pos += 2
+        else:
+            pos = _write_int(out, pos, np.int64(labels[i]))
         for k in range(indptr[i], indptr[i + 1]):
             out[pos] = 32
             pos = _write_int(out, pos + 1, indices[k] + 1)
@@ -214,7 +252,7 @@ def _text_chunk(spec: SyntheticSpec, w_true, first_row: int, n_rows: int) -> byt
         spec.seed, first_row, n_rows, spec.features, spec.nnz, spec.power, spec.noise,
         spec.dense, w_true,
     )  # fmt: skip
-    return _format_libsvm(indptr, indices, q, labels).tobytes()
+    return _format_libsvm(indptr, indices, q, labels, spec.classes == 2).tobytes()
 
 
 def _open_for_writing(path: Path, suffix: str):
@@ -238,7 +276,7 @@ def write_libsvm(path: str | os.PathLike, spec: SyntheticSpec, *, rows: range | 
     spec.validate()
     path = Path(path)
     tmp = path.with_name(path.name + ".partial")
-    w_true = spec.hidden_weights()
+    w_true = _hidden_matrix(spec, None)
     rows = rows if rows is not None else range(spec.rows)
     starts = range(rows.start, rows.stop, CHUNK_ROWS)
     written = 0
@@ -289,7 +327,7 @@ def make_store(path: str | os.PathLike, spec: SyntheticSpec, *, block_rows: int 
     spec.validate()
     F.compression_filters(compression)
     n_blocks = math.ceil(spec.rows / block_rows)
-    w_true = spec.hidden_weights()
+    w_true = _hidden_matrix(spec, None)
     with StoreBuilder(path, overwrite=overwrite) as builder:
 
         def build(b: int) -> tuple[dict, dict]:

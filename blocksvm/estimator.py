@@ -1,0 +1,397 @@
+"""The scikit-learn face of blocksvm: :class:`BlockSVC`.
+
+``fit(X, y)`` writes the arrays as a temporary block store (rows shuffled, labels encoded as
+floats ``0 .. K-1``), trains on it exactly as :func:`blocksvm.train.train` trains on a store made
+by ``blocksvm convert``, and removes it; ``fit(store_path)`` trains on a store already on disk,
+for data larger than memory. Both end in one shared path, :meth:`BlockSVC._fit_store`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from blocksvm.errors import ModelError, ParameterError
+from blocksvm.store import BlockStore
+from blocksvm.store.format import DEFAULT_COMPRESSION
+from blocksvm.store.writer import BlockArrays, StoreBuilder, write_block
+from blocksvm.train import TrainParams, train
+
+# Fitted attributes, removed by the reset that starts every fit.
+_FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "feature_names_in_", "n_iter_",
+           "history_", "stop_reason_", "model_")  # fmt: skip
+
+
+class BlockSVC(ClassifierMixin, BaseEstimator):
+    """Linear SVM (L1- or L2-loss, L2-regularized) trained by block minimization.
+
+    Solves LIBLINEAR's problem ``min_w 1/2 ||w||^2 + sum_i C_i loss(y_i w^T [x_i, bias])`` (the
+    bias weight is regularized, as LIBLINEAR's ``-B`` and scikit-learn's ``LinearSVC`` do), one
+    problem for two classes and one-vs-rest for more, by dual coordinate descent (or Pegasos)
+    over blocks of rows read one at a time (Yu, Hsieh, Chang & Lin, KDD 2010).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Cost of a unit of loss. Values must be in the range (0, inf).
+    loss : {"squared-hinge", "hinge"}, default="squared-hinge"
+        L2-loss SVM (LIBLINEAR ``-s 1``) or L1-loss SVM (``-s 3``). ``"squared_hinge"`` is
+        accepted as scikit-learn spells it.
+    solver : {"dual-cd", "pegasos"}, default="dual-cd"
+    bias : float, default=1.0
+        Value of the constant feature appended to every row; its weight is the intercept
+        divided by ``bias``. Values <= 0 fit no intercept.
+    tol : float, default=1e-3
+        Stop at this relative duality gap ``(P - D) / P`` of every class (dual CD). Values must
+        be in the range [0, inf); 0 disables the rule.
+    eps : float or None, default=None
+        Stop when LIBLINEAR's projected-gradient violation is at most this (dual CD).
+    max_outer : int, default=50
+        Passes over the data at most. Values must be in the range [1, inf).
+    working_set : {"pair", "block"}, default="pair"
+        Solve each block together with the block visited before it, or alone.
+    inner_passes : int, default=3
+        Dual CD passes over the working set at each block visit. Range [1, inf).
+    inner_eps : float, default=0.0
+        End a block visit early once its PG violation is at most this (0: never).
+    batch_size : int, default=1
+        Pegasos mini-batch size. Range [1, inf).
+    average : bool, default=False
+        Pegasos: return the average of the iterates.
+    class_weight : dict, "balanced" or None, default=None
+        Multiplier of C per class label, ``{label: weight}`` (LIBLINEAR's ``-w``); "balanced"
+        uses ``n_samples / (n_classes * np.bincount(y))``.
+    block_size : int, default=100_000
+        Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the row shuffle of the temporary store and the block and row orders of training.
+    time_limit : float or None, default=None
+        Seconds of training at most (stops at a block boundary).
+    eval_every : int, default=0
+        Exact objective evaluation every this many passes (0: only to confirm the gap rule).
+    prefetch : int, default=1
+        Blocks read ahead by a reader thread.
+    verbose : int, default=0
+        0 silent, 1 one line per pass (standard error).
+    tmp_dir : str or None, default=None
+        Folder for the temporary store (default: the system's temporary folder).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights; one row (for ``classes_[1]``) with two classes, one row per class with more.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        ``bias`` times the bias weight (zeros when ``bias <= 0``).
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined only when X has feature names that are all strings.
+    n_iter_ : int
+        Outer iterations (passes over the data) made.
+    history_ : list of dict
+        One record per pass (objective, gap, accuracy, seconds, bytes read), see
+        :mod:`blocksvm.monitor`.
+    stop_reason_ : str
+    model_ : LinearModel
+        The trained model, for :meth:`LinearModel.save` or LIBLINEAR export. Its classes are the
+        labels when they are numbers, else their codes ``0 .. n_classes - 1``.
+
+    See Also
+    --------
+    blocksvm.train.train : the same training on a store, with checkpoints and validation.
+    sklearn.svm.LinearSVC : the in-memory equivalent (LIBLINEAR).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from blocksvm import BlockSVC
+    >>> X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    >>> clf = BlockSVC(C=0.5, random_state=0).fit(X, y)
+    >>> clf.coef_.shape, clf.classes_.tolist()
+    ((1, 5), [0, 1])
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    def __init__(self, *, C: float = 1.0, loss: str = "squared-hinge", solver: str = "dual-cd",
+                 bias: float = 1.0, tol: float = 1e-3, eps: float | None = None, max_outer: int = 50,
+                 working_set: str = "pair", inner_passes: int = 3, inner_eps: float = 0.0,
+                 batch_size: int = 1, average: bool = False, class_weight=None,
+                 block_size: int = 100_000, random_state=None, time_limit: float | None = None,
+                 eval_every: int = 0, prefetch: int = 1, verbose: int = 0,
+                 tmp_dir: str | os.PathLike | None = None):  # fmt: skip
+        self.C = C
+        self.loss = loss
+        self.solver = solver
+        self.bias = bias
+        self.tol = tol
+        self.eps = eps
+        self.max_outer = max_outer
+        self.working_set = working_set
+        self.inner_passes = inner_passes
+        self.inner_eps = inner_eps
+        self.batch_size = batch_size
+        self.average = average
+        self.class_weight = class_weight
+        self.block_size = block_size
+        self.random_state = random_state
+        self.time_limit = time_limit
+        self.eval_every = eval_every
+        self.prefetch = prefetch
+        self.verbose = verbose
+        self.tmp_dir = tmp_dir
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # ---- fit ------------------------------------------------------------------------------
+
+    def fit(self, X, y=None) -> BlockSVC:
+        """Train on arrays, or on a block store on disk.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), or str, PathLike or
+            BlockStore
+            Training rows; or the directory of a store made by ``blocksvm convert`` (its labels
+            are the targets).
+        y : array-like of shape (n_samples,), or None
+            Target labels; must be None when ``X`` is a store.
+
+        Returns
+        -------
+        self : BlockSVC
+        """
+        self._reset()
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        if _is_store(X):
+            if y is not None:
+                raise ValueError("y must be None when X is a block store: the store holds the labels")
+            store = _open_store(X)
+            self.n_features_in_ = store.n_features
+            self._store_index_base = store.index_base
+            return self._fit_store(store, store.classes, self._train_params(self.class_weight, seed))
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        encoder = LabelEncoder().fit(y)
+        classes = encoder.classes_
+        if len(classes) < 2:
+            raise ValueError(f"BlockSVC needs samples of at least 2 classes, but the data contain only one "
+                             f"class: {classes[0]!r}")  # fmt: skip
+        codes = encoder.transform(y).astype(np.float64)
+        params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
+        block_size = self._checked_block_size()
+        folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
+        try:
+            store = write_array_store(Path(folder) / "train.bsvm", X, codes, block_size=block_size, seed=seed)
+            return self._fit_store(store, classes, params)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _reset(self) -> None:
+        for name in _FITTED:
+            self.__dict__.pop(name, None)
+        self._store_index_base = None  # the feature numbering of a training store, if any
+
+    def _fit_store(self, store: BlockStore, classes: np.ndarray, params: TrainParams) -> BlockSVC:
+        """The path every fit ends in: train on ``store``, then set the fitted attributes.
+
+        ``classes`` are the labels the store's sorted label values stand for.
+        """
+        result = train(store, params, verbose=int(self.verbose), progress=False)
+        reason = result.stop_reason
+        if result.interrupted and reason.startswith("stopped by"):
+            raise KeyboardInterrupt(f"BlockSVC.fit {reason}")
+        model = result.model
+        if classes.dtype.kind in "biuf":  # a saved model predicts the labels themselves
+            model.classes = classes.astype(np.float64)
+        self.classes_ = classes
+        self.coef_ = model.coef
+        self.intercept_ = model.intercept
+        self.n_iter_ = len(result.history)
+        self.history_ = result.history
+        self.stop_reason_ = reason
+        self.model_ = model
+        has_rule = params.solver == "dual-cd" and (params.tol > 0 or params.eps is not None)
+        if (has_rule and reason.startswith("max_outer")) or reason.startswith("time limit"):
+            gap = model.summary.get("gap")
+            warnings.warn(f"BlockSVC stopped before its tolerance: {reason}"
+                          + ("" if gap is None else f" (relative duality gap {gap:.2e})")
+                          + "; raise max_outer or time_limit", ConvergenceWarning, stacklevel=3)  # fmt: skip
+        return self
+
+    def _train_params(self, class_weight, seed: int) -> TrainParams:
+        """The estimator's parameters as checked training parameters (the CLI's check)."""
+        values = {
+            "C": self.C, "loss": self.loss, "solver": self.solver, "bias": self.bias, "tol": self.tol,
+            "eps": self.eps, "max_outer": self.max_outer, "working_set": self.working_set,
+            "inner_passes": self.inner_passes, "inner_eps": self.inner_eps,
+            "batch_size": self.batch_size, "average": self.average, "class_weight": class_weight,
+            "seed": seed, "time_limit": self.time_limit, "eval_every": self.eval_every,
+            "prefetch": self.prefetch,
+        }  # fmt: skip
+        values = {k: _plain(v) for k, v in values.items()}
+        if isinstance(values["class_weight"], dict):
+            values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
+        if values["loss"] == "squared_hinge":
+            values["loss"] = "squared-hinge"
+        return TrainParams(**values).validate()
+
+    def _checked_block_size(self) -> int:
+        size = _plain(self.block_size)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ParameterError(f"block_size must be an integer >= 1, not {self.block_size!r}")
+        return size
+
+    # ---- predict --------------------------------------------------------------------------
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), or a block store
+            A store's rows come out in the order of its source file.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            With two classes, > 0 means ``classes_[1]``; with more, one column per class.
+        """
+        check_is_fitted(self)
+        if _is_store(X):
+            return self._store_scores(_open_store(X))[0]
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels, shape (n_samples,) (a store's rows in source order)."""
+        scores = self.decision_function(X)
+        indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[indices]
+
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """Mean accuracy on ``(X, y)``, or on a store's rows and labels (``y`` None)."""
+        if _is_store(X):
+            if y is not None:
+                raise ValueError("y must be None when X is a block store: the store holds the labels")
+            check_is_fitted(self)
+            scores, labels = self._store_scores(_open_store(X))
+            indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+            return float(np.average(self.classes_[indices] == labels, weights=sample_weight))
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def _store_scores(self, store: BlockStore) -> tuple[np.ndarray, np.ndarray]:
+        """Decision values and labels of a store's rows, in source order.
+
+        Columns beyond ``n_features_in_`` are ignored (as LIBLINEAR ignores unseen features).
+        """
+        trained_on = getattr(self, "_store_index_base", None)
+        if trained_on is not None and store.index_base != trained_on:
+            raise ModelError(f"{store.path} has {store.index_base}-based feature indices, the training "
+                             f"store {trained_on}-based: they are different feature spaces")  # fmt: skip
+        scores, labels, lines = [], [], []
+        for block in store.iter_blocks(prefetch=int(self.prefetch)):
+            scores.append(self.model_.decision_function_csr(block.indptr, block.indices, block.data))
+            labels.append(block.labels)
+            lines.append(block.lines)
+        order = np.argsort(np.concatenate(lines), kind="stable")
+        values = np.concatenate(scores)[order]
+        return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order]
+
+
+def write_array_store(path: Path, X, labels: np.ndarray, *, block_size: int, seed: int,
+                      compression: str = DEFAULT_COMPRESSION) -> BlockStore:  # fmt: skip
+    """Write rows of ``X`` (CSR or dense, float32/float64) as a block store, rows shuffled.
+
+    Parameters
+    ----------
+    path : Path
+        Store directory to create.
+    X : ndarray or sparse matrix of shape (n_rows, n_features)
+    labels : ndarray of float64, shape (n_rows,)
+    block_size : int
+        Rows per block.
+    seed : int
+        Seed of the row shuffle; row ``i`` of ``X`` is stored with line number ``i + 1``.
+
+    Returns
+    -------
+    BlockStore
+        The store, opened for reading (zero-based feature indices).
+    """
+    X = sp.csr_matrix(X)
+    n_rows, n_features = X.shape
+    if n_features > np.iinfo(np.int32).max:
+        raise ParameterError(f"a store holds at most {np.iinfo(np.int32).max} features, not {n_features}")
+    order = np.random.default_rng(seed).permutation(n_rows)
+    X = X[order]  # a copy: the caller's matrix is never touched
+    X.sum_duplicates()  # sorted, distinct column indices in every row
+    labels = labels[order]
+    lines = order.astype(np.int64) + 1
+    classes, counts = np.unique(labels, return_counts=True)
+    entries = []
+    with StoreBuilder(path) as builder:
+        for b, start in enumerate(range(0, n_rows, block_size)):
+            stop = min(start + block_size, n_rows)
+            lo, hi = X.indptr[start], X.indptr[stop]
+            block = BlockArrays(
+                (X.indptr[start : stop + 1] - lo).astype(np.int64), X.indices[lo:hi].astype(np.int32),
+                X.data[lo:hi], labels[start:stop].astype(np.float64), lines[start:stop],
+            )  # fmt: skip
+            entries.append(write_block(builder.block_path(b), block, index=b, compression=compression,
+                                       store_id=builder.store_id))  # fmt: skip
+        builder.commit({
+            "rows": n_rows, "features": n_features, "nnz": int(X.nnz), "index_base": 0,
+            "dtype": X.data.dtype.name, "classes": classes.tolist(), "label_counts": counts.tolist(),
+            "blocks": entries, "source": {"arrays": "blocksvm.estimator"},
+            "params": {"block_rows": block_size, "block_mb": None, "shuffle": True, "seed": seed,
+                       "compression": compression, "zero_based": True, "skip_bad_lines": False},
+        })  # fmt: skip
+    return BlockStore(path)
+
+
+def _plain(value):
+    """A NumPy scalar (from a parameter grid, say) as the Python number the checks expect."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _is_store(X) -> bool:
+    return isinstance(X, (str, os.PathLike, BlockStore))
+
+
+def _open_store(X) -> BlockStore:
+    return X if isinstance(X, BlockStore) else BlockStore(X)
+
+
+def _encoded_class_weight(class_weight, classes: np.ndarray):
+    """``class_weight`` with labels replaced by their codes (the store's float labels)."""
+    if class_weight is None or isinstance(class_weight, str):
+        return class_weight
+    if not isinstance(class_weight, dict):
+        return class_weight  # refused, with its name, by TrainParams.validate
+    codes = {label: code for code, label in enumerate(classes.tolist())}
+    encoded = {}
+    for label, weight in class_weight.items():
+        if _plain(label) not in codes:
+            raise ParameterError(f"class_weight names label {label!r}, which is not among the classes "
+                                 f"{classes.tolist()}")  # fmt: skip
+        encoded[float(codes[_plain(label)])] = weight
+    return encoded

@@ -1,0 +1,209 @@
+"""BlockSVC: scikit-learn's own estimator checks, composition (Pipeline, GridSearchCV, clone,
+pickle), fitting on a store on disk, and agreement with ``sklearn.svm.LinearSVC`` (LIBLINEAR)."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.datasets import load_svmlight_file, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import (
+    check_class_weight_balanced_linear_classifier,
+    check_class_weight_classifiers,
+    parametrize_with_checks,
+)
+
+from blocksvm import BlockSVC
+from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.io import convert
+from blocksvm.train import train
+
+# Each entry: a check this estimator is expected to fail, and why.
+EXPECTED_FAILED_CHECKS = {
+    "check_class_weight_classifiers": (
+        "the check raises max_iter to 1000 but BlockSVC's budget is max_outer (20 here): with C * weight "
+        "= 1000 on unscaled noisy blobs dual CD (LIBLINEAR -s 1 alike) is far from the optimum after 60 "
+        "passes, and whether 87% of the predictions are class 0 depends on where it stops; with "
+        "max_outer=500 it passes (test_class_weight_check_passes_with_enough_passes)"
+    ),
+}
+
+
+# small max_outer: the checks' tiny, often unscaled sets would otherwise run to 50 passes each
+@parametrize_with_checks(
+    [BlockSVC(max_outer=20)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, xfail_strict=False
+)
+def test_scikit_learn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+def test_class_weight_check_passes_with_enough_passes():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check_class_weight_classifiers("BlockSVC", BlockSVC(max_outer=500))
+
+
+def test_balanced_class_weight_is_computed_as_scikit_learn_does():
+    # only run by check_estimator for LinearClassifierMixin subclasses, but it applies here
+    check_class_weight_balanced_linear_classifier("BlockSVC", BlockSVC())
+
+
+def liblinear_objective(coef, intercept, X, y, C: float, loss: str, classes, class_weight=None) -> np.ndarray:
+    """Objective of each one-vs-rest problem with the intercept regularized (bias 1), float64."""
+    weights = np.array([(class_weight or {}).get(c, 1.0) for c in classes])
+    problems = [classes[1]] if len(classes) == 2 else classes
+    values = []
+    for k, positive in enumerate(problems):
+        t = np.where(y == positive, 1.0, -1.0)
+        if len(classes) == 2:
+            costs = np.where(t > 0, C * weights[1], C * weights[0])
+        else:
+            costs = np.where(t > 0, C * weights[k], C)
+        slack = np.maximum(0.0, 1.0 - t * (X @ coef[k] + intercept[k]))
+        values.append(0.5 * (coef[k] @ coef[k] + intercept[k] ** 2) + costs @ (slack if loss == "hinge" else slack**2))
+    return np.array(values)
+
+
+@pytest.mark.parametrize("loss, n_classes, class_weight", [
+    ("hinge", 2, None), ("squared_hinge", 2, {0: 3.0}), ("hinge", 3, {2: 0.5}), ("squared_hinge", 3, None),
+])  # fmt: skip
+def test_agrees_with_linear_svc(loss, n_classes, class_weight):
+    X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=n_classes,
+                               random_state=n_classes)  # fmt: skip
+    X = StandardScaler().fit_transform(X)
+    ours = BlockSVC(C=0.5, loss=loss, class_weight=class_weight, tol=1e-5, max_outer=1000, block_size=100,
+                    random_state=0).fit(X, y)  # fmt: skip
+    assert ours.model_.summary["rows"] == 300 and len(ours.history_[0]) > 0
+    assert ours.stop_reason_.startswith("relative duality gap")
+    theirs = LinearSVC(C=0.5, loss=loss, class_weight=class_weight, dual=True, fit_intercept=True,
+                       intercept_scaling=1, tol=1e-8, max_iter=200_000).fit(X, y)  # fmt: skip
+    assert ours.coef_.shape == theirs.coef_.shape and ours.intercept_.shape == theirs.intercept_.shape
+    np.testing.assert_array_equal(ours.classes_, theirs.classes_)
+    args = (X, y, 0.5, loss.replace("_", "-"), ours.classes_, class_weight)
+    np.testing.assert_allclose(liblinear_objective(ours.coef_, ours.intercept_, *args),
+                               liblinear_objective(theirs.coef_, theirs.intercept_, *args), rtol=1e-4)  # fmt: skip
+    assert np.mean(ours.predict(X) == theirs.predict(X)) >= 0.99
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # LIBLINEAR needs 1000s of passes too
+def test_pipeline_and_grid_search():
+    X, y = make_classification(n_samples=240, n_features=6, random_state=1)
+    X = X * 10 + 3  # the scaler has something to do
+    pipe = make_pipeline(StandardScaler(), BlockSVC(random_state=0))
+    grid = GridSearchCV(pipe, {"blocksvc__C": [0.01, 1.0], "blocksvc__loss": ["hinge", "squared-hinge"]}, cv=3)
+    grid.fit(X, y)
+    assert grid.best_score_ > 0.8
+    assert set(grid.best_params_) == {"blocksvc__C", "blocksvc__loss"}
+    assert grid.score(X, y) > 0.8
+    assert grid.best_estimator_[-1].coef_.shape == (1, 6)
+
+
+def test_clone_and_pickle_keep_what_they_should():
+    X, y = make_classification(n_samples=150, n_features=5, random_state=2)
+    fitted = BlockSVC(C=0.3, loss="hinge", random_state=4).fit(X, y)
+    copy = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(copy.decision_function(X), fitted.decision_function(X))
+    assert copy.n_iter_ == fitted.n_iter_ and copy.history_ == fitted.history_
+    fresh = clone(fitted)
+    assert fresh.get_params() == fitted.get_params() and not hasattr(fresh, "coef_")
+    np.testing.assert_array_equal(fresh.fit(X, y).coef_, fitted.coef_)  # random_state fixes the path
+
+
+def test_dense_sparse_and_float32_input_train_the_same_model():
+    X, y = make_classification(n_samples=200, n_features=7, random_state=3)
+    X[np.abs(X) < 0.5] = 0.0
+    dense = BlockSVC(random_state=1, block_size=100).fit(X, y)
+    sparse = BlockSVC(random_state=1, block_size=100).fit(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(dense.coef_, sparse.coef_)
+    single = BlockSVC(random_state=1, block_size=100).fit(X.astype(np.float32), y)
+    np.testing.assert_allclose(single.coef_, dense.coef_, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # LIBLINEAR needs 1000s of passes too
+def test_string_labels_and_their_class_weights():
+    X, y = make_classification(n_samples=300, n_features=6, n_informative=4, n_classes=3, random_state=5)
+    names = np.array(["cat", "dog", "eel"])[y]
+    by_name = BlockSVC(class_weight={"eel": 4.0}, random_state=0).fit(X, names)
+    by_code = BlockSVC(class_weight={2: 4.0}, random_state=0).fit(X, y)
+    assert by_name.classes_.tolist() == ["cat", "dog", "eel"]
+    np.testing.assert_array_equal(by_name.coef_, by_code.coef_)
+    np.testing.assert_array_equal(by_name.predict(X), np.array(["cat", "dog", "eel"])[by_code.predict(X)])
+    assert by_name.model_.classes.tolist() == [0.0, 1.0, 2.0]  # codes: a model file holds numbers
+    with pytest.raises(ValueError, match="class_weight names label 'fox'"):
+        BlockSVC(class_weight={"fox": 2.0}).fit(X, names)
+
+
+@pytest.fixture(scope="module")
+def text_and_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("store")
+    spec = SyntheticSpec(rows=3000, features=200, nnz=15, seed=9)
+    write_libsvm(root / "train.svm", spec, progress=False)
+    convert(root / "train.svm", root / "train.bsvm", block_rows=400, progress=False)
+    X, y = load_svmlight_file(str(root / "train.svm"), n_features=200, dtype=np.float32)
+    return root / "train.bsvm", X, y
+
+
+def test_fit_on_a_store_path_trains_what_train_trains(text_and_store):
+    store, X, y = text_and_store
+    est = BlockSVC(C=0.5, tol=1e-4, random_state=3)
+    est.fit(str(store))
+    expected = train(store, C=0.5, tol=1e-4, seed=_seed_of(3), verbose=0).model
+    np.testing.assert_array_equal(est.coef_, expected.coef)
+    assert est.n_features_in_ == 200 and est.classes_.tolist() == [-1.0, 1.0]
+    assert est.n_iter_ == len(est.history_) and est.history_[-1]["gap"] <= 1e-4
+    # a store's rows come back in source order, as the text has them
+    np.testing.assert_allclose(est.decision_function(store), est.decision_function(X), rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(est.predict(store), est.predict(X))
+    assert est.score(store) == est.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="y must be None"):
+        est.fit(store, y)
+    with pytest.raises(ValueError, match="y must be None"):
+        est.score(store, y)
+
+
+def _seed_of(random_state: int) -> int:
+    """The training seed BlockSVC draws from an integer random_state."""
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_temporary_store_is_removed_after_fit_and_after_a_failure(tmp_path):
+    X, y = make_classification(n_samples=100, n_features=4, random_state=6)
+    BlockSVC(tmp_dir=tmp_path, max_outer=3).fit(X, y)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="C must be a positive"):
+        BlockSVC(C=-1.0, tmp_dir=tmp_path).fit(X, y)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_parameters_are_checked_at_fit_by_the_shared_check():
+    X, y = make_classification(n_samples=60, n_features=4, random_state=7)
+    est = BlockSVC(loss="logistic", block_size=0)  # __init__ only stores
+    assert est.loss == "logistic"
+    with pytest.raises(ValueError, match="loss must be one of"):
+        est.fit(X, y)
+    with pytest.raises(ValueError, match="block_size must be an integer"):
+        est.set_params(loss="hinge").fit(X, y)
+    # values from a parameter grid arrive as NumPy scalars
+    BlockSVC(C=np.float64(0.5), max_outer=np.int64(5), block_size=np.int64(30)).fit(X, y)
+
+
+def test_too_few_passes_warn_and_n_iter_counts_them():
+    X, y = make_classification(n_samples=200, n_features=5, random_state=8)
+    with pytest.warns(ConvergenceWarning, match="max_outer"):
+        est = BlockSVC(tol=1e-12, max_outer=2).fit(X, y)
+    assert est.n_iter_ == 2 and len(est.history_) == 2
