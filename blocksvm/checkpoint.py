@@ -26,6 +26,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from blocksvm._hdf5 import write_hdf5
 from blocksvm.errors import CheckpointError
 
 CHECKPOINT_FORMAT = "blocksvm-checkpoint"
@@ -76,15 +77,16 @@ def write_checkpoint(path: str | os.PathLike, checkpoint: Checkpoint) -> float:
     start = time.perf_counter()
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    with h5py.File(tmp, "w") as f:
+
+    def fill(f: h5py.File) -> None:
         f.attrs["format"] = CHECKPOINT_FORMAT
         f.attrs["version"] = CHECKPOINT_VERSION
         f.attrs["sha256"] = checkpoint.digest()
         f.create_dataset("meta", data=np.frombuffer(checkpoint._meta_bytes(), dtype=np.uint8))
         for name, array in checkpoint.arrays.items():
             f.create_dataset(f"arrays/{name}", data=array)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
+
+    write_hdf5(tmp, fill)  # a full disk is an OSError, and no partial file stays
     if path.exists():
         os.replace(path, previous_path(path))
     os.replace(tmp, path)
@@ -97,6 +99,8 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
+    if not h5py.is_hdf5(path):
+        raise CheckpointError(f"{path} is not a blocksvm checkpoint (not even an HDF5 file)")
     try:
         with h5py.File(path, "r") as f:
             if f.attrs.get("format") != CHECKPOINT_FORMAT:
@@ -192,8 +196,10 @@ class Checkpointer:
     """
 
     def __init__(self, path: str | os.PathLike, *, every_blocks: int = 0, every_seconds: float | None = None):
-        if every_blocks < 0 or (every_seconds is not None and every_seconds <= 0):
-            raise CheckpointError("checkpoint intervals must be positive")
+        if every_blocks < 0:
+            raise CheckpointError(f"checkpoint_every (--checkpoint-every) must be >= 0, not {every_blocks}")
+        if every_seconds is not None and every_seconds <= 0:
+            raise CheckpointError(f"checkpoint_seconds (--checkpoint-seconds) must be positive, not {every_seconds}")
         self.path = Path(path)
         self.every_blocks = every_blocks
         self.every_seconds = every_seconds

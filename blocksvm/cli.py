@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Callable
 
-from blocksvm.errors import BlocksvmError
+from blocksvm.errors import BlocksvmError, ParameterError, check_writable
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -154,10 +154,16 @@ def _run_generate(args) -> int:
                          seed=args.seed, dense=args.dense)  # fmt: skip
     progress = None if not args.quiet else False
     if args.store:
+        if args.block_size < 1:  # make_store does not check it (0 divides by zero, < 0 writes no block)
+            raise ParameterError(f"--block-size must be a positive number of rows, not {args.block_size}")
         make_store(args.output, spec, block_rows=args.block_size, overwrite=args.overwrite,
                    progress=progress)  # fmt: skip
     else:
-        write_libsvm(args.output, spec, progress=progress)
+        check_writable(args.output, "the data")
+        try:
+            write_libsvm(args.output, spec, progress=progress)
+        except OSError as exc:  # a failed write names no file
+            raise BlocksvmError(f"cannot write the data {args.output}: {exc.strerror or exc}") from None
     if not args.quiet:
         print(f"wrote {args.output}: {args.rows:,} rows, {args.features:,} features")
     return EXIT_OK
@@ -173,6 +179,40 @@ def _class_weight(text: str):
         return (label, float(weight))
     except ValueError:
         raise argparse.ArgumentTypeError("expected LABEL=WEIGHT or balanced") from None
+
+
+def liblinear_weight_options(argv: list[str]) -> list[str]:
+    """``argv`` with LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``, ``-w-1 0.5``) of ``train`` written as
+    ``--class-weight=LABEL=WEIGHT``: argparse cannot read an option whose name carries a value.
+
+    Only a ``-w`` glued to a number and followed by a number is rewritten, only after the ``train``
+    command and before ``--``; everything else is returned as it was.
+    """
+    argv = list(argv)
+    command = next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
+    if command is None or argv[command] != "train":
+        return argv
+    out = argv[: command + 1]
+    i = command + 1
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            return out + argv[i:]
+        if token.startswith("-w") and _is_number(token[2:]) and i + 1 < len(argv) and _is_number(argv[i + 1]):
+            out.append(f"--class-weight={token[2:]}={argv[i + 1]}")  # one token: the label may be negative
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _liblinear_solver(text: str) -> str:
@@ -245,6 +285,10 @@ def _run_train(args) -> int:
 
     params = _train_params(args)
     history = args.history or f"{args.model}.history.jsonl"
+    outputs = {"the model": args.model, "the history": history, "the checkpoint": args.checkpoint or args.resume}
+    for what, path in outputs.items():  # before training, not after hours of it
+        if path:
+            check_writable(path, what)
     result = train(args.store, params, validation=args.validation, history_path=history,
                    verbose=0 if args.quiet else 2 if args.verbose else 1,
                    progress=None if not args.quiet else False, checkpoint=args.checkpoint,
@@ -345,10 +389,17 @@ def _run_demo(args) -> int:
     return EXIT_OK
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors in the one-line form of every other error."""
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"blocksvm: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from blocksvm import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="blocksvm",
         description="Linear SVMs on data larger than memory (block minimization over HDF5 blocks).",
     )
@@ -366,6 +417,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``blocksvm`` command; returns the exit code."""
     parser = build_parser()
+    argv = liblinear_weight_options(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        parser.print_help()
+        return EXIT_ERROR
     args = parser.parse_args(argv)
     try:
         return args.run(args)
@@ -383,6 +438,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"blocksvm: error: {_os_error_text(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except MemoryError:
+        if args.debug:
+            raise
+        print("blocksvm: error: out of memory (smaller blocks need less: convert with a smaller --block-mb)",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: one line, and the traceback with --debug
+        if args.debug:
+            raise
+        print(f"blocksvm: error: unexpected {type(exc).__name__}: {exc} (a bug in blocksvm: run again with "
+              "--debug and report the traceback)", file=sys.stderr)  # fmt: skip
         return EXIT_ERROR
 
 

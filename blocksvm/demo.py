@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from blocksvm.datasets import SyntheticSpec, write_libsvm
-from blocksvm.errors import BlocksvmError
+from blocksvm.errors import BlocksvmError, ParameterError
 
 BLOCK_MB = 16.0
 C = 0.1
@@ -33,12 +33,15 @@ def run_measured(args: list[str]) -> tuple[dict | None, float, float]:
     """Run ``blocksvm ARGS --json``; return its JSON output, seconds and peak RSS in MB."""
     start = time.perf_counter()
     command = [sys.executable, "-m", "blocksvm.cli", *args, "--json", "--quiet"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE)
-    output = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise BlocksvmError(f"demo step failed: blocksvm {' '.join(args)} (exit {process.returncode})")
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+        output = process.stdout.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            said = errors.read().strip().removeprefix("blocksvm: error: ") or f"exit {process.returncode}"
+            raise BlocksvmError(f"demo step 'blocksvm {' '.join(args)}' failed: {said}")
     return json.loads(output), time.perf_counter() - start, usage.ru_maxrss / 1024
 
 
@@ -70,6 +73,12 @@ def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -
 def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_000, nnz: int = 40,
              workdir: str | None = None, keep: bool = False, out=sys.stdout) -> dict:  # fmt: skip
     """Run the demo and return its figures (also printed to ``out``)."""
+    for name, value in (("rows", rows), ("test rows", test_rows)):
+        if value < 1:
+            raise ParameterError(f"{name} must be a positive integer, not {value}")
+    SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz).validate()
+    if workdir and Path(workdir).exists() and not Path(workdir).is_dir():
+        raise BlocksvmError(f"--workdir {workdir} is a file, not a folder")
     root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="blocksvm-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
@@ -114,6 +123,8 @@ def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_0
         if keep or workdir:
             say(f"files kept in {root}")
         return figures
+    except OSError as exc:  # writing the generated text: a full disk names no file
+        raise BlocksvmError(f"the demo cannot write its files in {root}: {exc.strerror or exc}") from None
     finally:
         if not keep and workdir is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -5,6 +5,9 @@ Every error derives from :class:`BlocksvmError`; code that catches it may show `
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 
 class BlocksvmError(Exception):
     """Base class of every error blocksvm reports to a user."""
@@ -18,7 +21,7 @@ class InputFormatError(BlocksvmError, ValueError):
     path : str
         The file being read.
     line : int
-        1-based physical line number in the (decompressed) file.
+        1-based physical line number in the (decompressed) file; 0 for the file as a whole.
     reason : str
         What is wrong, e.g. ``"feature index 3 is not greater than the previous index 7"``.
     text : str, optional
@@ -27,11 +30,17 @@ class InputFormatError(BlocksvmError, ValueError):
 
     def __init__(self, path: str, line: int, reason: str, text: str | None = None):
         self.path, self.line, self.reason = str(path), int(line), reason
-        message = f"{self.path}:{self.line}: {reason}"
+        message = f"{self.path}:{self.line}: {reason}" if self.line else f"{self.path}: {reason}"
         if text:
-            shown = text if len(text) <= 80 else text[:77] + "..."
+            shown = _printable(text)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
             message += f"\n    {shown}"
         super().__init__(message)
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\x00``), so binary input cannot garble a terminal."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class StoreError(BlocksvmError):
@@ -48,3 +57,21 @@ class ParameterError(BlocksvmError, ValueError):
 
 class CheckpointError(BlocksvmError):
     """A checkpoint is corrupted, locked, or was made for another store or other parameters."""
+
+
+def check_writable(path: str | os.PathLike, what: str, error: type[BlocksvmError] = BlocksvmError) -> None:
+    """Raise ``error`` unless a file can be created at ``path``, before any work is spent on it.
+
+    ``what`` names the file in the message (``"the model"``). The folder must exist and be
+    writable (``os.access`` also says no on a read-only file system, even to root), and ``path``
+    must not be a directory.
+    """
+    path = Path(path)
+    folder = path.parent
+    if path.is_dir():
+        raise error(f"cannot write {what} {path}: it is a directory")
+    if not folder.is_dir():
+        raise error(f"cannot write {what} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise error(f"cannot write {what} {path}: folder {folder} is not writable "
+                    "(permission denied or a read-only file system)")  # fmt: skip

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blocksvm.errors import ModelError
+from blocksvm.errors import ModelError, check_writable
 
 SOLVER_TYPES = {"hinge": "L2R_L1LOSS_SVC_DUAL", "squared-hinge": "L2R_L2LOSS_SVC_DUAL"}
 _CLASSIFIERS = {
@@ -48,18 +48,24 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
     columns = coef.T
     bias_row = model.intercept / model.bias if model.bias > 0 else None
     solver = SOLVER_TYPES.get(model.params.get("loss"), "L2R_L2LOSS_SVC_DUAL")
+    check_writable(path, "the LIBLINEAR model", ModelError)
     tmp = path.with_name(path.name + ".partial")
-    with open(tmp, "w") as f:
-        f.write(f"solver_type {solver}\n")
-        f.write(f"nr_class {len(classes)}\n")
-        f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
-        f.write(f"nr_feature {coef.shape[1]}\n")
-        f.write(f"bias {model.bias:.17g}\n" if model.bias > 0 else "bias -1\n")
-        f.write("w\n")
-        rows = columns if bias_row is None else np.vstack([columns, bias_row[None, :]])
-        for row in rows:
-            f.write("".join(f"{v:.17g} " for v in row) + "\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            f.write(f"solver_type {solver}\n")
+            f.write(f"nr_class {len(classes)}\n")
+            f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
+            f.write(f"nr_feature {coef.shape[1]}\n")
+            f.write(f"bias {model.bias:.17g}\n" if model.bias > 0 else "bias -1\n")
+            f.write("w\n")
+            rows = columns if bias_row is None else np.vstack([columns, bias_row[None, :]])
+            for row in rows:
+                f.write("".join(f"{v:.17g} " for v in row) + "\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ModelError(f"cannot write the LIBLINEAR model {path}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
 
 

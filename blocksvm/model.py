@@ -16,7 +16,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from blocksvm.errors import ModelError
+from blocksvm._hdf5 import write_hdf5
+from blocksvm.errors import ModelError, check_writable
 from blocksvm.solvers._common import decision_values
 
 MODEL_FORMAT = "blocksvm-model"
@@ -98,22 +99,35 @@ class LinearModel:
     # ---- files ----------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write the model (temporary name, then rename)."""
+        """Write the model (temporary name, then rename).
+
+        Raises
+        ------
+        ModelError
+            If ``path`` cannot be written (no such folder, a directory, permission denied, disk
+            full); no file is left behind.
+        """
         path = Path(path)
+        check_writable(path, "the model", ModelError)
         tmp = path.with_name(path.name + ".partial")
+
+        def fill(f: h5py.File) -> None:
+            f.attrs["format"] = MODEL_FORMAT
+            f.attrs["version"] = MODEL_VERSION
+            f.create_dataset("coef", data=self.coef, compression="gzip", shuffle=True)
+            f.create_dataset("intercept", data=self.intercept)
+            f.attrs["classes"] = json.dumps(self.classes.tolist())
+            f.attrs["bias"] = self.bias
+            f.attrs["index_base"] = self.index_base
+            f.attrs["params"] = json.dumps(self.params)
+            f.attrs["summary"] = json.dumps(self.summary, default=float)
+            f.attrs["store_fingerprint"] = self.store_fingerprint
+
         try:
-            with h5py.File(tmp, "w") as f:
-                f.attrs["format"] = MODEL_FORMAT
-                f.attrs["version"] = MODEL_VERSION
-                f.create_dataset("coef", data=self.coef, compression="gzip", shuffle=True)
-                f.create_dataset("intercept", data=self.intercept)
-                f.attrs["classes"] = json.dumps(self.classes.tolist())
-                f.attrs["bias"] = self.bias
-                f.attrs["index_base"] = self.index_base
-                f.attrs["params"] = json.dumps(self.params)
-                f.attrs["summary"] = json.dumps(self.summary, default=float)
-                f.attrs["store_fingerprint"] = self.store_fingerprint
+            write_hdf5(tmp, fill)
             os.replace(tmp, path)
+        except OSError as exc:
+            raise ModelError(f"cannot write the model {path}: {exc.strerror or exc}") from None
         finally:
             tmp.unlink(missing_ok=True)
         return path
@@ -124,6 +138,8 @@ class LinearModel:
         path = Path(path)
         if not path.exists():
             raise ModelError(f"{path}: no such model file")
+        if path.is_dir():
+            raise ModelError(f"{path} is a directory (a block store?), not a model file")
         if not h5py.is_hdf5(path):
             from blocksvm.liblinear_format import read_liblinear_model
 

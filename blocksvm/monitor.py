@@ -70,18 +70,17 @@ class Monitor:
     Parameters
     ----------
     history_path : path or None
-        File to append JSON lines to (created fresh unless ``append``).
+        File of JSON lines: :meth:`rewrite` starts it (with the records a resumed run already
+        has), :meth:`record` appends.
     verbose : int
         0 silent, 1 one line per outer iteration and a final summary, 2 also per exact pass.
     stream : text file, default sys.stderr
     """
 
-    def __init__(self, history_path=None, *, verbose: int = 1, stream=None, append: bool = False):
+    def __init__(self, history_path=None, *, verbose: int = 1, stream=None):
         self.history_path = Path(history_path) if history_path else None
         self.verbose = verbose
         self.stream = stream or sys.stderr
-        if self.history_path and not append:
-            self.history_path.write_text("")
 
     def record(self, rec: dict) -> None:
         if self.history_path:
@@ -91,7 +90,7 @@ class Monitor:
             print(format_record(rec), file=self.stream, flush=True)
 
     def rewrite(self, history: list[dict]) -> None:
-        """Replace the history file by ``history`` (on resume: drop records after the checkpoint)."""
+        """Replace the history file by ``history`` (empty, or on resume the checkpoint's records)."""
         if self.history_path:
             with open(self.history_path, "w") as f:
                 f.writelines(json.dumps(rec) + "\n" for rec in history)

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from blocksvm.errors import BlocksvmError
+from blocksvm.errors import BlocksvmError, check_writable
 
 
 def read_history(path: str | os.PathLike) -> list[dict]:
@@ -14,15 +14,22 @@ def read_history(path: str | os.PathLike) -> list[dict]:
     path = Path(path)
     try:
         lines = path.read_text().splitlines()
+        records = [json.loads(line) for line in lines if line.strip()]
     except FileNotFoundError:
         raise BlocksvmError(f"{path}: no such history file") from None
-    try:
-        records = [json.loads(line) for line in lines if line.strip()]
-    except ValueError as exc:
+    except IsADirectoryError:
+        raise BlocksvmError(f"{path} is a directory, not a training history") from None
+    except ValueError as exc:  # UnicodeDecodeError (a binary file) is a ValueError too
         raise BlocksvmError(f"{path} is not a JSON-lines training history: {exc}") from None
     if not records:
         raise BlocksvmError(f"{path} holds no training records")
+    missing = [key for key in _NEEDED if not all(isinstance(r, dict) and key in r for r in records)]
+    if missing:
+        raise BlocksvmError(f"{path} is not a blocksvm training history: records lack {', '.join(missing)}")
     return records
+
+
+_NEEDED = ("outer", "time", "primal", "train_accuracy")
 
 
 def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathLike, *,
@@ -41,6 +48,7 @@ def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathL
     except ImportError:
         raise BlocksvmError("plotting needs matplotlib: pip install 'blocksvm[plot]'") from None
     records = read_history(history) if not isinstance(history, list) else history
+    check_writable(output, "the plot")
     outer = [r["outer"] for r in records]
     seconds = [r["time"] for r in records]
     exact = [r for r in records if r.get("primal_exact")]

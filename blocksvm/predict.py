@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.errors import ModelError
+from blocksvm.errors import BlocksvmError, ModelError, check_writable
 from blocksvm.io.libsvm import iter_parsed
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
@@ -79,7 +79,14 @@ def _predict_text(model: LinearModel, path: Path, writer, progress) -> tuple[int
     rows = correct = 0
     size = path.stat().st_size if path.exists() else None
     with progress_bar(size, "predict", unit="B", unit_scale=True, enabled=progress) as bar:
-        for chunk in iter_parsed(path, one_based=model.index_base == 1, dtype=np.float64):
+        for chunk in iter_parsed(path, dtype=np.float64):
+            if model.index_base == 1 and chunk.min_index == 0:
+                first = int(np.argmax(chunk.indices == 0))
+                line = chunk.lines[np.searchsorted(chunk.indptr, first, side="right") - 1]
+                raise ModelError(
+                    f"{path}:{line}: feature index 0, but the model was trained on one-based "
+                    "indices: this file is in another feature space (zero-based)"
+                )
             indices = chunk.indices - np.int32(model.index_base)
             values = model.decision_function_csr(chunk.indptr, indices, chunk.values)
             labels = model.labels_from_decisions(values)
@@ -130,6 +137,7 @@ class _Writer:
 
     def __enter__(self):
         if self.output:
+            check_writable(self.output, "predictions to")
             self.tmp = self.output.with_name(self.output.name + ".partial")
             self.file = open(self.tmp, "w")  # noqa: SIM115 - closed in __exit__
         return self
@@ -150,8 +158,16 @@ class _Writer:
     def __exit__(self, kind, exc, tb) -> None:
         if not self.file:
             return
-        self.file.close()
+        try:
+            self.file.close()  # a full disk may only show when the last buffer is flushed
+            if exc is None:
+                os.replace(self.tmp, self.output)
+        except OSError as error:
+            exc = exc or error
         if exc is None:
-            os.replace(self.tmp, self.output)
-        else:
-            self.tmp.unlink(missing_ok=True)
+            return
+        self.tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename in (None, str(self.tmp)):  # a write failed
+            raise BlocksvmError(f"cannot write predictions to {self.output}: {exc.strerror or exc}") from exc
+        if kind is None:
+            raise exc

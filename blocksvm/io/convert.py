@@ -157,7 +157,9 @@ def convert(
     if zero_based not in ("auto", True, False):
         raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
     if n_features is not None and n_features < 1:
-        raise ParameterError(f"n_features must be a positive integer, not {n_features}")
+        raise ParameterError(f"n_features must be a positive integer (--n-features), not {n_features}")
+    if jobs is not None and jobs < 1:
+        raise ParameterError(f"jobs must be a positive integer (--jobs), not {jobs}")
     source_size = _source_size(input)
 
     with StoreBuilder(output, overwrite=overwrite) as builder:
@@ -174,8 +176,8 @@ def convert(
         if n_features is not None:
             if n_features < width:
                 raise ParameterError(
-                    f"n_features={n_features} is smaller than the file's largest feature index "
-                    f"{facts.max_index} allows ({width})"
+                    f"n_features={n_features} is smaller than the file's {width} features (its largest "
+                    f"index is {facts.max_index}, {base}-based; --n-features)"
                 )
             width = n_features
         if shuffle:
@@ -219,11 +221,11 @@ def _block_target(block_rows, block_mb, dtype):
         raise ParameterError("give either block_rows or block_mb, not both")
     if block_rows is not None:
         if int(block_rows) != block_rows or block_rows < 1:
-            raise ParameterError(f"block_rows must be a positive integer, not {block_rows}")
+            raise ParameterError(f"block_rows must be a positive integer (--block-size), not {block_rows}")
         return int(block_rows), lambda rows, nnz: rows
     block_mb = DEFAULT_BLOCK_MB if block_mb is None else block_mb
     if not block_mb > 0:
-        raise ParameterError(f"block_mb must be positive, not {block_mb}")
+        raise ParameterError(f"block_mb must be positive (--block-mb), not {block_mb}")
     per_nnz = 4 + np.dtype(dtype).itemsize
     return block_mb * 1e6, lambda rows, nnz: rows * 24 + nnz * per_nnz
 

@@ -33,6 +33,8 @@ _MAGIC = {  # magic bytes -> opener of a binary stream
     b"\xfd7zXZ\x00": lzma.LZMAFile,
 }
 
+_HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+
 _REASONS = {
     K.BAD_LABEL: "label {token!r} is not a number",
     K.NONFINITE_LABEL: "label {token!r} is not a finite number",
@@ -40,7 +42,7 @@ _REASONS = {
     K.BAD_INDEX: "feature index in {token!r} is not an integer",
     K.NEGATIVE_INDEX: "feature index in {token!r} is negative",
     K.ZERO_INDEX: "feature index 0 in {token!r}, but the file is read as one-based "
-    "(use zero_based='auto' or True)",
+    "(convert with --zero-based auto or yes; zero_based='auto' or True in Python)",
     K.INDEX_TOO_LARGE: f"feature index in {{token!r}} is larger than {K.MAX_INDEX}",
     K.NOT_INCREASING: "feature indices must increase along a line, but {token!r} follows a "
     "larger index",
@@ -124,11 +126,17 @@ def open_input(path: str | os.PathLike):
     except FileNotFoundError:
         raise InputFormatError(path, 0, "no such file") from None
     except IsADirectoryError:
-        raise InputFormatError(path, 0, "is a directory, not a LIBSVM file") from None
+        store = os.path.exists(os.path.join(path, "manifest.json"))
+        what = "a block store (already converted)" if store else "a directory"
+        raise InputFormatError(path, 0, f"is {what}, not a LIBSVM text file") from None
     except PermissionError:
         raise InputFormatError(path, 0, "permission denied") from None
-    head = raw.read(6)
+    head = raw.read(8)
     raw.seek(0)
+    if head.startswith(_HDF5_MAGIC):
+        raw.close()
+        raise InputFormatError(path, 0, "is an HDF5 file (a blocksvm model, block or checkpoint?), "
+                               "not LIBSVM text")  # fmt: skip
     counter = _CountingReader(raw)
     buffered = io.BufferedReader(counter, buffer_size=1 << 20)
     for magic, opener in _MAGIC.items():
@@ -292,7 +300,7 @@ def _check_finite(chunk: ParsedChunk, path: str, skip_bad_lines: bool) -> None:
     if not np.isfinite(chunk.labels[first]):
         reason = "label is too large for float64"
     elif chunk.values.dtype == np.float32:
-        reason = "a value does not fit in float32 (convert with dtype float64)"
+        reason = "a value does not fit in float32 (convert with --dtype float64)"
     else:
         reason = "a value is too large for float64"
     error = InputFormatError(path, chunk.lines[first], reason)

@@ -164,7 +164,8 @@ class BlockStore:
             with h5py.File(self.path / entry["file"], "r") as f:
                 arrays = {name: f[name][()] for name in F.BLOCK_DATASETS}
         except (OSError, KeyError) as exc:
-            raise StoreError(f"{where} cannot be read: {_short(exc)}") from None
+            raise StoreError(f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the "
+                             "store again") from None  # fmt: skip
         block = Block(b, int(self.row_offsets[b]), **arrays)
         problem = self._check_block(block, entry)
         if problem:

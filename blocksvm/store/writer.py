@@ -20,6 +20,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from blocksvm._hdf5 import write_hdf5
 from blocksvm.errors import StoreError
 from blocksvm.store import format as F
 
@@ -47,7 +48,8 @@ def write_block(path: Path, block: BlockArrays, *, index: int, compression: str,
                 store_id: str) -> dict:  # fmt: skip
     """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32)."""
     filters = F.compression_filters(compression)
-    with h5py.File(path, "w") as f:
+
+    def fill(f: h5py.File) -> None:
         f.attrs["format"] = F.FORMAT_NAME
         f.attrs["version"] = F.FORMAT_VERSION
         f.attrs["store_id"] = store_id
@@ -61,14 +63,14 @@ def write_block(path: Path, block: BlockArrays, *, index: int, compression: str,
             else:
                 chunk = (min(len(array), F.CHUNK_ELEMENTS),)
                 f.create_dataset(name, data=array, chunks=chunk, **filters)
-    with open(path, "rb") as f:
-        os.fsync(f.fileno())
+
+    data = write_hdf5(path, fill)  # in memory first: a full disk must not crash h5py
     return {
         "file": path.name,
         "rows": block.n_rows,
         "nnz": block.nnz,
-        "bytes": path.stat().st_size,
-        "crc32": file_crc32(path),
+        "bytes": len(data),
+        "crc32": zlib.crc32(data),
     }
 
 
@@ -99,8 +101,8 @@ class StoreBuilder:
         )
         try:
             self.partial.mkdir()
-        except PermissionError:
-            raise StoreError(f"cannot create {self.output}: permission denied") from None
+        except OSError as exc:  # permission denied, read-only file system, no space left, ...
+            raise StoreError(f"cannot create {self.output}: {exc.strerror or exc}") from None
         self.overwrite = overwrite
 
     def block_path(self, index: int) -> Path:

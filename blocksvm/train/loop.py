@@ -123,6 +123,7 @@ class Trainer:
         """Train until a stopping rule, the time limit or a signal; return the model."""
         st = self.state
         self._started = time.perf_counter()
+        self.monitor.rewrite(st.history)  # now, not before: a refused resume must not touch the file
         if self.stop_rules_note and st.outer == 1 and st.position == 0:
             self.monitor.say(f"note: {self.stop_rules_note}")
         reason, interrupted = None, False
@@ -321,7 +322,6 @@ class Trainer:
                                 history=list(s["history"]), elapsed=s["elapsed"],
                                 blocks_visited=s["blocks_visited"], eval_seconds=s["eval_seconds"])  # fmt: skip
         self._previous = None
-        self.monitor.rewrite(self.state.history)
 
     # ---- evaluation ---------------------------------------------------------------------
 
@@ -455,6 +455,8 @@ def train(store, params: TrainParams | None = None, *, validation=None,
                       verbose=verbose, progress=progress, checkpointer=checkpointer)  # fmt: skip
     if checkpointer is None:
         return trainer.run()
+    if resume and not (os.path.exists(resume) or os.path.exists(f"{resume}.prev")):
+        raise CheckpointError(f"{resume}: no such checkpoint")
     with checkpointer:  # holds the lock for the whole run
         if resume:
             saved, warning = read_latest(resume)

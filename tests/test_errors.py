@@ -1,0 +1,627 @@
+"""Every error of docs/TROUBLESHOOTING.md, produced through the command line.
+
+Each case runs ``blocksvm.cli.main`` with bad input and checks what a user sees: exit code 2, one
+line ``blocksvm: error: ...`` on standard error (a parse error adds one indented line showing the
+offending text), no traceback, and the message the troubleshooting page lists under a
+``#### `...` `` heading (``<word>`` there stands for a variable part). With ``--debug`` the same
+case raises, so the traceback shows. A last test checks that the page and the cases list the same
+messages, so neither can drift from the other.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import pytest
+
+from blocksvm.checkpoint import CheckpointLock
+from blocksvm.cli import main
+from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.io import _parse_kernels as K
+from blocksvm.io.libsvm import _REASONS
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "TROUBLESHOOTING.md"
+SPEC = SyntheticSpec(rows=1500, features=60, nnz=8, seed=5)
+
+
+@dataclass
+class Env:
+    """Small files made once: texts, stores, a model, its history and a checkpoint."""
+
+    root: Path
+    text: Path
+    store: Path
+    test_store: Path
+    zero_store: Path
+    model: Path
+    history: Path
+    ck: Path
+
+    def copy(self, tmp: Path, what: Path, name: str | None = None) -> Path:
+        target = tmp / (name or what.name)
+        (shutil.copytree if what.is_dir() else shutil.copy)(what, target)
+        return target
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> Env:
+    root = tmp_path_factory.mktemp("errors")
+    text, test_text = root / "train.txt", root / "test.txt"
+    write_libsvm(text, SPEC, rows=range(1200), progress=False)
+    write_libsvm(test_text, SPEC, rows=range(1200, 1500), progress=False)
+    (root / "zero.txt").write_text("1 0:1 3:2\n-1 2:1\n")
+    e = Env(root, text, root / "train.bsvm", root / "test.bsvm", root / "zero.bsvm", root / "model.h5",
+            root / "model.h5.history.jsonl", root / "ck.h5")  # fmt: skip
+    for argv in (["convert", text, e.store, "--block-size", "300"],
+                 ["convert", test_text, e.test_store, "--n-features", "60"],
+                 ["convert", root / "zero.txt", e.zero_store],
+                 ["train", e.store, e.model, "--max-outer", "2", "--tol", "0", "--checkpoint", e.ck]):  # fmt: skip
+        assert main([str(a) for a in argv] + ["-q"]) == 0
+    return e
+
+
+# ---- helpers that make bad inputs ----------------------------------------------------------------
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def edit_manifest(store: Path, **changes) -> Path:
+    manifest = json.loads((store / "manifest.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            manifest.pop(key)
+        else:
+            manifest[key] = value
+    (store / "manifest.json").write_text(json.dumps(manifest))
+    return store
+
+
+def damage_block(store: Path, block: int = 1) -> Path:
+    """Overwrite bytes inside the first chunk of ``indices``: the block's size stays, its content breaks."""
+    file = store / f"block-{block:05d}.h5"
+    with h5py.File(file, "r") as f:
+        offset = f["indices"].id.get_chunk_info(0).byte_offset + 10
+    with open(file, "r+b") as f:
+        f.seek(offset)
+        f.write(b"\xde\xad\xbe\xef")
+    return store
+
+
+def set_h5_attr(path: Path, **attrs) -> Path:
+    with h5py.File(path, "r+") as f:
+        for key, value in attrs.items():
+            f.attrs[key] = value
+    return path
+
+
+def truncated(path: Path) -> Path:
+    """Cut a file to its first 1000 bytes (the HDF5 signature survives)."""
+    os.truncate(path, 1000)
+    return path
+
+
+def corrupt_alpha(path: Path) -> Path:
+    """Change bytes of a checkpoint's ``alpha`` in place: the file still opens, its checksum fails."""
+    with h5py.File(path, "r") as f:
+        name = next(n for n in f["arrays"] if n.startswith("alpha"))
+        offset = f["arrays"][name].id.get_offset()
+    with open(path, "r+b") as f:
+        f.seek(offset + 8)
+        f.write(b"\x5a" * 16)
+    return path
+
+
+class _FullFile:
+    """A file whose writes fail as on a full disk."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
+def full_disk_open(file, mode="r", *args, **kwargs):
+    """``open`` on a full disk: files open, writes fail with ENOSPC."""
+    f = builtins.open(file, mode, *args, **kwargs)
+    return _FullFile(f) if any(c in mode for c in "wa") else f
+
+
+def fail_with(exc: BaseException):
+    def fail(*args, **kwargs):
+        raise exc
+
+    return fail
+
+
+ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+EACCES = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+
+
+def patched(target, name: str, value, build):
+    """``build``, run with ``target.name`` (a module given by name, or an object) replaced by ``value``."""
+
+    def patched_build(e, t, mp):
+        mp.setattr(sys.modules[target] if isinstance(target, str) else target, name, value, raising=False)
+        return build(e, t, mp)
+
+    return patched_build
+
+
+def read_only(build):
+    """``build``, run where folder ``ro`` may not be written (``os.access`` says no, as on a read-only disk)."""
+    real = os.access
+
+    def access(path, mode, **kwargs):
+        return False if Path(path).name == "ro" and mode & os.W_OK else real(path, mode, **kwargs)
+
+    def read_only_build(e, t, mp):
+        (t / "ro").mkdir()
+        mp.setattr(os, "access", access)
+        return build(e, t, mp)
+
+    return read_only_build
+
+
+def missing_block(e, t, mp):
+    store = e.copy(t, e.store)
+    (store / "block-00002.h5").unlink()
+    return ["train", store, t / "m.h5"]
+
+
+def one_class_store(e, t, mp):
+    text = write(t / "one.txt", "1 1:1\n1 2:1\n")
+    assert main(["convert", str(text), str(t / "one.bsvm"), "-q"]) == 0
+    return ["train", t / "one.bsvm", t / "m.h5"]
+
+
+def without_matplotlib(e, t, mp):
+    mp.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    return ["plot", e.history, "-o", t / "p.png"]
+
+
+def liblinear_model(t: Path, solver: str, n_features: str, weights: str) -> Path:
+    return write(t / "ll.txt", f"solver_type {solver}\nnr_class 2\nlabel 1 -1\nnr_feature {n_features}\n"
+                               f"bias -1\nw\n{weights}")  # fmt: skip
+
+
+# ---- the cases: (message as on the troubleshooting page, argv builder) -----------------------------
+# A builder gets the shared files, a fresh folder and pytest's monkeypatch, and returns the argv.
+
+# one line per reason of the LIBSVM parser (test_every_parse_reason_has_a_case checks the keys)
+BAD_LINES = {
+    K.BAD_LABEL: "abc 1:2",
+    K.NONFINITE_LABEL: "nan 1:2",
+    K.BAD_PAIR: "1 3",
+    K.BAD_INDEX: "1 x:5",
+    K.NEGATIVE_INDEX: "1 -3:1",
+    K.ZERO_INDEX: "1 0:1",
+    K.INDEX_TOO_LARGE: "1 99999999999:1",
+    K.NOT_INCREASING: "1 3:1 2:1",
+    K.DUPLICATE_INDEX: "1 3:1 3:2",
+    K.BAD_VALUE: "1 3:abc",
+    K.NONFINITE_VALUE: "1 3:nan",
+    K.BAD_QID: "1 qid:x 1:1",
+}
+
+
+def convert_line(line: str, *options: str):
+    def build(e, t, mp):
+        return ["convert", write(t / "bad.txt", f"1 1:1\n{line}\n-1 2:1\n"), t / "o.bsvm", *options]
+
+    return build
+
+
+def train_with(*options):
+    return lambda e, t, mp: ["train", e.store, t / "m.h5", *options]
+
+
+def resume_with(*options, prepare=None):
+    def build(e, t, mp):
+        ck = e.copy(t, e.ck)
+        e.copy(t, e.ck.with_name("ck.h5.prev"))
+        if prepare:
+            prepare(e, t, ck)
+        return ["train", e.store, t / "m.h5", "--resume", ck, "--max-outer", "3", *options]
+
+    return build
+
+
+HELD_LOCKS: list[CheckpointLock] = []
+
+
+def hold_lock(e, t, ck):
+    """Lock the checkpoint as a running training would (``flock`` on a second open file refuses)."""
+    lock = CheckpointLock(ck)
+    lock.acquire()
+    HELD_LOCKS.append(lock)
+
+
+@pytest.fixture(autouse=True)
+def release_locks():
+    yield
+    while HELD_LOCKS:
+        HELD_LOCKS.pop().release()
+
+
+NOT_WRITABLE = ("cannot write <what> <path>: folder <folder> is not writable (permission denied or a read-only "
+                "file system)")
+
+CASES = [
+    # -- the command line itself
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["convert", e.text, t / "o", "--zero-based", "maybe"]),
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "2"]),
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-w", "heavy"]),
+    ("unrecognized arguments: <args>", "usage", lambda e, t, mp: ["info", e.store, "--colour"]),
+    ("the following arguments are required: <names>", "usage", lambda e, t, mp: ["predict", e.model]),
+    # -- reading LIBSVM text (convert; predict on a text file)
+    ("<file>: no such file", "error", lambda e, t, mp: ["convert", t / "absent.txt", t / "o.bsvm"]),
+    ("<file>: is a directory, not a LIBSVM text file", "error", lambda e, t, mp: ["convert", t, t / "o.bsvm"]),
+    ("<file>: is a block store (already converted), not a LIBSVM text file", "error",
+     lambda e, t, mp: ["convert", e.store, t / "o.bsvm"]),
+    ("<file>: is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text", "error",
+     lambda e, t, mp: ["predict", e.model, e.model]),
+    ("<file>: permission denied", "error",
+     patched("blocksvm.io.libsvm", "open", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
+    ("<file>: cannot be read: <reason>", "error",
+     lambda e, t, mp: ["convert", write(t / "cut.gz", gzip.compress(e.text.read_bytes())[:5000]), t / "o.bsvm"]),
+    ("<file>: contains no data rows", "error",
+     lambda e, t, mp: ["convert", write(t / "e.txt", "\n# nothing\n"), t / "o"]),
+    ("<file>:<line>: label <token> is not a number", "parse", convert_line(BAD_LINES[K.BAD_LABEL])),
+    ("<file>:<line>: label <token> is not a finite number", "parse", convert_line(BAD_LINES[K.NONFINITE_LABEL])),
+    ("<file>:<line>: <token> is not an index:value pair", "parse", convert_line(BAD_LINES[K.BAD_PAIR])),
+    ("<file>:<line>: feature index in <token> is not an integer", "parse", convert_line(BAD_LINES[K.BAD_INDEX])),
+    ("<file>:<line>: feature index in <token> is negative", "parse", convert_line(BAD_LINES[K.NEGATIVE_INDEX])),
+    ("<file>:<line>: feature index 0 in <token>, but the file is read as one-based (convert with --zero-based "
+     "auto or yes; zero_based='auto' or True in Python)", "parse", convert_line(BAD_LINES[K.ZERO_INDEX],
+                                                                                 "--zero-based", "no")),
+    ("<file>:<line>: feature index in <token> is larger than 2147483646", "parse",
+     convert_line(BAD_LINES[K.INDEX_TOO_LARGE])),
+    ("<file>:<line>: feature indices must increase along a line, but <token> follows a larger index", "parse",
+     convert_line(BAD_LINES[K.NOT_INCREASING])),
+    ("<file>:<line>: feature index in <token> appears twice on the line", "parse",
+     convert_line(BAD_LINES[K.DUPLICATE_INDEX])),
+    ("<file>:<line>: value in <token> is not a number", "parse", convert_line(BAD_LINES[K.BAD_VALUE])),
+    ("<file>:<line>: value in <token> is NaN or infinite", "parse", convert_line(BAD_LINES[K.NONFINITE_VALUE])),
+    ("<file>:<line>: <token> is not a valid qid:<integer> before the features", "parse",
+     convert_line(BAD_LINES[K.BAD_QID])),
+    ("<file>:<line>: a value does not fit in float32 (convert with --dtype float64)", "error",
+     convert_line("1 2:1e39")),
+    ("<file>:<line>: a value is too large for float64", "error",
+     convert_line(f"1 2:{2**1024}", "--dtype", "float64")),  # many digits: converted by Python's float
+    ("<file>:<line>: label is too large for float64", "error", convert_line(f"{2**1024} 2:1")),
+    # -- convert and generate: parameters and the output store
+    ("<store> already exists (pass overwrite / --overwrite to replace it)", "error",
+     lambda e, t, mp: ["convert", e.text, e.store]),
+    ("cannot create <store>: folder <folder> does not exist", "error",
+     lambda e, t, mp: ["convert", e.text, t / "no" / "o.bsvm"]),
+    ("cannot create <store>: <reason>", "error",
+     patched(Path, "mkdir", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
+    ("no space left on the device while writing <store>; nothing was written", "error",
+     patched("blocksvm.store.writer", "write_hdf5", fail_with(ENOSPC),
+             lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
+    ("block_rows must be a positive integer (--block-size), not <n>", "error",
+     lambda e, t, mp: ["convert", e.text, t / "o", "--block-size", "0"]),
+    ("block_mb must be positive (--block-mb), not <n>", "error",
+     lambda e, t, mp: ["convert", e.text, t / "o", "--block-mb", "-1"]),
+    ("unknown compression <name>; choose one of blosc-lz4, lzf, gzip, zstd, none (gzip-N and zstd-N set a level)",
+     "error", lambda e, t, mp: ["convert", e.text, t / "o", "--compression", "rar"]),
+    ("compression <name>: the level must be an integer in 1..<n>", "error",
+     lambda e, t, mp: ["convert", e.text, t / "o", "--compression", "gzip-12"]),
+    ("n_features must be a positive integer (--n-features), not <n>", "error",
+     lambda e, t, mp: ["convert", e.text, t / "o", "--n-features", "0"]),
+    ("n_features=<n> is smaller than the file's <m> features (its largest index is <i>, <base>-based; "
+     "--n-features)", "error", lambda e, t, mp: ["convert", e.text, t / "o", "--n-features", "5"]),
+    ("jobs must be a positive integer (--jobs), not <n>", "error",
+     lambda e, t, mp: ["convert", e.text, t / "o", "--jobs", "0"]),
+    ("--block-size must be a positive number of rows, not <n>", "error",
+     lambda e, t, mp: ["generate", t / "g", "--rows", "10", "--features", "5", "--nnz", "2", "--store",
+                       "--block-size", "0"]),
+    ("rows and features must be positive", "error",
+     lambda e, t, mp: ["generate", t / "g.txt", "--rows", "0", "--features", "5"]),
+    ("nnz must be in 1..features (<n>), not <m>", "error",
+     lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5"]),
+    ("noise must be in [0, 0.5), not <x>", "error",
+     lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2", "--noise", "0.7"]),
+    ("cannot write <what> <path>: <reason>", "error",
+     patched("blocksvm.datasets", "open", full_disk_open,
+             lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2"])),
+    # -- reading a block store (info, train, predict, --validation)
+    ("<store>: no such block store", "error", lambda e, t, mp: ["info", t / "absent.bsvm"]),
+    ("<path> is not a block store (a store is a directory made by 'blocksvm convert'; convert a LIBSVM file "
+     "first)", "error", lambda e, t, mp: ["train", e.text, t / "m.h5"]),
+    ("<store> is not a complete block store: it has no manifest.json", "error",
+     lambda e, t, mp: ["info", t]),
+    ("<store> is not a complete block store: it has no manifest.json (an interrupted conversion leaves such a "
+     ".partial directory)", "error",
+     lambda e, t, mp: (t / "o.bsvm.partial-1a2b3c4d").mkdir() or ["info", t / "o.bsvm.partial-1a2b3c4d"]),
+    ("<store> is not a complete block store (the conversion did not finish)", "error",
+     lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), complete=False)]),
+    ("<store> was written in store format version <n>; this blocksvm reads version 1 and older (upgrade "
+     "blocksvm)", "error", lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=2), t / "m.h5"]),
+    ("<store> is not a blocksvm store (its manifest names another format)", "error",
+     lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), format="parquet")]),
+    ("<store>/manifest.json is corrupted: <reason>", "error",
+     lambda e, t, mp: ["info", write(e.copy(t, e.store) / "manifest.json", '{"format": "blocksvm-st').parent]),
+    ("<store>/manifest.json is corrupted: it lacks <keys>", "error",
+     lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), blocks=None)]),
+    ("<file>: permission denied", "error",
+     patched(Path, "read_text", fail_with(EACCES), lambda e, t, mp: ["info", e.store])),
+    ("<store>: block <n> (<file>) is missing", "error",
+     missing_block),
+    ("<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced",
+     "error", lambda e, t, mp: os.truncate(e.copy(t, e.store) / "block-00001.h5", 1000)
+     or ["predict", e.model, t / "train.bsvm"]),
+    ("<store>: block <n> (<file>) cannot be read, the file is damaged (<reason>): convert the store again",
+     "error", lambda e, t, mp: ["train", damage_block(e.copy(t, e.store)), t / "m.h5"]),
+    ("<store> holds a single class (<labels>); an SVM needs two or more", "error",
+     one_class_store),
+    ("validation store <store> has <b>-based feature indices, the training store <store> <b>-based: they are "
+     "different feature spaces", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--validation",
+                                                            e.zero_store]),
+    # -- training parameters
+    ("C must be a positive finite number, not <x>", "error", train_with("-C", "-1")),
+    ("tol must be a number >= 0, not <x>", "error", train_with("--tol", "-1")),
+    ("eps must be a positive number or None, not <x>", "error", train_with("--eps", "0")),
+    ("max_outer must be an integer >= 1, not <n>", "error", train_with("--max-outer", "0")),
+    ("inner_passes must be an integer >= 1, not <n>", "error", train_with("--inner-passes", "0")),
+    ("batch_size must be an integer >= 1, not <n>", "error", train_with("--solver", "pegasos", "--batch-size", "0")),
+    ("seed must be an integer >= 0, not <n>", "error", train_with("--seed", "-1")),
+    ("time_limit must be a positive number of seconds or None, not <x>", "error", train_with("--time-limit", "0")),
+    ("eval_every must be an integer >= 0, not <n>", "error", train_with("--eval-every", "-1")),
+    ("bias must be a finite number (<= 0: no bias), not <x>", "error", train_with("--bias", "inf")),
+    ("class_weight names label <label>, which is not among the labels <labels>", "error", train_with("-w", "7=2")),
+    ("class_weight names label <label>, which is not a number", "error", train_with("-w", "x=2")),
+    ("class_weight[<label>] must be a positive number, not <x>", "error", train_with("-w", "1=-2")),
+    ("checkpoint_seconds (--checkpoint-seconds) must be positive, not <x>", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-seconds", "0"]),
+    ("checkpoint_every (--checkpoint-every) must be >= 0, not <x>", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-every", "-1"]),
+    # -- checkpoints
+    ("checkpoint <ck> exists: pass resume=<ck> (--resume) to continue that run, or remove it to start anew",
+     "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", e.copy(t, e.ck)]),
+    ("<ck>: no such checkpoint", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", t / "no.ck"]),
+    ("<ck> is not a blocksvm checkpoint", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume",
+                                                                     e.copy(t, e.model)]),
+    ("<ck> is not a blocksvm checkpoint (not even an HDF5 file)", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", e.copy(t, e.text)]),
+    ("<ck> is corrupted or truncated: <reason>", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", truncated(e.copy(t, e.ck))]),
+    ("<ck> is corrupted: its checksum does not match its content", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", corrupt_alpha(e.copy(t, e.ck))]),
+    ("<ck> is corrupted or truncated: <reason>; and the previous one: <ck>.prev is corrupted or truncated: <reason>",
+     "error", resume_with(prepare=lambda e, t, ck: [os.truncate(p, 1000) for p in (ck, t / "ck.h5.prev")])),
+    ("<ck> is checkpoint format version <n>; this blocksvm reads version 1 (upgrade blocksvm)", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", set_h5_attr(e.copy(t, e.ck), version=5)]),
+    ("checkpoint <ck> was made for the store <store> (<n> rows, <m> nnz), not for <store> (<n> rows, <m> nnz)",
+     "error", lambda e, t, mp: ["train", e.test_store, t / "m.h5", "--resume", e.copy(t, e.ck)]),
+    ("checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
+     "time_limit, tol may change when resuming", "error", resume_with("-C", "2", "--loss", "hinge")),
+    ("checkpoint <ck> is in use by another training run (pid <n>); two runs must not write the same checkpoint",
+     "error", resume_with(prepare=hold_lock)),
+    # -- models and predictions
+    ("<model>: no such model file", "error", lambda e, t, mp: ["predict", t / "absent.h5", e.test_store]),
+    ("<model> is a directory (a block store?), not a model file", "error",
+     lambda e, t, mp: ["predict", e.store, e.test_store]),
+    ("<model> is neither a blocksvm model nor a LIBLINEAR model file", "error",
+     lambda e, t, mp: ["export", e.text, t / "m.txt"]),
+    ("<model> is an HDF5 file but not a blocksvm model", "error", lambda e, t, mp: ["predict", e.ck, e.test_store]),
+    ("<model> is model format version <n>; this blocksvm reads version 1 (upgrade blocksvm)", "error",
+     lambda e, t, mp: ["predict", set_h5_attr(e.copy(t, e.model), version=5), e.test_store]),
+    ("<model> is not a readable model: <reason>", "error",
+     lambda e, t, mp: ["predict", write(t / "m.h5", e.model.read_bytes()[:3000]), e.test_store]),
+    ("<model> is not a readable LIBLINEAR model file: <reason>", "error",
+     lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "x", ""), e.test_store]),
+    ("<model>: expected <n> weight rows of <k> values, found <shape>", "error",
+     lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "3", "0.1\n0.2\n"), e.test_store]),
+    ("<model>: LIBLINEAR solver_type <name> is not a linear classifier blocksvm can apply", "error",
+     lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVR", "1", "0.1\n"), e.test_store]),
+    ("<store> has <b>-based feature indices but the model was trained on <b>-based ones: they are different "
+     "feature spaces", "error", lambda e, t, mp: ["predict", e.model, e.zero_store]),
+    ("<file>:<line>: feature index 0, but the model was trained on one-based indices: this file is in another "
+     "feature space (zero-based)", "error", lambda e, t, mp: ["predict", e.model, e.root / "zero.txt"]),
+    # -- writing outputs: model, history, checkpoint, predictions, LIBLINEAR model, plot
+    ("cannot write <what> <path>: folder <folder> does not exist", "error",
+     lambda e, t, mp: ["train", e.store, t / "no" / "m.h5", "--history", t / "h.jsonl"]),
+    ("cannot write <what> <path>: it is a directory", "error", lambda e, t, mp: ["train", e.store, t]),
+    ("cannot write <what> <path>: folder <folder> does not exist", "error",
+     train_with("--history", "/nonexistent-folder/h.jsonl")),
+    (NOT_WRITABLE, "error",
+     read_only(lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ro" / "ck"])),
+    ("cannot write <what> <path>: <reason>", "error",
+     patched("blocksvm.model", "write_hdf5", fail_with(ENOSPC),
+             lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"])),
+    ("cannot write <what> <path>: folder <folder> does not exist", "error",
+     lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "no" / "p.txt"]),
+    ("cannot write <what> <path>: <reason>", "error",
+     patched("blocksvm.predict", "open", full_disk_open,
+             lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"])),
+    (NOT_WRITABLE, "error", read_only(lambda e, t, mp: ["export", e.model, t / "ro" / "m.txt"])),
+    ("cannot write <what> <path>: <reason>", "error",
+     patched("blocksvm.liblinear_format", "open", full_disk_open, lambda e, t, mp: ["export", e.model, t / "m.txt"])),
+    ("cannot write <what> <path>: folder <folder> does not exist", "error",
+     lambda e, t, mp: ["plot", e.history, "-o", t / "no" / "p.png"]),
+    # -- plots
+    ("<history>: no such history file", "error", lambda e, t, mp: ["plot", t / "absent.jsonl"]),
+    ("<history> is a directory, not a training history", "error", lambda e, t, mp: ["plot", t]),
+    ("<history> is not a JSON-lines training history: <reason>", "error", lambda e, t, mp: ["plot", e.text]),
+    ("<history> holds no training records", "error", lambda e, t, mp: ["plot", write(t / "h.jsonl", "\n")]),
+    ("<history> is not a blocksvm training history: records lack <keys>", "error",
+     lambda e, t, mp: ["plot", write(t / "h.jsonl", '{"loss": 1}\n')]),
+    ("plotting needs matplotlib: pip install 'blocksvm[plot]'", "error",
+     without_matplotlib),
+    # -- the demo
+    ("rows must be a positive integer, not <n>", "error", lambda e, t, mp: ["demo", "--rows", "0"]),
+    ("--workdir <path> is a file, not a folder", "error", lambda e, t, mp: ["demo", "--workdir", e.text]),
+    ("the demo cannot write its files in <folder>: <reason>", "error",
+     patched("blocksvm.datasets", "open", full_disk_open,
+             lambda e, t, mp: ["demo", "--rows", "100", "--test-rows", "10", "--features", "20", "--nnz", "3",
+                               "--workdir", t / "d"])),
+    # -- anything else
+    ("unexpected <type>: <text> (a bug in blocksvm: run again with --debug and report the traceback)", "error",
+     patched("blocksvm.cli", "_print_info", fail_with(RuntimeError("oops")), lambda e, t, mp: ["info", e.store])),
+    ("out of memory (smaller blocks need less: convert with a smaller --block-mb)", "error",
+     patched("blocksvm.cli", "_print_info", fail_with(MemoryError()), lambda e, t, mp: ["info", e.store])),
+]  # fmt: skip
+
+
+def pattern_regex(pattern: str) -> re.Pattern:
+    """The page's message as a regular expression: ``<word>`` stands for any text."""
+    parts = re.split(r"<[a-z][a-z0-9 _.-]*>", pattern)
+    return re.compile(".+?".join(re.escape(p) for p in parts))
+
+
+def documented_messages() -> list[str]:
+    return re.findall(r"^#### `(.+)`$", DOC.read_text(), flags=re.MULTILINE)
+
+
+def run(capsys, argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+IDS = [f"{i:03d}-{re.sub(r'[^a-z0-9]+', '-', p.lower())[:50]}" for i, (p, _, _) in enumerate(CASES)]
+
+
+@pytest.mark.parametrize("pattern, kind, build", CASES, ids=IDS)
+def test_error_is_one_clean_line(env, tmp_path, monkeypatch, capsys, pattern, kind, build):
+    argv = build(env, tmp_path, monkeypatch)
+    if kind == "usage":
+        with pytest.raises(SystemExit) as exit_:
+            run(capsys, argv)
+        code, err = exit_.value.code, capsys.readouterr().err
+    else:
+        code, _, err = run(capsys, argv)
+    lines = err.rstrip("\n").split("\n")
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("blocksvm: error: "), err
+    message = lines[0].removeprefix("blocksvm: error: ")
+    if kind == "usage":
+        message = re.sub(r" \(see '[^']+ --help'\)$", "", message)
+    assert pattern_regex(pattern).fullmatch(message), f"\n{message}\ndoes not match the page's\n{pattern}"
+    if kind == "parse":  # the offending line, shown under the message
+        assert len(lines) == 2 and lines[1].startswith("    ") and lines[1].strip(), err
+    else:
+        assert len(lines) == 1, err
+
+
+@pytest.mark.parametrize("pattern, kind, build", [c for c in CASES if c[1] != "usage"],
+                         ids=[i for i, c in zip(IDS, CASES) if c[1] != "usage"])  # fmt: skip
+def test_debug_shows_the_traceback(env, tmp_path, monkeypatch, capsys, pattern, kind, build):
+    argv = build(env, tmp_path, monkeypatch)
+    with pytest.raises(BaseException) as raised:
+        main([str(a) for a in argv] + ["--debug"])
+    assert not isinstance(raised.value, SystemExit)
+
+
+def test_the_page_lists_exactly_the_tested_messages():
+    documented = documented_messages()
+    tested = [pattern for pattern, _, _ in CASES]
+    assert len(documented) == len(set(documented)), "a message is listed twice on the page"
+    assert set(documented) - set(tested) == set(), "listed on the page but produced by no test"
+    assert set(tested) - set(documented) == set(), "produced by a test but not on the page"
+
+
+def test_every_parse_reason_has_a_case():
+    assert set(BAD_LINES) == set(_REASONS)
+    for template in _REASONS.values():
+        fixed = template.split("{token!r}")
+        assert any(all(part in pattern for part in fixed) for pattern, _, _ in CASES), template
+
+
+def test_an_unwritable_model_folder_is_refused_before_training(env, tmp_path, capsys):
+    """Hours of training must not end in 'cannot write the model': the CLI checks first."""
+    start = time.perf_counter()
+    code, _, err = run(capsys, ["train", env.store, tmp_path / "no" / "m.h5", "--history", tmp_path / "h.jsonl"])
+    assert code == 2 and "cannot write the model" in err
+    assert not (tmp_path / "h.jsonl").exists()  # training never started
+    assert time.perf_counter() - start < 5
+
+
+def test_failed_writes_leave_no_partial_file(env, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sys.modules["blocksvm.liblinear_format"], "open", full_disk_open, raising=False)
+    monkeypatch.setattr(sys.modules["blocksvm.predict"], "open", full_disk_open, raising=False)
+    assert run(capsys, ["export", env.model, tmp_path / "m.txt"])[0] == 2
+    assert run(capsys, ["predict", env.model, env.test_store, "-o", tmp_path / "p.txt"])[0] == 2
+    monkeypatch.setattr(sys.modules["blocksvm.model"], "write_hdf5", fail_with(ENOSPC))
+    assert run(capsys, ["train", env.store, tmp_path / "m.h5", "--max-outer", "1", "-q"])[0] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.h5.history.jsonl"]
+
+
+def test_verify_failure_exits_1_with_the_problems_on_stdout(env, tmp_path, capsys):
+    store = damage_block(env.copy(env.root, env.store, "damaged.bsvm"))
+    code, out, err = run(capsys, ["info", store, "--verify"])
+    assert code == 1 and err == ""
+    assert "verify       FAILED" in out and "block 1 (block-00001.h5): file checksum differs" in out
+
+
+def test_ctrl_c_saves_the_checkpoint_and_exits_130(env, tmp_path):
+    store = tmp_path / "big.bsvm"
+    assert main(["generate", str(store), "--rows", "40000", "--features", "2000", "--nnz", "20", "--store",
+                 "--block-size", "2000", "-q"]) == 0  # fmt: skip
+    ck = tmp_path / "ck.h5"
+    process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(tmp_path / "m.h5"),
+                                "--checkpoint", str(ck), "--tol", "0", "--max-outer", "100000"],
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 60
+    while not ck.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "stopped by SIGINT" in err and f"continue with --resume {ck}" in err
+    assert "Traceback" not in err and (tmp_path / "m.h5").exists()
+
+
+def test_a_full_disk_is_an_error_not_a_crash(env, tmp_path):
+    """A real 1 MB file system: h5py crashes when it fills one (h5py/h5py#914); blocksvm must not."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:  # fmt: skip
+        pytest.skip("needs root and tmpfs to make a small file system")
+    command = [sys.executable, "-m", "blocksvm.cli"]
+    try:
+        big = tmp_path / "big.txt"
+        write_libsvm(big, SyntheticSpec(rows=6000, features=2000, nnz=40, seed=1), progress=False)
+        done = subprocess.run([*command, "convert", str(big), str(disk / "big.bsvm"), "--block-size", "2000"],
+                              capture_output=True, text=True)  # fmt: skip
+        assert (done.returncode, done.stderr) == (2, f"blocksvm: error: no space left on the device while "
+                                                     f"writing {disk}/big.bsvm; nothing was written\n")  # fmt: skip
+        assert list(disk.iterdir()) == []
+        with open(disk / "fill", "wb") as f, pytest.raises(OSError):
+            f.write(bytes(2 << 20))
+        done = subprocess.run([*command, "train", str(env.store), str(disk / "m.h5"), "--history",
+                               str(tmp_path / "h.jsonl"), "--max-outer", "1", "-q"], capture_output=True, text=True)
+        assert (done.returncode, done.stderr) == (2, f"blocksvm: error: cannot write the model {disk}/m.h5: "
+                                                     "No space left on device\n")  # fmt: skip
+        assert [p.name for p in disk.iterdir()] == ["fill"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
