@@ -138,6 +138,7 @@ def _generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--features", type=int, required=True)
     p.add_argument("--nnz", type=int, default=50, help="mean entries per row (default 50)")
     p.add_argument("--noise", type=float, default=0.05, help="label flip probability (default 0.05)")
+    p.add_argument("--classes", type=int, default=2, help="number of classes (default 2: labels -1/+1)")
     p.add_argument("--dense", action="store_true", help="every feature present")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--store", action="store_true", help="write a block store directly")
@@ -151,7 +152,7 @@ def _run_generate(args) -> int:
     from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
 
     spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, noise=args.noise,
-                         seed=args.seed, dense=args.dense)  # fmt: skip
+                         seed=args.seed, dense=args.dense, classes=args.classes)  # fmt: skip
     progress = None if not args.quiet else False
     if args.store:
         if args.block_size < 1:  # make_store does not check it (0 divides by zero, < 0 writes no block)

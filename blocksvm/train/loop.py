@@ -270,6 +270,7 @@ class Trainer:
         record["train_accuracy"] = correct / self.store.n_rows
         if dual is not None:
             record["gap"] = relative_gap(primal, dual)
+            record["per_problem_dual"] = dual.tolist()
         record["per_problem_primal"] = primal.tolist()
 
     def _stop_reason(self, record: dict) -> str | None:
