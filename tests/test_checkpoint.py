@@ -168,3 +168,16 @@ def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path):
     saved = read_checkpoint(ck)
     assert saved.state["blocks_visited"] >= 1
     assert LinearModel.load(tmp_path / "m.h5").summary["stop_reason"] == "stopped by SIGTERM"
+
+
+def test_resume_with_the_row_cache_is_bit_identical(store, tmp_path):
+    params = {**PARAMS, "working_set": "cache", "cache_mb": 0.5, "max_outer": 4}
+    uninterrupted = train(store, verbose=0, **params)
+    ck = tmp_path / "ck.h5"
+    result = train(store, verbose=0, checkpoint=ck, checkpoint_every=1, time_limit=0.05, **params)
+    stops = 1
+    while result.interrupted:
+        result = train(store, verbose=0, resume=ck, checkpoint_every=1, time_limit=0.05 * (stops + 1), **params)
+        stops += 1
+    assert stops >= 2
+    np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)

@@ -172,3 +172,13 @@ def test_validation_store_of_another_index_base_is_refused(small, tmp_path):
     assert BlockStore(tmp_path / "zero.bsvm").index_base == 0
     with pytest.raises(Exception, match="different feature spaces"):
         train(small[0] / "train.bsvm", validation=tmp_path / "zero.bsvm", max_outer=1)
+
+
+def test_cache_working_set_reaches_the_same_optimum_in_fewer_passes(small):
+    root, X, y = small
+    runs = {ws: train(root / "train.bsvm", working_set=ws, cache_mb=0.2, loss="hinge", tol=1e-4, max_outer=500,
+                      verbose=0) for ws in ("pair", "cache")}  # fmt: skip
+    primal = {ws: r.model.summary["primal"] for ws, r in runs.items()}
+    assert all(r.model.summary["gap"] <= 1e-4 for r in runs.values())
+    assert primal["cache"] == pytest.approx(primal["pair"], rel=2e-4)
+    assert len(runs["cache"].history) < len(runs["pair"].history)

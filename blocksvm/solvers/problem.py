@@ -31,6 +31,10 @@ class Problem:
     bias : float
         Value of the bias feature (<= 0: none).
     C : float
+    row_offsets : ndarray of int64, shape (n_blocks + 1,)
+        Store-wide position of each block's first row (and the row count at the end).
+    dtype : numpy dtype
+        Type of the store's values.
     """
 
     n_rows: int
@@ -41,6 +45,8 @@ class Problem:
     loss: int
     bias: float
     C: float
+    row_offsets: np.ndarray | None = None
+    dtype: np.dtype = np.dtype(np.float32)
 
     @property
     def n_problems(self) -> int:
@@ -66,7 +72,11 @@ class Problem:
         else:
             costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
         return cls(store.n_rows, store.n_features, store.n_blocks, classes, costs,
-                   LOSSES[params.loss], float(params.bias), C)  # fmt: skip
+                   LOSSES[params.loss], float(params.bias), C, store.row_offsets, store.dtype)  # fmt: skip
+
+    def block_of(self, rows: np.ndarray) -> np.ndarray:
+        """Index of the block holding each store-wide row."""
+        return np.searchsorted(self.row_offsets, rows, side="right") - 1
 
     def targets(self, labels: np.ndarray) -> np.ndarray:
         """±1 targets of each problem, shape (n_problems, n_rows), float64."""

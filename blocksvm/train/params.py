@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 from blocksvm.errors import ParameterError
 
 SOLVERS = ("dual-cd", "pegasos")
-WORKING_SETS = ("pair", "block")
+WORKING_SETS = ("pair", "block", "cache")
 LOSSES = ("hinge", "squared-hinge")
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
@@ -38,11 +38,15 @@ class TrainParams:
         most ``eps`` (dual CD only). None disables the rule.
     max_outer : int, default=50
         Outer iterations (passes over the store) at most.
-    working_set : {"pair", "block"}, default="pair"
+    working_set : {"pair", "block", "cache"}, default="pair"
         Rows the inner dual CD solver optimizes at each visit: the loaded block together with
         the block visited before it ("pair": the groups of rows solved together change every
         pass, which on redundant data converges many times faster, at the cost of one more
-        block in memory), or the loaded block alone ("block": plain block minimization).
+        block in memory), the loaded block alone ("block": plain block minimization), or the
+        loaded block with a cache of support vectors kept from earlier blocks ("cache":
+        selective block minimization, Chang & Roth 2011; see ``cache_mb``).
+    cache_mb : float, default=64.0
+        Megabytes of rows the "cache" working set keeps in memory.
     inner_passes : int, default=3
         Passes of the inner solver over its working set per visit at most (dual CD).
     inner_eps : float, default=0.0
@@ -74,6 +78,7 @@ class TrainParams:
     eps: float | None = None
     max_outer: int = 50
     working_set: str = "pair"
+    cache_mb: float = 64.0
     inner_passes: int = 3
     inner_eps: float = 0.0
     batch_size: int = 1
@@ -130,6 +135,7 @@ _CONSTRAINTS = {
     "eps": (_positive, "a positive number or None", True),
     "max_outer": (_count, "an integer >= 1", False),
     "working_set": (lambda x: x in WORKING_SETS, f"one of {', '.join(WORKING_SETS)}", False),
+    "cache_mb": (_positive, "a positive number of megabytes", False),
     "inner_passes": (_count, "an integer >= 1", False),
     "inner_eps": (lambda x: _is_number(x) and x >= 0, "a number >= 0", False),
     "batch_size": (_count, "an integer >= 1", False),
