@@ -241,8 +241,11 @@ def _train_args(p: argparse.ArgumentParser) -> None:
                    help="stop when the PG violation is at most this (LIBLINEAR's -e rule)")  # fmt: skip
     p.add_argument("--max-outer", type=int, default=50, help="passes over the store at most (default 50)")
     p.add_argument("--inner-passes", type=int, default=3, help="inner dual CD passes per visit (default 3)")
-    p.add_argument("--working-set", choices=["pair", "block"], default="pair",
-                   help="solve each block with the previous one (pair, default) or alone")  # fmt: skip
+    p.add_argument("--working-set", choices=["pair", "block", "cache"], default="pair",
+                   help="solve each block with the previous one (pair, default), alone (block), or with a "
+                        "cache of support vectors (cache)")  # fmt: skip
+    p.add_argument("--cache-mb", type=float, default=64.0, metavar="MB",
+                   help="memory of the support-vector cache of --working-set cache (default 64)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=1, help="Pegasos mini-batch size (default 1)")
     p.add_argument("--average", action="store_true", help="Pegasos: average the iterates")
     p.add_argument("--class-weight", "-w", type=_class_weight, action="append", metavar="LABEL=WEIGHT",
@@ -276,7 +279,7 @@ def _train_params(args):
     return TrainParams(
         C=args.C, loss=args.loss or "squared-hinge", solver=args.solver, bias=args.bias, tol=args.tol,
         eps=args.eps, max_outer=args.max_outer, inner_passes=args.inner_passes,
-        working_set=args.working_set, batch_size=args.batch_size, average=args.average,
+        working_set=args.working_set, cache_mb=args.cache_mb, batch_size=args.batch_size, average=args.average,
         class_weight=class_weight, seed=args.seed, time_limit=args.time_limit, eval_every=args.eval_every,
     )  # fmt: skip
 
