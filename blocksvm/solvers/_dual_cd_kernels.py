@@ -25,14 +25,16 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import HINGE, shuffle_runs
+from blocksvm.solvers._common import HINGE, interleaved_runs, prefetch
 
 INF = math.inf
 
 # Indices into the stats array solve_block returns.
 PG_MAX_FIRST, PG_MIN_FIRST, LOSS_FIRST, CORRECT_FIRST, PG_MAX_LAST, PG_MIN_LAST, PASSES, UPDATES = range(8)
 N_STATS = 8
-RUN = 32  # rows visited consecutively (see shuffle_runs); 1 gives a plain random permutation
+# Rows ahead in the visit order whose nonzeros are prefetched (their per-row entries: twice as
+# far), so that they arrive from memory while earlier rows are being solved.
+AHEAD = 8
 
 
 def loss_tables(loss: int, c_negative: float, c_positive: float) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +52,9 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
 
     The free coordinates are A's rows and B's rows, visited together in one random order per
     pass; B (possibly empty) holds rows kept in memory from earlier blocks, so that the groups
-    of rows solved together change from visit to visit.
+    of rows solved together change from visit to visit. The order is
+    :func:`~blocksvm.solvers._common.interleaved_runs` of the rows not shrunk, and the rows a
+    few steps ahead in it are prefetched.
 
     Parameters
     ----------
@@ -73,7 +77,7 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     inner_eps : float
         Stop after a pass whose PG violation ``max PG - min PG`` is at most this (< 0: never).
     seed : int
-        Seed of the row permutations.
+        Seed of the row orders.
 
     Returns
     -------
@@ -84,36 +88,84 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     """
     n_a = a_indptr.shape[0] - 1
     n_rows = n_a + b_indptr.shape[0] - 1
+    n_w = w.shape[0] - 1
+    bias_sq = bias * bias if bias > 0 else 0.0
+    # Working rows 0 .. n_rows - 1: A's rows, then B's. Their scalars sit side by side, so the
+    # step reads one array of each whichever block a row comes from.
+    y = np.concatenate((a_y, b_y))
+    alpha = np.concatenate((a_alpha, b_alpha))  # copied back to a_alpha and b_alpha at the end
+    qd_inv = np.concatenate((a_sq_norms, b_sq_norms))  # 1 / Qbar_ii = 1 / (||x_i||^2 + B^2 + D_ii)
+    for i in range(n_rows):
+        qd_inv[i] = 1.0 / (qd_inv[i] + bias_sq + diag[1 if y[i] > 0 else 0])
+    line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
     loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
-    index = np.arange(n_rows)
-    scratch = np.empty(n_rows, np.int64)
+    active = np.arange(n_rows)  # rows not shrunk, increasing
+    shrunk = np.zeros(n_rows, np.bool_)
+    order = np.empty(n_rows, np.int64)
     state = np.array([np.uint64(seed)], np.uint64)
     active_size = n_rows
     pg_max_old, pg_min_old = INF, -INF
+    pg_max_new, pg_min_new = -INF, INF
     passes = 0
     updates = 0
     while passes < max_passes:
-        shuffle_runs(index, active_size, RUN, state, scratch)
+        interleaved_runs(order, active, active_size, state)
         pg_max_new, pg_min_new = -INF, INF
         first = passes == 0
-        s = 0
-        while s < active_size:
-            i = index[s]
+        for s in range(active_size):
+            # prefetch: the scalars and row pointers of the row 2 * AHEAD ahead, the nonzeros of
+            # the row AHEAD ahead (its row pointers arrived meanwhile)
+            if s + 2 * AHEAD < active_size:
+                j = order[s + 2 * AHEAD]
+                prefetch(y, j)
+                prefetch(alpha, j)
+                prefetch(qd_inv, j)
+                if j < n_a:
+                    prefetch(a_indptr, j)
+                else:
+                    prefetch(b_indptr, j - n_a)
+            if s + AHEAD < active_size:
+                j = order[s + AHEAD]
+                if j < n_a:
+                    for k in range(a_indptr[j], a_indptr[j + 1] + line - 1, line):
+                        prefetch(a_indices, k)
+                        prefetch(a_data, k)
+                else:
+                    for k in range(b_indptr[j - n_a], b_indptr[j - n_a + 1] + line - 1, line):
+                        prefetch(b_indices, k)
+                        prefetch(b_data, k)
+            i = order[s]
+            # G = y_i w.x_i - 1 + D_ii alpha_i
+            dot = 0.0
             if i < n_a:
-                shrink, PG, margin, c, moved = _coordinate_step(
-                    a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha, i,
-                    w, bias, upper, diag, pg_max_old, pg_min_old)  # fmt: skip
+                for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
+                    dot += w[np.uint32(a_indices[k])] * a_data[k]
             else:
-                shrink, PG, margin, c, moved = _coordinate_step(
-                    b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha, i - n_a,
-                    w, bias, upper, diag, pg_max_old, pg_min_old)  # fmt: skip
-            if shrink:
-                active_size -= 1
-                index[s], index[active_size] = index[active_size], index[s]
-                continue
+                r = i - n_a
+                for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
+                    dot += w[np.uint32(b_indices[k])] * b_data[k]
+            if bias > 0:
+                dot += w[n_w] * bias
+            yi = y[i]
+            c = 1 if yi > 0 else 0
+            margin = yi * dot
+            alpha_old = alpha[i]
+            G = margin - 1.0 + diag[c] * alpha_old
+            U = upper[c]
+            # projected gradient; shrink alpha_i away if it sits at a bound it will keep
+            PG = G
+            if alpha_old == 0.0:
+                if G > pg_max_old:
+                    shrunk[i] = True
+                    continue
+                PG = min(G, 0.0)
+            elif alpha_old == U:
+                if G < pg_min_old:
+                    shrunk[i] = True
+                    continue
+                PG = max(G, 0.0)
             pg_max_new = max(pg_max_new, PG)
             pg_min_new = min(pg_min_new, PG)
-            updates += moved
             if first and i < n_a:
                 slack = 1.0 - margin
                 if slack > 0:
@@ -122,17 +174,43 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
                     correct += 1
                 first_max = max(first_max, PG)
                 first_min = min(first_min, PG)
-            s += 1
+            if abs(PG) <= 1.0e-12:
+                continue
+            # clipped Newton step, then w += (alpha_i - alpha_old) y_i x_i
+            alpha_new = min(max(alpha_old - G * qd_inv[i], 0.0), U)
+            alpha[i] = alpha_new
+            d = (alpha_new - alpha_old) * yi
+            if i < n_a:
+                for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
+                    w[np.uint32(a_indices[k])] += d * a_data[k]
+            else:
+                r = i - n_a
+                for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
+                    w[np.uint32(b_indices[k])] += d * b_data[k]
+            if bias > 0:
+                w[n_w] += d * bias
+            updates += 1
         passes += 1
+        # drop the rows shrunk in this pass from the active list, which stays increasing
+        kept = 0
+        for p in range(active_size):
+            if not shrunk[active[p]]:
+                active[kept] = active[p]
+                kept += 1
+            shrunk[active[p]] = False
+        active_size = kept
         # LIBLINEAR's stopping rule, with one pass over the unshrunk set before trusting it
         if pg_max_new - pg_min_new <= inner_eps:
             if active_size == n_rows:
                 break
             active_size = n_rows
+            active[:] = np.arange(n_rows)
             pg_max_old, pg_min_old = INF, -INF
             continue
         pg_max_old = pg_max_new if pg_max_new > 0 else INF
         pg_min_old = pg_min_new if pg_min_new < 0 else -INF
+    a_alpha[:] = alpha[:n_a]
+    b_alpha[:] = alpha[n_a:]
     stats = np.empty(N_STATS, np.float64)
     stats[PG_MAX_FIRST], stats[PG_MIN_FIRST] = first_max, first_min
     stats[LOSS_FIRST], stats[CORRECT_FIRST] = loss_sum, correct
@@ -140,49 +218,3 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     stats[PASSES] = passes
     stats[UPDATES] = updates
     return stats
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _coordinate_step(indptr, indices, data, y, sq_norms, alpha, r, w, bias, upper, diag,
-                     pg_max_old, pg_min_old):  # fmt: skip
-    """One coordinate of Algorithm 1 for row ``r``: gradient, shrinking test, clipped Newton step.
-
-    Returns ``(shrink, PG, margin, c, moved)``: whether to shrink the row away, its projected
-    gradient, ``y_r w.x_r`` before the step, its class index, and 1 if alpha_r changed.
-    """
-    n_w = w.shape[0] - 1
-    yi = y[r]
-    c = 1 if yi > 0 else 0
-    dot = 0.0
-    for k in range(indptr[r], indptr[r + 1]):
-        dot += w[indices[k]] * data[k]
-    if bias > 0:
-        dot += w[n_w] * bias
-    margin = yi * dot
-    G = margin - 1.0 + diag[c] * alpha[r]  # G = y_i w.x_i - 1 + D_ii alpha_i
-    U = upper[c]
-    PG = 0.0
-    if alpha[r] == 0.0:
-        if G > pg_max_old:  # alpha_r stays at 0
-            return True, 0.0, margin, c, 0
-        if G < 0:
-            PG = G
-    elif alpha[r] == U:
-        if G < pg_min_old:  # alpha_r stays at U
-            return True, 0.0, margin, c, 0
-        if G > 0:
-            PG = G
-    else:
-        PG = G
-    if abs(PG) <= 1.0e-12:
-        return False, PG, margin, c, 0
-    # clipped Newton step, then w += (alpha_r - alpha_old) y_r x_r
-    alpha_old = alpha[r]
-    qd = sq_norms[r] + (bias * bias if bias > 0 else 0.0) + diag[c]
-    alpha[r] = min(max(alpha_old - G / qd, 0.0), U)
-    d = (alpha[r] - alpha_old) * yi
-    for k in range(indptr[r], indptr[r + 1]):
-        w[indices[k]] += d * data[k]
-    if bias > 0:
-        w[n_w] += d * bias
-    return False, PG, margin, c, 1

@@ -26,19 +26,21 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import HINGE, shuffle_prefix
+from blocksvm.solvers._common import HINGE, interleaved_runs, prefetch
 
 # Indices into the Pegasos state array.
 SCALE, SQ_NORM, STEP = range(3)
 N_STATE = 3
 # Indices into the stats array solve_block returns.
 LOSS_SEEN, CORRECT_SEEN = range(2)
+# Rows ahead in the visit order whose nonzeros are prefetched (see _dual_cd_kernels.AHEAD).
+AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
 def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_size, loss,
                 cost, C, seed):  # fmt: skip
-    """One pass of mini-batch Pegasos steps over a block, in a random row order.
+    """One pass of mini-batch Pegasos steps over a block, in a random row order (``interleaved_runs``).
 
     Parameters
     ----------
@@ -75,21 +77,36 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_s
     R = 1.0 / math.sqrt(lam) if loss == HINGE else math.sqrt(2.0 / lam)
     bias_sq = bias * bias if bias > 0 else 0.0
     stats = np.zeros(2, np.float64)
-    order = np.arange(n_rows)
+    order = np.empty(n_rows, np.int64)
     rng = np.array([np.uint64(seed)], np.uint64)
-    shuffle_prefix(order, n_rows, rng)
+    interleaved_runs(order, np.arange(n_rows), n_rows, rng)
     grad = np.empty(batch_size, np.float64)
+    dots = np.empty(batch_size, np.float64)  # v.x_i at the start of the batch
+    line = 64 // data.itemsize  # values per cache line (prefetch stride)
     for start in range(0, n_rows, batch_size):
         stop = min(start + batch_size, n_rows)
         scale = state[SCALE]
         # margins of the batch at the current w
         for s in range(start, stop):
+            # prefetch: the label and row pointers of the row 2 * AHEAD ahead, the nonzeros of
+            # the row AHEAD ahead
+            if s + 2 * AHEAD < n_rows:
+                j = order[s + 2 * AHEAD]
+                prefetch(y, j)
+                prefetch(sq_norms, j)
+                prefetch(indptr, j)
+            if s + AHEAD < n_rows:
+                j = order[s + AHEAD]
+                for k in range(indptr[j], indptr[j + 1] + line - 1, line):
+                    prefetch(indices, k)
+                    prefetch(data, k)
             i = order[s]
             dot = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                dot += v[indices[k]] * data[k]
+            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                dot += v[np.uint32(indices[k])] * data[k]
             if bias > 0:
                 dot += v[n_w] * bias
+            dots[s - start] = dot
             margin = y[i] * scale * dot
             slack = 1.0 - margin
             c = 1 if y[i] > 0 else 0
@@ -105,30 +122,36 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_s
         # shrink: w <- (1 - 1/t) w; the first step (t = 1) starts from w = 0
         if t == 1.0:
             v[:] = 0.0
+            dots[:] = 0.0
             scale = 1.0
             sq_norm = 0.0
         else:
             shrink = 1.0 - 1.0 / t
             scale *= shrink
             sq_norm = state[SQ_NORM] * shrink * shrink
-        # step: w += eta / r * g_i y_i x_i, one row at a time to keep ||w||^2 exact
+        # step: w += eta / r * g_i y_i x_i, one row at a time to keep ||w||^2 exact:
+        # ||w + a x_i||^2 = ||w||^2 + 2 a scale v.x_i + a^2 ||x_i||^2
         step = eta / (stop - start)
+        moved = False  # v.x_i from the margin loop holds until v first changes
         for s in range(start, stop):
             if grad[s - start] == 0.0:
                 continue
             i = order[s]
             a = step * grad[s - start] * y[i]  # coefficient of x_i in w-space
-            dot = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                dot += v[indices[k]] * data[k]
-            if bias > 0:
-                dot += v[n_w] * bias
+            dot = dots[s - start]
+            if moved:
+                dot = 0.0
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    dot += v[np.uint32(indices[k])] * data[k]
+                if bias > 0:
+                    dot += v[n_w] * bias
             sq_norm += 2.0 * a * scale * dot + a * a * (sq_norms[i] + bias_sq)
             a_v = a / scale
-            for k in range(indptr[i], indptr[i + 1]):
-                v[indices[k]] += a_v * data[k]
+            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                v[np.uint32(indices[k])] += a_v * data[k]
             if bias > 0:
                 v[n_w] += a_v * bias
+            moved = True
         # project onto the ball of radius R
         if sq_norm > R * R:
             scale *= R / math.sqrt(sq_norm)
