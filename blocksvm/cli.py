@@ -241,9 +241,9 @@ def _train_args(p: argparse.ArgumentParser) -> None:
                    help="stop when the PG violation is at most this (LIBLINEAR's -e rule)")  # fmt: skip
     p.add_argument("--max-outer", type=int, default=50, help="passes over the store at most (default 50)")
     p.add_argument("--inner-passes", type=int, default=3, help="inner dual CD passes per visit (default 3)")
-    p.add_argument("--working-set", choices=["pair", "block", "cache"], default="pair",
-                   help="solve each block with the previous one (pair, default), alone (block), or with a "
-                        "cache of support vectors (cache)")  # fmt: skip
+    p.add_argument("--working-set", choices=["cache", "pair", "block"], default="cache",
+                   help="solve each block with a cache of support vectors (cache, default), with the "
+                        "previous block (pair), or alone (block)")  # fmt: skip
     p.add_argument("--cache-mb", type=float, default=64.0, metavar="MB",
                    help="memory of the support-vector cache of --working-set cache (default 64)")  # fmt: skip
     p.add_argument("--batch-size", type=int, default=1, help="Pegasos mini-batch size (default 1)")

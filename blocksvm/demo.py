@@ -4,7 +4,7 @@ It generates LIBSVM text, then runs the very commands a user would run, each in 
 so that its peak memory can be read::
 
     blocksvm convert train.svm train.bsvm --block-mb 16
-    blocksvm train train.bsvm model.h5 -C 0.1
+    blocksvm train train.bsvm model.h5 -C 0.1 --cache-mb 16
     blocksvm predict model.h5 test.svm --output predictions.txt
 
 and prints accuracy, objective, seconds and peak memory. The same commands on a tiny data set
@@ -26,6 +26,7 @@ from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.errors import BlocksvmError, ParameterError
 
 BLOCK_MB = 16.0
+CACHE_MB = 16.0
 C = 0.1
 
 
@@ -46,8 +47,9 @@ def run_measured(args: list[str]) -> tuple[dict | None, float, float]:
 
 
 def training_memory_mb(rows: int, features: int, block_mb: float) -> float:
-    """What training holds of the data: three blocks (current, previous, read-ahead), w and alpha."""
-    return 3 * block_mb + 8 * (features + 1 + rows) / 1e6
+    """What training holds of the data: two blocks (current, read-ahead), the support-vector cache
+    (twice while it is rebuilt), w and alpha."""
+    return 2 * block_mb + 2 * CACHE_MB + 8 * (features + 1 + rows) / 1e6
 
 
 def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -> dict:
@@ -59,7 +61,7 @@ def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -
     steps = {"generate": {"seconds": time.perf_counter() - start}}
     commands = {
         "convert": ["convert", str(train_text), str(root / "train.bsvm"), "--block-mb", str(BLOCK_MB), "--overwrite"],
-        "train": ["train", str(root / "train.bsvm"), str(root / "model.h5"), "-C", str(C)],
+        "train": ["train", str(root / "train.bsvm"), str(root / "model.h5"), "-C", str(C), "--cache-mb", str(CACHE_MB)],
         "predict": ["predict", str(root / "model.h5"), str(test_text), "--output", str(root / "predictions.txt")],
     }
     for name, args in commands.items():
@@ -87,8 +89,8 @@ def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_0
     try:
         say(f"blocksvm demo: {rows:,} training rows x {features:,} features (~{nnz} nonzeros a row), "
             f"about {data_mb:,.0f} MB in memory;")
-        say(f"training holds {budget:,.0f} MB of it at a time ({BLOCK_MB:g} MB blocks: current, previous, "
-            f"read-ahead; plus w and alpha). Files in {root}")  # fmt: skip
+        say(f"training holds {budget:,.0f} MB of it at a time (two {BLOCK_MB:g} MB blocks, a {CACHE_MB:g} MB "
+            f"support-vector cache twice while rebuilt, w and alpha). Files in {root}")  # fmt: skip
         say()
         say("1. the fixed cost: the same commands on 2,000 rows")
         tiny = _pipeline(root / "tiny", SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2), 2000, 1000,

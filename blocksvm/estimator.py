@@ -61,8 +61,11 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         Stop when LIBLINEAR's projected-gradient violation is at most this (dual CD).
     max_outer : int, default=50
         Passes over the data at most. Values must be in the range [1, inf).
-    working_set : {"pair", "block"}, default="pair"
-        Solve each block together with the block visited before it, or alone.
+    working_set : {"cache", "pair", "block"}, default="cache"
+        Solve each block together with a cache of support vectors (``cache_mb``), with the
+        block visited before it, or alone (see :class:`blocksvm.train.TrainParams`).
+    cache_mb : float, default=64.0
+        Megabytes of rows the "cache" working set keeps.
     inner_passes : int, default=3
         Dual CD passes over the working set at each block visit. Range [1, inf).
     inner_eps : float, default=0.0
@@ -129,7 +132,8 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, C: float = 1.0, loss: str = "squared-hinge", solver: str = "dual-cd",
                  bias: float = 1.0, tol: float = 1e-3, eps: float | None = None, max_outer: int = 50,
-                 working_set: str = "pair", inner_passes: int = 3, inner_eps: float = 0.0,
+                 working_set: str = "cache", cache_mb: float = 64.0, inner_passes: int = 3,
+                 inner_eps: float = 0.0,
                  batch_size: int = 1, average: bool = False, class_weight=None,
                  block_size: int = 100_000, random_state=None, time_limit: float | None = None,
                  eval_every: int = 0, prefetch: int = 1, verbose: int = 0,
@@ -142,6 +146,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         self.eps = eps
         self.max_outer = max_outer
         self.working_set = working_set
+        self.cache_mb = cache_mb
         self.inner_passes = inner_passes
         self.inner_eps = inner_eps
         self.batch_size = batch_size
@@ -241,6 +246,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         values = {
             "C": self.C, "loss": self.loss, "solver": self.solver, "bias": self.bias, "tol": self.tol,
             "eps": self.eps, "max_outer": self.max_outer, "working_set": self.working_set,
+            "cache_mb": self.cache_mb,
             "inner_passes": self.inner_passes, "inner_eps": self.inner_eps,
             "batch_size": self.batch_size, "average": self.average, "class_weight": class_weight,
             "seed": seed, "time_limit": self.time_limit, "eval_every": self.eval_every,

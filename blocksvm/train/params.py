@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field, fields
 from blocksvm.errors import ParameterError
 
 SOLVERS = ("dual-cd", "pegasos")
-WORKING_SETS = ("pair", "block", "cache")
+WORKING_SETS = ("cache", "pair", "block")
 LOSSES = ("hinge", "squared-hinge")
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
@@ -38,13 +38,14 @@ class TrainParams:
         most ``eps`` (dual CD only). None disables the rule.
     max_outer : int, default=50
         Outer iterations (passes over the store) at most.
-    working_set : {"pair", "block", "cache"}, default="pair"
-        Rows the inner dual CD solver optimizes at each visit: the loaded block together with
-        the block visited before it ("pair": the groups of rows solved together change every
-        pass, which on redundant data converges many times faster, at the cost of one more
-        block in memory), the loaded block alone ("block": plain block minimization), or the
-        loaded block with a cache of support vectors kept from earlier blocks ("cache":
-        selective block minimization, Chang & Roth 2011; see ``cache_mb``).
+    working_set : {"cache", "pair", "block"}, default="cache"
+        Rows the inner dual CD solver optimizes at each visit: the loaded block together with a
+        cache of support vectors kept from earlier blocks ("cache": selective block
+        minimization, Chang & Roth 2011; see ``cache_mb``), together with the block visited
+        before it ("pair": the groups of rows solved together change every pass), or alone
+        ("block": plain block minimization). On redundant data the first two converge many times
+        faster than the third; where support vectors are a small part of the data, "cache"
+        needs 4-5 times fewer passes than "pair" (docs/ALGORITHMS.md).
     cache_mb : float, default=64.0
         Megabytes of rows the "cache" working set keeps in memory.
     inner_passes : int, default=3
@@ -77,7 +78,7 @@ class TrainParams:
     tol: float = 1e-3
     eps: float | None = None
     max_outer: int = 50
-    working_set: str = "pair"
+    working_set: str = "cache"
     cache_mb: float = 64.0
     inner_passes: int = 3
     inner_eps: float = 0.0
