@@ -240,7 +240,7 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eps", "-e", type=float, default=None,
                    help="stop when the PG violation is at most this (LIBLINEAR's -e rule)")  # fmt: skip
     p.add_argument("--max-outer", type=int, default=50, help="passes over the store at most (default 50)")
-    p.add_argument("--inner-passes", type=int, default=3, help="inner dual CD passes per visit (default 3)")
+    p.add_argument("--inner-passes", type=int, default=5, help="inner dual CD passes per visit (default 5)")
     p.add_argument("--working-set", choices=["cache", "pair", "block"], default="cache",
                    help="solve each block with a cache of support vectors (cache, default), with the "
                         "previous block (pair), or alone (block)")  # fmt: skip

@@ -66,7 +66,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         block visited before it, or alone (see :class:`blocksvm.train.TrainParams`).
     cache_mb : float, default=64.0
         Megabytes of rows the "cache" working set keeps.
-    inner_passes : int, default=3
+    inner_passes : int, default=5
         Dual CD passes over the working set at each block visit. Range [1, inf).
     inner_eps : float, default=0.0
         End a block visit early once its PG violation is at most this (0: never).
@@ -132,7 +132,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
 
     def __init__(self, *, C: float = 1.0, loss: str = "squared-hinge", solver: str = "dual-cd",
                  bias: float = 1.0, tol: float = 1e-3, eps: float | None = None, max_outer: int = 50,
-                 working_set: str = "cache", cache_mb: float = 64.0, inner_passes: int = 3,
+                 working_set: str = "cache", cache_mb: float = 64.0, inner_passes: int = 5,
                  inner_eps: float = 0.0,
                  batch_size: int = 1, average: bool = False, class_weight=None,
                  block_size: int = 100_000, random_state=None, time_limit: float | None = None,

@@ -48,7 +48,7 @@ class TrainParams:
         needs 4-5 times fewer passes than "pair" (docs/ALGORITHMS.md).
     cache_mb : float, default=64.0
         Megabytes of rows the "cache" working set keeps in memory.
-    inner_passes : int, default=3
+    inner_passes : int, default=5
         Passes of the inner solver over its working set per visit at most (dual CD).
     inner_eps : float, default=0.0
         Inner early stop: a visit ends after a pass whose PG violation is at most this (dual CD;
@@ -80,7 +80,7 @@ class TrainParams:
     max_outer: int = 50
     working_set: str = "cache"
     cache_mb: float = 64.0
-    inner_passes: int = 3
+    inner_passes: int = 5
     inner_eps: float = 0.0
     batch_size: int = 1
     average: bool = False
