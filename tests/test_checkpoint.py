@@ -48,6 +48,23 @@ def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
     assert [r["dual"] for r in result.history] == [r["dual"] for r in uninterrupted.history]
 
 
+@pytest.mark.parametrize("variant", [{"working_set": "pair"}, {"working_set": "block"},
+                                     {"solver": "pegasos", "average": True, "batch_size": 8}])  # fmt: skip
+def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant):
+    params = {**PARAMS, **variant, "max_outer": 5}
+    whole = train(store, verbose=0, **params)
+    ck = tmp_path / "ck.h5"
+    result = train(store, verbose=0, checkpoint=ck, checkpoint_every=1, time_limit=0.03, **params)
+    stops = 1
+    while result.interrupted:
+        result = train(store, verbose=0, resume=ck, checkpoint_every=1, time_limit=0.03 * (stops + 1), **params)
+        stops += 1
+    assert stops >= 2, "the time limit should have cut the run"
+    np.testing.assert_array_equal(result.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
+    assert [r["outer"] for r in result.history] == list(range(1, params["max_outer"] + 1))
+
+
 def test_sigkill_at_random_moments_then_resume(store, uninterrupted, tmp_path):
     ck, model, history = tmp_path / "ck.h5", tmp_path / "m.h5", tmp_path / "h.jsonl"
     args = ["--checkpoint-every", "1", "-C", str(PARAMS["C"]), "--loss", "hinge", "--tol", "0", "--max-outer",

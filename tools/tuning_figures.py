@@ -138,7 +138,7 @@ def section_working_set(d: dict) -> None:
 def section_inner(d: dict) -> None:
     print("### Inner passes (a9a in 8 blocks, -C 1, --tol 1e-3)\n")
     rows = []
-    for inner in ("1", "3", "10"):
+    for inner in ("1", "5", "10"):
         r = train(d["store"], d["out"] / "m.h5", "-C", "1", "--inner-passes", inner, "--max-outer", "300")
         rows.append([inner, r["outer_iterations"], f"{r['seconds']:.1f}", gap(r["gap"])])
     table(["--inner-passes", "passes", "seconds", "final gap"], rows)

@@ -156,7 +156,10 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_s
         if sq_norm > R * R:
             scale *= R / math.sqrt(sq_norm)
             sq_norm = R * R
-        if scale < 1e-9:  # fold the scale into v before it underflows
+        # Fold the scale into v (O(features)) only before it could underflow: early steps, when the
+        # projection shrinks w at every step, would otherwise fold every few steps. v = w / scale
+        # stays below R * 1e200, far from overflow.
+        if scale < 1e-200:
             for j in range(v.shape[0]):
                 v[j] *= scale
             scale = 1.0
