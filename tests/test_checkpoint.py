@@ -34,13 +34,19 @@ def uninterrupted(store):
     return train(store, verbose=0, **PARAMS)
 
 
-def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
-    ck = tmp_path / "ck.h5"
-    result = train(store, verbose=0, checkpoint=ck, checkpoint_every=1, time_limit=0.05, **PARAMS)
+def train_in_cuts(store, checkpoint, seconds: float, **params):
+    """Train, stopped by a time limit (``seconds`` more each time) and resumed until done; (result, stops)."""
+    result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, time_limit=seconds, **params)
     stops = 1
     while result.interrupted:
-        result = train(store, verbose=0, resume=ck, checkpoint_every=1, time_limit=0.05 * (stops + 1), **PARAMS)
+        result = train(store, verbose=0, resume=checkpoint, checkpoint_every=1, time_limit=seconds * (stops + 1),
+                       **params)  # fmt: skip
         stops += 1
+    return result, stops
+
+
+def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
+    result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.05, **PARAMS)
     assert stops >= 3, "the time limit should have cut the run several times"
     np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)
     np.testing.assert_array_equal(result.model.intercept, uninterrupted.model.intercept)
@@ -53,12 +59,7 @@ def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
 def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant):
     params = {**PARAMS, **variant, "max_outer": 5}
     whole = train(store, verbose=0, **params)
-    ck = tmp_path / "ck.h5"
-    result = train(store, verbose=0, checkpoint=ck, checkpoint_every=1, time_limit=0.03, **params)
-    stops = 1
-    while result.interrupted:
-        result = train(store, verbose=0, resume=ck, checkpoint_every=1, time_limit=0.03 * (stops + 1), **params)
-        stops += 1
+    result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.03, **params)
     assert stops >= 2, "the time limit should have cut the run"
     np.testing.assert_array_equal(result.model.coef, whole.model.coef)
     np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
