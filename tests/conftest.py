@@ -15,6 +15,7 @@ from sklearn.datasets import load_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.store import BlockStore
+from blocksvm.train import train
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -88,3 +89,20 @@ def read_store():
 def check_store():
     """``check_store(store, text, dtype=..., **sklearn_kwargs)`` asserts an exact round trip."""
     return assert_store_matches_sklearn
+
+
+def _train_in_cuts(store, checkpoint, seconds: float, **params):
+    """Train, stopped by a time limit (``seconds`` more each time) and resumed until done; (result, stops)."""
+    result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, time_limit=seconds, **params)
+    stops = 1
+    while result.interrupted:
+        result = train(store, verbose=0, resume=checkpoint, checkpoint_every=1, time_limit=seconds * (stops + 1),
+                       **params)  # fmt: skip
+        stops += 1
+    return result, stops
+
+
+@pytest.fixture(scope="session")
+def train_in_cuts():
+    """``train_in_cuts(store, checkpoint, seconds, **params) -> (result, stops)``: a run cut and resumed."""
+    return _train_in_cuts

@@ -34,18 +34,7 @@ def uninterrupted(store):
     return train(store, verbose=0, **PARAMS)
 
 
-def train_in_cuts(store, checkpoint, seconds: float, **params):
-    """Train, stopped by a time limit (``seconds`` more each time) and resumed until done; (result, stops)."""
-    result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, time_limit=seconds, **params)
-    stops = 1
-    while result.interrupted:
-        result = train(store, verbose=0, resume=checkpoint, checkpoint_every=1, time_limit=seconds * (stops + 1),
-                       **params)  # fmt: skip
-        stops += 1
-    return result, stops
-
-
-def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
+def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path, train_in_cuts):
     result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.05, **PARAMS)
     assert stops >= 3, "the time limit should have cut the run several times"
     np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)
@@ -56,7 +45,7 @@ def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path):
 
 @pytest.mark.parametrize("variant", [{"working_set": "pair"}, {"working_set": "block"},
                                      {"solver": "pegasos", "average": True, "batch_size": 8}])  # fmt: skip
-def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant):
+def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant, train_in_cuts):
     params = {**PARAMS, **variant, "max_outer": 5}
     whole = train(store, verbose=0, **params)
     result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.03, **params)
@@ -188,14 +177,9 @@ def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path):
     assert LinearModel.load(tmp_path / "m.h5").summary["stop_reason"] == "stopped by SIGTERM"
 
 
-def test_resume_with_the_row_cache_is_bit_identical(store, tmp_path):
+def test_resume_with_the_row_cache_is_bit_identical(store, tmp_path, train_in_cuts):
     params = {**PARAMS, "working_set": "cache", "cache_mb": 0.5, "max_outer": 4}
     uninterrupted = train(store, verbose=0, **params)
-    ck = tmp_path / "ck.h5"
-    result = train(store, verbose=0, checkpoint=ck, checkpoint_every=1, time_limit=0.05, **params)
-    stops = 1
-    while result.interrupted:
-        result = train(store, verbose=0, resume=ck, checkpoint_every=1, time_limit=0.05 * (stops + 1), **params)
-        stops += 1
+    result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.05, **params)
     assert stops >= 2
     np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)

@@ -35,17 +35,12 @@ def test_the_resume_table_lists_exactly_the_safe_parameters():
     assert names(must) == set(TrainParams().to_dict()) - SAFE_TO_CHANGE
 
 
-def test_pegasos_resumes_bit_identical(tmp_path):
+def test_pegasos_resumes_bit_identical(tmp_path, train_in_cuts):
     store = tmp_path / "s.bsvm"
     make_store(store, SyntheticSpec(rows=30_000, features=1_000, nnz=10, seed=2), block_rows=2_500, progress=False)
     params = {"solver": "pegasos", "average": True, "batch_size": 4, "max_outer": 6, "seed": 3, "C": 0.1}
     reference = train(store, verbose=0, **params).model
-    ck = tmp_path / "ck"
-    result = train(store, verbose=0, checkpoint=ck, checkpoint_every=1, time_limit=0.02, **params)
-    stops = 1
-    while result.interrupted:
-        result = train(store, verbose=0, resume=ck, checkpoint_every=1, time_limit=0.02 * (stops + 1), **params)
-        stops += 1
+    result, stops = train_in_cuts(store, tmp_path / "ck", 0.02, **params)
     assert stops >= 3
     np.testing.assert_array_equal(result.model.coef, reference.coef)
     np.testing.assert_array_equal(result.model.intercept, reference.intercept)
