@@ -6,6 +6,9 @@ files and Python's ``float`` for numbers.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +109,20 @@ def _train_in_cuts(store, checkpoint, seconds: float, **params):
 def train_in_cuts():
     """``train_in_cuts(store, checkpoint, seconds, **params) -> (result, stops)``: a run cut and resumed."""
     return _train_in_cuts
+
+
+def _training_with_a_checkpoint(store, model, checkpoint) -> subprocess.Popen:
+    """``blocksvm train`` in a child (stderr piped), returned once it has written ``checkpoint``."""
+    process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
+                                "--checkpoint", str(checkpoint), "--tol", "0", "--max-outer", "100000"],
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.time() + 60
+    while not checkpoint.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    return process
+
+
+@pytest.fixture(scope="session")
+def training_with_a_checkpoint():
+    """``training_with_a_checkpoint(store, model, checkpoint) -> Popen``: a long run, checkpointed once."""
+    return _training_with_a_checkpoint

@@ -159,14 +159,9 @@ def test_a_locked_checkpoint_is_refused(store, tmp_path):
         process.wait()
 
 
-def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path):
+def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path, training_with_a_checkpoint):
     ck = tmp_path / "ck.h5"
-    process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(tmp_path / "m.h5"),
-                                "--checkpoint", str(ck), "--tol", "0", "--max-outer", "100000"],
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.time() + 60
-    while not ck.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    process = training_with_a_checkpoint(store, tmp_path / "m.h5", ck)
     time.sleep(0.2)
     os.kill(process.pid, signal.SIGTERM)
     _, err = process.communicate(timeout=60)

@@ -582,17 +582,12 @@ def test_verify_failure_exits_1_with_the_problems_on_stdout(env, tmp_path, capsy
     assert "verify       FAILED" in out and "block 1 (block-00001.h5): file checksum differs" in out
 
 
-def test_ctrl_c_saves_the_checkpoint_and_exits_130(env, tmp_path):
+def test_ctrl_c_saves_the_checkpoint_and_exits_130(env, tmp_path, training_with_a_checkpoint):
     store = tmp_path / "big.bsvm"
     assert main(["generate", str(store), "--rows", "40000", "--features", "2000", "--nnz", "20", "--store",
                  "--block-size", "2000", "-q"]) == 0  # fmt: skip
     ck = tmp_path / "ck.h5"
-    process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(tmp_path / "m.h5"),
-                                "--checkpoint", str(ck), "--tol", "0", "--max-outer", "100000"],
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.time() + 60
-    while not ck.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    process = training_with_a_checkpoint(store, tmp_path / "m.h5", ck)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
