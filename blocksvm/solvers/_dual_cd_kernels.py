@@ -96,7 +96,10 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     alpha = np.concatenate((a_alpha, b_alpha))  # copied back to a_alpha and b_alpha at the end
     qd_inv = np.concatenate((a_sq_norms, b_sq_norms))  # 1 / Qbar_ii = 1 / (||x_i||^2 + B^2 + D_ii)
     for i in range(n_rows):
-        qd_inv[i] = 1.0 / (qd_inv[i] + bias_sq + diag[1 if y[i] > 0 else 0])
+        qd = qd_inv[i] + bias_sq + diag[1 if y[i] > 0 else 0]
+        # A row with no features, no bias and the hinge loss has Qbar_ii = 0: as in LIBLINEAR,
+        # G / Qbar_ii is then -inf (G = -1), and the step clips alpha_i to its upper bound C.
+        qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
     line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
     loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
     active = np.arange(n_rows)  # rows not shrunk, increasing
