@@ -1,0 +1,75 @@
+"""Every existing configuration gives, for fixed seeds, the models recorded before the architecture change.
+
+``tests/data/reference_models.npz`` was written by ``python tests/test_reference_models.py`` at
+commit fd473ed (before solvers moved behind the solver contract). Arithmetic that did not change
+must give the same bits; the recorded models are compared exactly.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blocksvm.datasets import SyntheticSpec, make_store
+from blocksvm.train import train
+
+REFERENCE = Path(__file__).resolve().parent / "data" / "reference_models.npz"
+COMMON = {"C": 0.5, "tol": 0.0, "max_outer": 4, "seed": 7}
+CONFIGS = {
+    **{f"dual-cd-{loss}-{ws}": {"loss": loss, "working_set": ws}
+       for loss in ("hinge", "squared-hinge") for ws in ("cache", "pair", "block")},  # fmt: skip
+    "dual-cd-no-bias": {"loss": "hinge", "bias": -1},
+    "dual-cd-class-weight": {"loss": "squared-hinge", "class_weight": {-1: 0.5, 1: 3.0}},
+    "dual-cd-balanced": {"loss": "hinge", "class_weight": "balanced", "working_set": "pair"},
+    "multiclass-hinge": {"loss": "hinge", "store": "multiclass"},
+    "multiclass-squared-hinge-weighted": {"loss": "squared-hinge", "store": "multiclass",
+                                          "class_weight": {1: 2.0, 3: 0.5}},  # fmt: skip
+    "pegasos-average": {"solver": "pegasos", "loss": "hinge", "average": True, "batch_size": 4},
+    "pegasos": {"solver": "pegasos", "loss": "hinge"},
+    "multiclass-pegasos": {"solver": "pegasos", "loss": "hinge", "store": "multiclass", "average": True},
+}
+
+
+def make_stores(root: Path) -> dict[str, Path]:
+    stores = {"binary": root / "binary.bsvm", "multiclass": root / "multiclass.bsvm"}
+    make_store(stores["binary"], SyntheticSpec(rows=3000, features=150, nnz=12, seed=21), block_rows=500,
+               progress=False)  # fmt: skip
+    make_store(stores["multiclass"], SyntheticSpec(rows=3000, features=150, nnz=12, seed=22, classes=3),
+               block_rows=600, progress=False)  # fmt: skip
+    return stores
+
+
+def fit(stores: dict[str, Path], name: str):
+    config = dict(CONFIGS[name])
+    store = stores[config.pop("store", "binary")]
+    return train(store, verbose=0, **COMMON, **config).model
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    return make_stores(tmp_path_factory.mktemp("reference"))
+
+
+@pytest.mark.parametrize("name", list(CONFIGS))
+def test_same_model_as_before_the_architecture_change(stores, name):
+    reference = np.load(REFERENCE)
+    model = fit(stores, name)
+    np.testing.assert_array_equal(model.coef, reference[f"{name}/coef"])
+    np.testing.assert_array_equal(model.intercept, reference[f"{name}/intercept"])
+
+
+if __name__ == "__main__":  # record the reference models
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        stores = make_stores(Path(tmp))
+        arrays = {}
+        for name in CONFIGS:
+            model = fit(stores, name)
+            arrays[f"{name}/coef"], arrays[f"{name}/intercept"] = model.coef, model.intercept
+    REFERENCE.parent.mkdir(exist_ok=True)
+    np.savez_compressed(REFERENCE, **arrays)
+    print(f"{len(CONFIGS)} models written to {REFERENCE}", file=sys.stderr)
