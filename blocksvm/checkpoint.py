@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -181,7 +182,11 @@ class CheckpointLock:
 
 
 class Checkpointer:
-    """Writes checkpoints of a :class:`~blocksvm.train.loop.Trainer` as it trains.
+    """Decides when to write checkpoints of a run, and writes them.
+
+    The trainer calls :meth:`after_block`, :meth:`after_pass` and :meth:`on_stop` with a
+    ``snapshot`` callable returning the :class:`Checkpoint` of its current state; each returns the
+    seconds the write took, or None when no checkpoint was due.
 
     Parameters
     ----------
@@ -216,27 +221,27 @@ class Checkpointer:
     def __exit__(self, *exc) -> None:
         self.lock.release()
 
-    def save(self, trainer) -> None:
-        seconds = write_checkpoint(self.path, trainer.snapshot())
-        trainer.monitor.detail(f"checkpoint written to {self.path} in {seconds:.3f} s")
+    def save(self, snapshot: Callable[[], Checkpoint]) -> float:
+        seconds = write_checkpoint(self.path, snapshot())
         self.seconds += seconds
         self.count += 1
         self._blocks_since = 0
         self._last = time.perf_counter()
+        return seconds
 
-    def after_block(self, trainer) -> None:
+    def after_block(self, snapshot: Callable[[], Checkpoint], at_pass_end: bool) -> float | None:
         self._blocks_since += 1
-        if trainer.state.position == trainer.store.n_blocks:
-            return  # the end of the pass writes one anyway
+        if at_pass_end:
+            return None  # the end of the pass writes one anyway
         due_blocks = self.every_blocks and self._blocks_since >= self.every_blocks
         due_time = self.every_seconds is not None and time.perf_counter() - self._last >= self.every_seconds
-        if due_blocks or due_time:
-            self.save(trainer)
+        return self.save(snapshot) if due_blocks or due_time else None
 
-    def after_pass(self, trainer) -> None:
+    def after_pass(self, snapshot: Callable[[], Checkpoint]) -> float:
         self._blocks_since = 0
-        self.save(trainer)
+        return self.save(snapshot)
 
-    def on_stop(self, trainer) -> None:
+    def on_stop(self, snapshot: Callable[[], Checkpoint]) -> float | None:
         if self._blocks_since or not self.count:  # else the end of the pass just wrote this state
-            self.save(trainer)
+            return self.save(snapshot)
+        return None

@@ -216,45 +216,18 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _liblinear_solver(text: str) -> str:
-    losses = {"1": "squared-hinge", "3": "hinge"}
-    if text not in losses:
-        raise argparse.ArgumentTypeError("blocksvm implements LIBLINEAR's -s 1 (L2-loss) and -s 3 (L1-loss)")
-    return losses[text]
-
-
-@command("train", "train a linear SVM on a block store by block minimization")
+@command("train", "train a linear classifier on a block store by block minimization")
 def _train_args(p: argparse.ArgumentParser) -> None:
+    from blocksvm.train.params import PARAMS
+
     p.add_argument("store", help="training store (from 'blocksvm convert')")
     p.add_argument("model", help="model file to write")
-    p.add_argument("--solver", choices=["dual-cd", "pegasos"], default="dual-cd")
-    p.add_argument("--loss", choices=["hinge", "squared-hinge"], default=None,
-                   help="hinge (L1-loss SVM) or squared-hinge (L2-loss, default)")  # fmt: skip
-    p.add_argument("-s", dest="loss", type=_liblinear_solver, metavar="1|3",
-                   help="LIBLINEAR alias: 1 = squared-hinge, 3 = hinge")  # fmt: skip
-    p.add_argument("-C", "-c", dest="C", type=float, default=1.0, help="cost of a unit of loss (default 1)")
-    p.add_argument("--bias", "-B", type=float, default=1.0,
-                   help="value of the bias feature; <= 0: no bias term (default 1)")  # fmt: skip
-    p.add_argument("--tol", type=float, default=1e-3,
-                   help="stop at this relative duality gap (default 1e-3; 0 disables)")  # fmt: skip
-    p.add_argument("--eps", "-e", type=float, default=None,
-                   help="stop when the PG violation is at most this (LIBLINEAR's -e rule)")  # fmt: skip
-    p.add_argument("--max-outer", type=int, default=50, help="passes over the store at most (default 50)")
-    p.add_argument("--inner-passes", type=int, default=5, help="inner dual CD passes per visit (default 5)")
-    p.add_argument("--working-set", choices=["cache", "pair", "block"], default="cache",
-                   help="solve each block with a cache of support vectors (cache, default), with the "
-                        "previous block (pair), or alone (block)")  # fmt: skip
-    p.add_argument("--cache-mb", type=float, default=64.0, metavar="MB",
-                   help="memory of the support-vector cache of --working-set cache (default 64)")  # fmt: skip
-    p.add_argument("--batch-size", type=int, default=1, help="Pegasos mini-batch size (default 1)")
-    p.add_argument("--average", action="store_true", help="Pegasos: average the iterates")
+    for param in PARAMS.values():  # the declarations of blocksvm.params and of each solver
+        if param.cli:
+            param.add_to(p)
     p.add_argument("--class-weight", "-w", type=_class_weight, action="append", metavar="LABEL=WEIGHT",
-                   help="multiply C for a class (repeatable), or 'balanced'")  # fmt: skip
-    p.add_argument("--seed", type=int, default=0)
+                   help=PARAMS["class_weight"].help)  # fmt: skip
     p.add_argument("--validation", metavar="STORE", help="store whose accuracy is tracked each pass")
-    p.add_argument("--time-limit", type=float, metavar="SECONDS")
-    p.add_argument("--eval-every", type=int, default=0, metavar="K",
-                   help="exact evaluation pass every K outer iterations")  # fmt: skip
     p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
     p.add_argument("--checkpoint", metavar="PATH",
                    help="write checkpoints here (every outer iteration, and when stopped)")  # fmt: skip
@@ -269,19 +242,12 @@ def _train_args(p: argparse.ArgumentParser) -> None:
 
 def _train_params(args):
     from blocksvm.train import TrainParams
+    from blocksvm.train.params import PARAMS
 
-    class_weight = None
+    values = {name: getattr(args, name) for name, param in PARAMS.items() if param.cli}
     if args.class_weight:
-        if "balanced" in args.class_weight:
-            class_weight = "balanced"
-        else:
-            class_weight = dict(args.class_weight)
-    return TrainParams(
-        C=args.C, loss=args.loss or "squared-hinge", solver=args.solver, bias=args.bias, tol=args.tol,
-        eps=args.eps, max_outer=args.max_outer, inner_passes=args.inner_passes,
-        working_set=args.working_set, cache_mb=args.cache_mb, batch_size=args.batch_size, average=args.average,
-        class_weight=class_weight, seed=args.seed, time_limit=args.time_limit, eval_every=args.eval_every,
-    )  # fmt: skip
+        values["class_weight"] = "balanced" if "balanced" in args.class_weight else dict(args.class_weight)
+    return TrainParams(**values)
 
 
 def _run_train(args) -> int:

@@ -8,6 +8,7 @@ for data larger than memory. Both end in one shared path, :meth:`BlockSVC._fit_s
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import tempfile
@@ -29,6 +30,48 @@ from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION
 from blocksvm.store.writer import BlockArrays, StoreBuilder, write_block
 from blocksvm.train import TrainParams, train
+from blocksvm.train.params import PARAMS
+
+# Parameters of the estimator besides the training parameters (``seed`` is ``random_state`` here).
+OWN_PARAMS: dict[str, tuple[object, str]] = {
+    "block_size": (100_000, "Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf)."),
+    "random_state": (None, "int, RandomState instance or None. Seeds the row shuffle of the temporary store and "
+                           "the block and row orders of training (the training parameter ``seed``)."),
+    "verbose": (0, "0 silent, 1 one line per pass (standard error)."),
+    "tmp_dir": (None, "Folder for the temporary store (default: the system's temporary folder)."),
+}
+TRAINING = tuple(name for name in PARAMS if name != "seed")  # the training parameters, as declared
+
+
+def _declared_init():
+    """``__init__`` storing every declared parameter (keyword-only), with a real signature for scikit-learn."""
+    defaults = {**{name: PARAMS[name].default for name in TRAINING},
+                **{name: default for name, (default, _) in OWN_PARAMS.items()}}  # fmt: skip
+
+    def __init__(self, **params):
+        unknown = set(params) - set(defaults)
+        if unknown:
+            raise TypeError(f"BlockSVC got unexpected parameter(s) {', '.join(sorted(unknown))}")
+        for name, default in defaults.items():
+            setattr(self, name, params.get(name, default))
+
+    self_param = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    __init__.__signature__ = inspect.Signature(self_param + [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default) for name, default in defaults.items()
+    ])  # fmt: skip
+    return __init__
+
+
+def _parameters_doc() -> str:
+    """The numpydoc Parameters section, from the declarations."""
+    lines = []
+    for name in TRAINING:
+        p = PARAMS[name]
+        lines += [f"    {name} : default={p.default!r}", f"        {p.help} Values: {p.range}."]
+    for name, (default, text) in OWN_PARAMS.items():
+        lines += [f"    {name} : default={default!r}", f"        {text}"]
+    return "\n".join(lines)
+
 
 # Fitted attributes, removed by the reset that starts every fit.
 _FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "feature_names_in_", "n_iter_",
@@ -45,53 +88,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    C : float, default=1.0
-        Cost of a unit of loss. Values must be in the range (0, inf).
-    loss : {"squared-hinge", "hinge"}, default="squared-hinge"
-        L2-loss SVM (LIBLINEAR ``-s 1``) or L1-loss SVM (``-s 3``). ``"squared_hinge"`` is
-        accepted as scikit-learn spells it.
-    solver : {"dual-cd", "pegasos"}, default="dual-cd"
-    bias : float, default=1.0
-        Value of the constant feature appended to every row; its weight is the intercept
-        divided by ``bias``. Values <= 0 fit no intercept.
-    tol : float, default=1e-3
-        Stop at this relative duality gap ``(P - D) / P`` of every class (dual CD). Values must
-        be in the range [0, inf); 0 disables the rule.
-    eps : float or None, default=None
-        Stop when LIBLINEAR's projected-gradient violation is at most this (dual CD).
-    max_outer : int, default=50
-        Passes over the data at most. Values must be in the range [1, inf).
-    working_set : {"cache", "pair", "block"}, default="cache"
-        Solve each block together with a cache of support vectors (``cache_mb``), with the
-        block visited before it, or alone (see :class:`blocksvm.train.TrainParams`).
-    cache_mb : float, default=64.0
-        Megabytes of rows the "cache" working set keeps.
-    inner_passes : int, default=5
-        Dual CD passes over the working set at each block visit. Range [1, inf).
-    inner_eps : float, default=0.0
-        End a block visit early once its PG violation is at most this (0: never).
-    batch_size : int, default=1
-        Pegasos mini-batch size. Range [1, inf).
-    average : bool, default=False
-        Pegasos: return the average of the iterates.
-    class_weight : dict, "balanced" or None, default=None
-        Multiplier of C per class label, ``{label: weight}`` (LIBLINEAR's ``-w``); "balanced"
-        uses ``n_samples / (n_classes * np.bincount(y))``.
-    block_size : int, default=100_000
-        Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf).
-    random_state : int, RandomState instance or None, default=None
-        Seeds the row shuffle of the temporary store and the block and row orders of training.
-    time_limit : float or None, default=None
-        Seconds of training at most (stops at a block boundary).
-    eval_every : int, default=0
-        Exact objective evaluation every this many passes (0: only to confirm the gap rule).
-    prefetch : int, default=1
-        Blocks read ahead by a reader thread.
-    verbose : int, default=0
-        0 silent, 1 one line per pass (standard error).
-    tmp_dir : str or None, default=None
-        Folder for the temporary store (default: the system's temporary folder).
-
+{parameters}
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
@@ -130,35 +127,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, *, C: float = 1.0, loss: str = "squared-hinge", solver: str = "dual-cd",
-                 bias: float = 1.0, tol: float = 1e-3, eps: float | None = None, max_outer: int = 50,
-                 working_set: str = "cache", cache_mb: float = 64.0, inner_passes: int = 5,
-                 inner_eps: float = 0.0,
-                 batch_size: int = 1, average: bool = False, class_weight=None,
-                 block_size: int = 100_000, random_state=None, time_limit: float | None = None,
-                 eval_every: int = 0, prefetch: int = 1, verbose: int = 0,
-                 tmp_dir: str | os.PathLike | None = None):  # fmt: skip
-        self.C = C
-        self.loss = loss
-        self.solver = solver
-        self.bias = bias
-        self.tol = tol
-        self.eps = eps
-        self.max_outer = max_outer
-        self.working_set = working_set
-        self.cache_mb = cache_mb
-        self.inner_passes = inner_passes
-        self.inner_eps = inner_eps
-        self.batch_size = batch_size
-        self.average = average
-        self.class_weight = class_weight
-        self.block_size = block_size
-        self.random_state = random_state
-        self.time_limit = time_limit
-        self.eval_every = eval_every
-        self.prefetch = prefetch
-        self.verbose = verbose
-        self.tmp_dir = tmp_dir
+    __init__ = _declared_init()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -243,16 +212,8 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
 
     def _train_params(self, class_weight, seed: int) -> TrainParams:
         """The estimator's parameters as checked training parameters (the CLI's check)."""
-        values = {
-            "C": self.C, "loss": self.loss, "solver": self.solver, "bias": self.bias, "tol": self.tol,
-            "eps": self.eps, "max_outer": self.max_outer, "working_set": self.working_set,
-            "cache_mb": self.cache_mb,
-            "inner_passes": self.inner_passes, "inner_eps": self.inner_eps,
-            "batch_size": self.batch_size, "average": self.average, "class_weight": class_weight,
-            "seed": seed, "time_limit": self.time_limit, "eval_every": self.eval_every,
-            "prefetch": self.prefetch,
-        }  # fmt: skip
-        values = {k: _plain(v) for k, v in values.items()}
+        values = {name: _plain(getattr(self, name)) for name in TRAINING}
+        values.update(class_weight=_plain(class_weight), seed=seed)
         if isinstance(values["class_weight"], dict):
             values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] == "squared_hinge":
@@ -401,3 +362,6 @@ def _encoded_class_weight(class_weight, classes: np.ndarray):
                                  f"{classes.tolist()}")  # fmt: skip
         encoded[float(codes[_plain(label)])] = weight
     return encoded
+
+
+BlockSVC.__doc__ = BlockSVC.__doc__.replace("{parameters}", _parameters_doc())

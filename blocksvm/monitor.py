@@ -1,67 +1,13 @@
-"""Convergence monitoring: sums over a pass, one history record per outer iteration, one channel out.
+"""The one output channel of training: history records (JSON lines) and one printed line per pass.
 
-Which figures are exact (see docs/ALGORITHMS.md):
-
-- ``dual`` is exact: the solver keeps per-block sums of ``alpha`` and ``||w||^2`` is computed
-  from the ``w`` in memory at the end of the pass.
-- ``primal``, ``gap`` and ``train_accuracy`` are *pass estimates* unless ``primal_exact`` is
-  true: each row's loss is taken when the pass reaches it, so with a ``w`` that moved during the
-  pass (the loss of early blocks is measured before later blocks changed ``w``). An exact
-  evaluation pass recomputes them at the final ``w`` of the iteration; it runs to confirm the gap
-  rule and every ``eval_every`` iterations.
-- ``time`` is wall-clock seconds since training began; ``train_time`` leaves out the exact
-  evaluation and validation passes (the time an optimizer without them would have taken).
-- ``pg_violation`` is LIBLINEAR's ``max PG - min PG`` over the first inner pass of every block,
-  also with a moving ``w``, exactly as LIBLINEAR measures it during its own sweeps.
+What the figures of a record mean, and which are exact, is said in :mod:`blocksvm.train.records`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
-
-import numpy as np
-
-
-@dataclass
-class PassSums:
-    """Sums over the blocks visited so far in the current outer iteration."""
-
-    loss: list
-    pg_max: list
-    pg_min: list
-    correct: int = 0
-    rows: int = 0
-    blocks: int = 0
-    passes: float = 0.0
-    updates: int = 0
-    compute_seconds: float = 0.0
-
-    @classmethod
-    def zeros(cls, n_problems: int) -> PassSums:
-        return cls([0.0] * n_problems, [-math.inf] * n_problems, [math.inf] * n_problems)
-
-    def add(self, report, n_rows: int, seconds: float) -> None:
-        self.loss = (np.asarray(self.loss) + report.loss).tolist()
-        self.pg_max = np.fmax(self.pg_max, report.pg_max).tolist()
-        self.pg_min = np.fmin(self.pg_min, report.pg_min).tolist()
-        self.correct += int(report.correct)
-        self.rows += n_rows
-        self.blocks += 1
-        self.passes += report.passes
-        self.updates += report.updates
-        self.compute_seconds += seconds
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def relative_gap(primal: np.ndarray, dual: np.ndarray) -> float:
-    """Largest ``(P - D) / |P|`` over the problems."""
-    return float(np.max((primal - dual) / np.maximum(np.abs(primal), 1e-300)))
 
 
 class Monitor:

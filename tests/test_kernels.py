@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from blocksvm.losses import HINGE, SQUARED_HINGE
 from blocksvm.solvers import _dual_cd_kernels as K
-from blocksvm.solvers._common import GROUP, HINGE, RUN, SQUARED_HINGE, interleaved_runs, row_norms_squared
+from blocksvm.solvers._common import GROUP, RUN, interleaved_runs, row_norms_squared
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, RUN - 1, RUN, RUN + 1, GROUP * RUN + 3, 1000])
@@ -38,7 +39,7 @@ def test_paired_working_set_keeps_w_equal_to_the_dual_sum_of_both_blocks():
     y = np.where(rng.random(300) < 0.4, 1.0, -1.0)
     a, b = slice(0, 180), slice(180, 300)
     for loss in (HINGE, SQUARED_HINGE):
-        upper, diag = K.loss_tables(loss, 0.7, 1.3)
+        upper, diag = loss.dual_tables(0.7, 1.3)
         alpha, w = np.zeros(300), np.zeros(41)
         parts = []
         for rows in (a, b):
@@ -48,7 +49,7 @@ def test_paired_working_set_keeps_w_equal_to_the_dual_sum_of_both_blocks():
         for call in range(5):
             a_alpha, b_alpha = alpha[a].copy(), alpha[b].copy()
             stats = K.solve_block(*parts[0], a_alpha, *parts[1], b_alpha, w, 1.0, upper, diag,
-                                  np.array([0.7, 1.3]), loss, 3, -1.0, call)  # fmt: skip
+                                  np.array([0.7, 1.3]), loss.table, 3, -1.0, call)  # fmt: skip
             alpha[a], alpha[b] = a_alpha, b_alpha
             assert stats[K.PASSES] == 3
         X32 = sp.csr_matrix((X.data.astype(np.float32).astype(np.float64), X.indices, X.indptr), shape=X.shape)

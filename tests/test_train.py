@@ -12,12 +12,13 @@ from sklearn.datasets import load_svmlight_file
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
-from blocksvm.monitor import relative_gap
+from blocksvm.losses import HINGE, SQUARED_HINGE
 from blocksvm.solvers import _dual_cd_kernels as K
-from blocksvm.solvers._common import HINGE, SQUARED_HINGE, row_norms_squared
+from blocksvm.solvers._common import row_norms_squared
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, train
-from blocksvm.train.loop import block_order
+from blocksvm.train.records import relative_gap
+from blocksvm.train.schedule import block_order
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +47,11 @@ def test_kernel_keeps_w_equal_to_its_dual_sum():
     indptr = X.indptr.astype(np.int64)
     empty = (np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
     for loss in (HINGE, SQUARED_HINGE):
-        upper, diag = K.loss_tables(loss, 0.7, 1.3)
+        upper, diag = loss.dual_tables(0.7, 1.3)
         alpha, w = np.zeros(300), np.zeros(41)
         for seed in range(5):
             K.solve_block(indptr, X.indices, X.data, y, row_norms_squared(indptr, X.data), alpha, *empty,
-                          w, 1.0, upper, diag, np.array([0.7, 1.3]), loss, 2, -1.0, seed)  # fmt: skip
+                          w, 1.0, upper, diag, np.array([0.7, 1.3]), loss.table, 2, -1.0, seed)  # fmt: skip
         Xb = sp.hstack([X, np.ones((300, 1))]).tocsr()
         np.testing.assert_allclose(w, Xb.T @ (alpha * y), atol=1e-10)
         assert np.all(alpha >= 0) and np.all(alpha <= upper[(y > 0).astype(int)] + 1e-12)

@@ -46,8 +46,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from blocksvm.losses import LOSSES, Loss
 from blocksvm.solvers import _dual_cd_kernels as K
-from blocksvm.solvers._common import LOSSES, row_norms_squared
+from blocksvm.solvers._common import row_norms_squared
 
 REPO = Path(__file__).resolve().parents[1]
 LIBLINEAR_SOLVER = {"hinge": 3, "squared-hinge": 1}
@@ -142,12 +143,12 @@ def liblinear_train(data: Data, loss: str, C: float, eps: float) -> dict:
             "coef": sign * np.array(w), "intercept": sign * b}  # fmt: skip
 
 
-def kernel_call(data: Data, w, alpha, loss: int, C: float, max_passes: int, eps: float, seed: int):
-    upper, diag = K.loss_tables(loss, C, C)
+def kernel_call(data: Data, w, alpha, loss: Loss, C: float, max_passes: int, eps: float, seed: int):
+    upper, diag = loss.dual_tables(C, C)
     empty = (np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, data.values.dtype),
              np.zeros(0), np.zeros(0), np.zeros(0))  # fmt: skip
     return K.solve_block(data.indptr, data.indices, data.values, data.y, data.sq_norms, alpha, *empty,
-                         w, BIAS, upper, diag, np.array([C, C]), loss, max_passes, eps, seed)  # fmt: skip
+                         w, BIAS, upper, diag, np.array([C, C]), loss.table, max_passes, eps, seed)  # fmt: skip
 
 
 def blocksvm_full(data: Data, loss: str, C: float, passes: int, seed: int) -> float:

@@ -1,13 +1,12 @@
-"""Solvers: compiled kernels that update ``w`` (and ``alpha``) on one in-memory block.
+"""Solvers: drivers and compiled kernels that update ``w`` (and their own state) on one in-memory block.
 
 Nothing here opens a file: blocks arrive as arrays from the outer loop (:mod:`blocksvm.train`).
+The contract is :class:`~blocksvm.solvers.base.Solver`; the list of names is
+:data:`~blocksvm.solvers.registry.SOLVERS`.
 """
 
-from blocksvm.solvers.base import BlockReport, BlockSolver
-from blocksvm.solvers.dual_cd import DualCDSolver
-from blocksvm.solvers.pegasos import PegasosSolver
+from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.problem import Problem
+from blocksvm.solvers.registry import SOLVERS
 
-SOLVERS: dict[str, type[BlockSolver]] = {"dual-cd": DualCDSolver, "pegasos": PegasosSolver}
-
-__all__ = ["SOLVERS", "BlockReport", "BlockSolver", "DualCDSolver", "PegasosSolver", "Problem"]
+__all__ = ["SOLVERS", "BlockReport", "Problem", "Solver"]

@@ -22,10 +22,6 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-HINGE = 0
-SQUARED_HINGE = 1
-LOSSES = {"hinge": HINGE, "squared-hinge": SQUARED_HINGE}
-
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -145,7 +141,8 @@ def decision_values(indptr, indices, data, W, bias):
 def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
     """At fixed ``w``: ``sum_i cost[y_i] * loss(y_i w.x_i)`` and the count of ``y_i w.x_i > 0``.
 
-    ``cost`` holds the C of negative and positive rows: ``cost[0]`` for y = -1, ``cost[1]`` for +1.
+    ``loss`` is the table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`; ``cost`` holds the C
+    of negative and positive rows: ``cost[0]`` for y = -1, ``cost[1]`` for +1.
     Features beyond ``w`` (minus its bias entry) are ignored.
     """
     n_w = w.shape[0] - 1
@@ -158,9 +155,9 @@ def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
             if j < n_w:
                 dot += w[j] * data[k]
         margin = y[i] * dot
-        slack = 1.0 - margin
+        slack = loss[0] - margin
         if slack > 0:
-            total += cost[1 if y[i] > 0 else 0] * (slack if loss == HINGE else slack * slack)
+            total += cost[1 if y[i] > 0 else 0] * (slack * (loss[1] + loss[2] * slack))
         if margin > 0:
             correct += 1
     return total, correct

@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import HINGE, interleaved_runs, prefetch
+from blocksvm.solvers._common import interleaved_runs, prefetch
 
 INF = math.inf
 
@@ -35,13 +35,6 @@ N_STATS = 8
 # Rows ahead in the visit order whose nonzeros are prefetched (their per-row entries: twice as
 # far), so that they arrive from memory while earlier rows are being solved.
 AHEAD = 8
-
-
-def loss_tables(loss: int, c_negative: float, c_positive: float) -> tuple[np.ndarray, np.ndarray]:
-    """LIBLINEAR's per-class ``upper_bound`` and ``diag`` tables, index 0 for y = -1, 1 for y = +1."""
-    if loss == HINGE:
-        return np.array([c_negative, c_positive]), np.zeros(2)
-    return np.array([INF, INF]), np.array([0.5 / c_negative, 0.5 / c_positive])
 
 
 @njit(cache=True, nogil=True)
@@ -69,9 +62,10 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     w : ndarray of float64, shape (n_features + 1,)
         Last entry: weight of the bias feature of value ``bias`` (unused if ``bias <= 0``).
     upper, diag : ndarray of float64, shape (2,)
-        :func:`loss_tables`. ``cost`` (shape (2,)) holds C per class for the loss estimate.
-    loss : int
-        HINGE or SQUARED_HINGE.
+        LIBLINEAR's ``upper_bound`` and ``diag`` per class (index 0 for y = -1, 1 for y = +1),
+        from :meth:`blocksvm.losses.Loss.dual_box`. ``cost`` (shape (2,)) holds C per class.
+    loss : ndarray of float64, shape (3,)
+        The loss table ``[threshold, linear, quadratic]`` (:mod:`blocksvm.losses`), for the loss estimate.
     max_passes : int
         Passes over A and B at most (>= 1).
     inner_eps : float
@@ -170,9 +164,9 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
             pg_max_new = max(pg_max_new, PG)
             pg_min_new = min(pg_min_new, PG)
             if first and i < n_a:
-                slack = 1.0 - margin
+                slack = loss[0] - margin
                 if slack > 0:
-                    loss_sum += cost[c] * (slack if loss == HINGE else slack * slack)
+                    loss_sum += cost[c] * (slack * (loss[1] + loss[2] * slack))
                 if margin > 0:
                     correct += 1
                 first_max = max(first_max, PG)

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import HINGE, interleaved_runs, prefetch
+from blocksvm.solvers._common import interleaved_runs, prefetch
 
 # Indices into the Pegasos state array.
 SCALE, SQ_NORM, STEP = range(3)
@@ -38,7 +38,7 @@ AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
-def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_size, loss,
+def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batch_size, loss,
                 cost, C, seed):  # fmt: skip
     """One pass of mini-batch Pegasos steps over a block, in a random row order (``interleaved_runs``).
 
@@ -56,10 +56,12 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_s
         Value of the bias feature (<= 0: none).
     lam : float
         ``1 / (l C)``.
+    R : float
+        Radius of the ball projected onto (:meth:`blocksvm.losses.Loss.pegasos_radius`).
     batch_size : int
         Rows per step ``r``.
-    loss : int
-        HINGE or SQUARED_HINGE.
+    loss : ndarray of float64, shape (3,)
+        The loss table ``[threshold, linear, quadratic]`` (:mod:`blocksvm.losses`).
     cost : ndarray of float64, shape (2,)
         C per class (negative, positive): a row's sub-gradient is weighted by ``cost / C``.
     C : float
@@ -74,7 +76,6 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_s
     """
     n_rows = indptr.shape[0] - 1
     n_w = v.shape[0] - 1
-    R = 1.0 / math.sqrt(lam) if loss == HINGE else math.sqrt(2.0 / lam)
     bias_sq = bias * bias if bias > 0 else 0.0
     stats = np.zeros(2, np.float64)
     order = np.empty(n_rows, np.int64)
@@ -108,11 +109,11 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, batch_s
                 dot += v[n_w] * bias
             dots[s - start] = dot
             margin = y[i] * scale * dot
-            slack = 1.0 - margin
+            slack = loss[0] - margin
             c = 1 if y[i] > 0 else 0
             if slack > 0:
-                stats[LOSS_SEEN] += cost[c] * (slack if loss == HINGE else slack * slack)
-                grad[s - start] = (1.0 if loss == HINGE else 2.0 * slack) * cost[c] / C
+                stats[LOSS_SEEN] += cost[c] * (slack * (loss[1] + loss[2] * slack))
+                grad[s - start] = (loss[1] + 2.0 * loss[2] * slack) * cost[c] / C
             else:
                 grad[s - start] = 0.0
             if margin > 0:

@@ -1,46 +1,96 @@
-"""What every block solver offers the outer loop."""
+"""The solver contract: what every learner offers the outer loop.
+
+A learner is a driver (a :class:`Solver` subclass, in ``solvers/<name>.py``) and its numba kernels
+(``solvers/_<name>_kernels.py``), registered by one line in :mod:`blocksvm.solvers.registry`. The
+driver declares
+
+- ``name``, and ``params``: its own parameters, as :class:`~blocksvm.params.Param` declarations
+  (the CLI flags, the estimator's parameters and the docs table are built from them);
+- ``loss_of(params)``: the :class:`~blocksvm.losses.Loss` it minimizes and reports;
+- ``stop_rules``: which of the loop's rules apply to it (``"gap"``: relative duality gap <= tol,
+  ``"pg"``: LIBLINEAR's projected-gradient violation <= eps); ``max_outer`` and the time limit
+  always apply;
+- what it reports: :meth:`objective_terms` (summed into the record's ``primal``),
+  :meth:`dual_objectives` (None for a primal method), :meth:`pass_figures` (its own record
+  entries);
+- its checkpoint state: the arrays named in ``state_names`` (plus :meth:`state` extras);
+
+and the per-block step, :meth:`step`: it takes a block, the weights to start from and the
+block's own state (:meth:`local_state`), updates both in place and reports what the visit did.
+:meth:`visit` is the serial path the loop calls: the step on the solver's own weights, plus
+whatever working set (rows kept from earlier blocks) the solver manages itself.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
+
+from blocksvm.losses import LOSSES, Loss
+from blocksvm.params import Param
 
 
 @dataclass
 class BlockReport:
-    """What one visit of a block did, per problem (arrays of shape (n_problems,)).
+    """What one visit of a block did.
 
-    ``loss`` and ``correct`` (an int: rows predicted right) are measured at the ``w`` each row
-    saw when the visit reached it, so they describe a moving ``w``. ``pg_max``/``pg_min`` are
-    the first inner pass's extreme projected gradients (NaN for solvers without a dual).
+    ``loss`` (per problem: ``sum_i C_i loss_i``) and ``correct`` (rows predicted right) are
+    measured at the ``w`` each row saw when the visit reached it. ``figures`` holds the solver's
+    own per-visit numbers, combined over a pass by :meth:`Solver.combine` (e.g. dual CD's
+    extreme projected gradients).
     """
 
     loss: np.ndarray
     correct: int
-    pg_max: np.ndarray
-    pg_min: np.ndarray
     passes: float
     updates: int
+    figures: dict = field(default_factory=dict)
 
 
-class BlockSolver:
-    """Interface of a solver: state for K problems, updated one block at a time.
+class Solver:
+    """A learner that updates K weight vectors (one per binary problem) one block at a time.
 
-    Subclasses keep all their state in the arrays named by :attr:`state_names`, so that a
-    checkpoint is just those arrays.
+    Parameters
+    ----------
+    problem : Problem
+        The binary problems, their costs and loss.
+    params : TrainParams
+        All training parameters (a solver reads its own).
+    store : BlockStore
+        Read access to blocks, for working sets that revisit earlier blocks.
     """
 
-    name: str = ""
-    state_names: tuple[str, ...] = ()
-    has_dual: bool = False
+    name: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    stop_rules: ClassVar[frozenset[str]] = frozenset()
+    state_names: ClassVar[tuple[str, ...]] = ()
 
-    def solve(self, block, seeds: np.ndarray, companion=None) -> BlockReport:
-        """Update the state on ``block`` (and on ``companion``, a block kept in memory, if given).
+    def __init__(self, problem, params, store=None):
+        self.problem = problem
+        self.store = store
 
-        ``seeds`` (shape (n_problems,)) seed the row orders. The report covers ``block``'s rows.
-        """
+    @classmethod
+    def loss_of(cls, params) -> Loss:
+        """The loss this solver minimizes under ``params`` (the user's ``loss`` by default)."""
+        return LOSSES[params.loss]
+
+    # ---- the per-block step ---------------------------------------------------------------
+
+    def local_state(self, block) -> dict[str, np.ndarray]:
+        """The state that belongs to ``block``'s rows (views: the step updates it in place)."""
+        return {}
+
+    def step(self, block, W: np.ndarray, local: dict, seeds: np.ndarray) -> BlockReport:
+        """Update ``W`` (n_problems, n_weights) and ``local`` on ``block``; seeds (n_problems,) seed row orders."""
         raise NotImplementedError
+
+    def visit(self, block, seeds: np.ndarray) -> BlockReport:
+        """The serial visit of ``block``: the step on the solver's own weights."""
+        return self.step(block, self.weights(), self.local_state(block), seeds)
+
+    # ---- the run --------------------------------------------------------------------------
 
     def start_pass(self, outer: int) -> None:
         """Called before outer iteration ``outer`` (1-based) begins or resumes."""
@@ -49,13 +99,22 @@ class BlockSolver:
         """The model's weights, shape (n_problems, n_features + 1); last column: bias feature."""
         raise NotImplementedError
 
+    def objective_terms(self, W: np.ndarray, loss_sums: np.ndarray) -> dict[str, np.ndarray]:
+        """The objective's terms per problem at ``W``, given ``sum_i C_i loss_i`` per problem."""
+        return {"regularizer": 0.5 * np.einsum("kj,kj->k", W, W), "loss": np.asarray(loss_sums, dtype=float)}
+
     def dual_objectives(self) -> np.ndarray | None:
         """Dual objective of each problem (exact for the current state), or None."""
         return None
 
-    def support_vectors(self) -> int:
-        """Rows with a nonzero dual variable in any problem (0 for primal solvers)."""
-        return 0
+    @staticmethod
+    def combine(total: dict, figures: dict) -> dict:
+        """Fold one visit's ``figures`` into the pass's ``total`` (lists, for JSON checkpoints)."""
+        return total
+
+    def pass_figures(self, total: dict) -> dict:
+        """The solver's own entries of a pass record, from the pass's combined figures."""
+        return {}
 
     def state(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in self.state_names}

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from blocksvm.params import Param, count
 from blocksvm.solvers import _pegasos_kernels as K
 from blocksvm.solvers._common import row_norms_squared
-from blocksvm.solvers.base import BlockReport, BlockSolver
+from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.evaluate import correct_predictions
-from blocksvm.solvers.problem import Problem
 
 
-class PegasosSolver(BlockSolver):
+class PegasosSolver(Solver):
     """Block-wise Pegasos with ``lambda = 1 / (l C)`` and a step counter that never restarts.
 
     State: ``v`` (n_problems, n_features + 1) with ``w = scale * v``, ``steps`` (n_problems, 3)
@@ -20,13 +20,18 @@ class PegasosSolver(BlockSolver):
     """
 
     name = "pegasos"
+    params = (
+        Param("batch_size", 1, "Pegasos mini-batch size r.", count, "an integer >= 1", parse=int,
+              solvers=("pegasos",)),
+    )
     state_names = ("v", "steps", "average_sum", "average_count")
 
-    def __init__(self, problem: Problem, params):
-        self.problem = problem
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
         self.batch_size = params.batch_size
         self.average = params.average
         self.lam = 1.0 / (problem.n_rows * problem.C)
+        self.radius = problem.loss.pegasos_radius(self.lam)
         n_k = problem.n_problems
         self.v = np.zeros((n_k, problem.n_weights))
         self.steps = np.tile([1.0, 0.0, 1.0], (n_k, 1))
@@ -34,8 +39,8 @@ class PegasosSolver(BlockSolver):
         self.average_count = np.zeros(1)
         self.outer = 1
 
-    def solve(self, block, seeds: np.ndarray, companion=None) -> BlockReport:
-        """One pass of Pegasos steps over ``block`` (a companion brings nothing to a primal method)."""
+    def step(self, block, W, local, seeds) -> BlockReport:
+        """One pass of Pegasos steps over ``block``; ``W`` is ``v``, the direction of ``w = scale v``."""
         p = self.problem
         targets = p.targets(block.labels)
         # one problem counts its own positive margins; one-vs-rest needs the arg-max first
@@ -44,17 +49,18 @@ class PegasosSolver(BlockSolver):
         stats = np.empty((p.n_problems, 2))
         for k in range(p.n_problems):
             stats[k] = K.solve_block(
-                block.indptr, block.indices, block.data, targets[k], sq_norms, self.v[k],
-                self.steps[k], p.bias, self.lam, self.batch_size, p.loss, p.costs[k], p.C,
+                block.indptr, block.indices, block.data, targets[k], sq_norms, W[k],
+                self.steps[k], p.bias, self.lam, self.radius, self.batch_size, p.loss.table, p.costs[k], p.C,
                 int(seeds[k]),
             )  # fmt: skip
         if self.average and self.outer >= 2:
             self.average_sum += self.steps[:, K.SCALE, None] * self.v
             self.average_count += 1
-        nan = np.full(p.n_problems, np.nan)
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, pg_max=nan, pg_min=nan,
-                           passes=1.0, updates=block.n_rows)  # fmt: skip
+        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=block.n_rows)
+
+    def visit(self, block, seeds) -> BlockReport:
+        return self.step(block, self.v, {}, seeds)
 
     def start_pass(self, outer: int) -> None:
         self.outer = outer  # averaging starts with the second pass

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from blocksvm.errors import ParameterError
-from blocksvm.solvers._common import LOSSES
+from blocksvm.losses import LOSSES, Loss
 
 
 @dataclass
@@ -26,8 +26,8 @@ class Problem:
         Sorted labels.
     costs : ndarray of float64, shape (n_problems, 2)
         C of the negative and the positive rows of each problem.
-    loss : int
-        Kernel code of the loss (:data:`blocksvm.solvers._common.LOSSES`).
+    loss : Loss
+        The loss the solver minimizes and reports (:mod:`blocksvm.losses`).
     bias : float
         Value of the bias feature (<= 0: none).
     C : float
@@ -42,7 +42,7 @@ class Problem:
     n_blocks: int
     classes: np.ndarray
     costs: np.ndarray
-    loss: int
+    loss: Loss
     bias: float
     C: float
     row_offsets: np.ndarray | None = None
@@ -58,8 +58,11 @@ class Problem:
         return self.n_features + 1
 
     @classmethod
-    def from_store(cls, store, params) -> Problem:
-        """The problems of ``store`` (a :class:`~blocksvm.store.BlockStore`) under ``params``."""
+    def from_store(cls, store, params, loss: Loss | None = None) -> Problem:
+        """The problems of ``store`` (a :class:`~blocksvm.store.BlockStore`) under ``params``.
+
+        ``loss``: the solver's (default: the user's ``params.loss``).
+        """
         classes = store.classes
         if len(classes) < 2:
             raise ParameterError(
@@ -72,7 +75,7 @@ class Problem:
         else:
             costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
         return cls(store.n_rows, store.n_features, store.n_blocks, classes, costs,
-                   LOSSES[params.loss], float(params.bias), C, store.row_offsets, store.dtype)  # fmt: skip
+                   loss or LOSSES[params.loss], float(params.bias), C, store.row_offsets, store.dtype)  # fmt: skip
 
     def block_of(self, rows: np.ndarray) -> np.ndarray:
         """Index of the block holding each store-wide row."""

@@ -5,58 +5,36 @@
     for outer = 1, 2, ...:                         (one pass over the store)
         for b in a fresh random permutation of the blocks:
             load block b                           (a reader thread loads the next one meanwhile)
-            run the inner solver on block b        (updates w, and alpha of b's rows)
+            the solver visits block b              (updates w and its own state of b's rows)
         record the pass; stop if a rule says so
 
-The loop moves blocks and decides when to stop; all arithmetic on rows happens in
-:mod:`blocksvm.solvers`. Every random choice is a function of ``(seed, outer, block)``, so a run
-resumed from a checkpoint takes exactly the path of an uninterrupted one.
+The loop moves blocks and decides when to stop; all arithmetic on rows happens in the solver
+(:mod:`blocksvm.solvers`). Its parts: the schedule (:mod:`.schedule`: block order and seeds), the
+records and stop rules (:mod:`.records`), and checkpoint snapshot/restore (:mod:`.snapshot`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.checkpoint import Checkpoint, Checkpointer, read_latest
+from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import CheckpointError, ModelError, ParameterError
 from blocksvm.model import LinearModel
-from blocksvm.monitor import Monitor, PassSums, relative_gap
+from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import correct_predictions, evaluate_block
 from blocksvm.store import BlockStore, ReadStats
-from blocksvm.train.params import SAFE_TO_CHANGE, TrainParams
+from blocksvm.train.params import TrainParams
+from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
+from blocksvm.train.schedule import kernel_seeds, remaining_blocks
 from blocksvm.train.signals import deferred_signals
-
-TIME_LIMIT = "time limit reached"
-
-
-def block_order(seed: int, outer: int, n_blocks: int) -> np.ndarray:
-    """The random order of the blocks in outer iteration ``outer``."""
-    return np.random.default_rng([seed, outer]).permutation(n_blocks)
-
-
-def kernel_seeds(seed: int, outer: int, block: int, n_problems: int) -> np.ndarray:
-    """Seeds of the row permutations of each problem on ``block`` in iteration ``outer``."""
-    return np.random.SeedSequence([seed, outer, block]).generate_state(n_problems, np.uint64) >> np.uint64(1)
-
-
-@dataclass
-class TrainState:
-    """Where training stands, besides the solver's arrays: what a checkpoint must hold."""
-
-    outer: int = 1
-    position: int = 0  # blocks of iteration ``outer`` already solved
-    sums: PassSums | None = None
-    history: list = field(default_factory=list)
-    elapsed: float = 0.0  # seconds trained before the current process started
-    blocks_visited: int = 0
-    eval_seconds: float = 0.0  # of the elapsed seconds, those spent in evaluation passes
+from blocksvm.train.snapshot import TrainState, restore, snapshot
 
 
 @dataclass
@@ -80,7 +58,7 @@ class TrainResult:
 
 
 class Trainer:
-    """Block-minimization training of a linear SVM on a block store.
+    """Block-minimization training of a linear classifier on a block store.
 
     Parameters
     ----------
@@ -93,9 +71,8 @@ class Trainer:
     verbose : int, default=1
     progress : bool, optional
         tqdm bar over the blocks of a pass (default: when standard error is a terminal).
-    checkpointer : optional
-        Object with ``after_block(trainer)``, ``after_pass(trainer)`` and ``on_stop(trainer)``
-        (:class:`blocksvm.checkpoint.Checkpointer`).
+    checkpointer : Checkpointer, optional
+        Told after every block, every pass and at the stop; given :meth:`snapshot` to write.
     """
 
     def __init__(self, store, params: TrainParams, *, validation=None, history_path=None,
@@ -103,19 +80,16 @@ class Trainer:
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
         self.params = params.validate()
         self.validation = _open_validation(validation, self.store)
-        self.problem = Problem.from_store(self.store, self.params)
-        self.solver = SOLVERS[self.params.solver](self.problem, self.params)
+        solver_class = SOLVERS[self.params.solver]
+        self.problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
+        self.solver = solver_class(self.problem, self.params, self.store)
+        self.rules = StopRules(self.params, solver_class.stop_rules)
         self.state = TrainState(sums=PassSums.zeros(self.problem.n_problems))
         self.monitor = Monitor(history_path, verbose=verbose)
         self.progress = progress
         self.checkpointer = checkpointer
         self.read_stats = ReadStats()
         self._started = time.perf_counter()
-        self._previous = None  # the block visited last, kept for working_set="pair"
-        if self.params.solver == "pegasos" and (self.params.eps is not None or self.params.tol > 0):
-            self.stop_rules_note = "pegasos has no dual: it stops after max_outer passes or the time limit"
-        else:
-            self.stop_rules_note = None
 
     # ---- the loop -----------------------------------------------------------------------
 
@@ -124,11 +98,12 @@ class Trainer:
         st = self.state
         self._started = time.perf_counter()
         self.monitor.rewrite(st.history)  # now, not before: a refused resume must not touch the file
-        if self.stop_rules_note and st.outer == 1 and st.position == 0:
-            self.monitor.say(f"note: {self.stop_rules_note}")
+        note = self.rules.unused_note(self.solver.name)
+        if note and st.outer == 1 and st.position == 0:
+            self.monitor.say(f"note: {note}")
         reason, interrupted = None, False
         if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
-            reason = self._stop_reason(st.history[-1])
+            reason = self.rules.reason(st.history[-1], self._out_of_time())
         with deferred_signals() as stop:
             while reason is None:
                 completed = self._run_pass(stop)
@@ -139,7 +114,7 @@ class Trainer:
                                      f"{st.position}/{self.store.n_blocks} blocks")  # fmt: skip
                     break
                 record = self._finish_pass()
-                reason = self._stop_reason(record)
+                reason = self.rules.reason(record, self._out_of_time())
                 interrupted = reason == TIME_LIMIT  # the run is cut, not finished
                 if reason is not None and not record["primal_exact"]:
                     self._exact_into(record)  # the final objective is reported exactly
@@ -149,21 +124,20 @@ class Trainer:
                 st.position = 0
                 st.sums = PassSums.zeros(self.problem.n_problems)
                 if self.checkpointer:
-                    self.checkpointer.after_pass(self)
+                    self._checkpoint(self.checkpointer.after_pass)
                 if reason is None and stop:
                     interrupted, reason = True, f"stopped by {stop.signal_name}"
         if self.checkpointer:
-            self.checkpointer.on_stop(self)
+            self._checkpoint(self.checkpointer.on_stop)
         model = self.model(reason)
         self.monitor.say(_final_line(model.summary))
-        if reason.startswith("max_outer") and self.params.solver == "dual-cd":
+        if reason.startswith("max_outer") and self.solver.stop_rules:
             self.monitor.say("WARNING: reached max_outer; the solution may not meet the tolerance")
         return TrainResult(model, st.history, reason, interrupted)
 
     def _run_pass(self, stop) -> bool:
         """Solve the remaining blocks of the current outer iteration; False if stopped early."""
         p, st, store = self.params, self.state, self.store
-        order = block_order(p.seed, st.outer, store.n_blocks)
         self.solver.start_pass(st.outer)
         n_k = self.problem.n_problems
         bar = progress_bar(store.n_blocks, f"iter {st.outer}", unit="block", enabled=self.progress, leave=False)
@@ -172,42 +146,28 @@ class Trainer:
             last = st.history[-1]
             bar.set_postfix_str(f"primal {last['primal']:.4e}" + (f" gap {last['gap']:.1e}" if last["gap"] else ""))
         try:
-            blocks = store.iter_blocks(order[st.position:], prefetch=p.prefetch, stats=self.read_stats)
-            for block in blocks:
+            order = remaining_blocks(p.seed, st.outer, st.position, store.n_blocks)
+            for block in store.iter_blocks(order, prefetch=p.prefetch, stats=self.read_stats):
                 seeds = kernel_seeds(p.seed, st.outer, block.index, n_k)
-                companion = self._companion_for(block)
                 start = time.perf_counter()
-                report = self.solver.solve(block, seeds, companion)
-                st.sums.add(report, block.n_rows, time.perf_counter() - start)
-                self._previous = block if p.working_set == "pair" else None
+                report = self.solver.visit(block, seeds)
+                st.sums.add(report, block.n_rows, time.perf_counter() - start, self.solver.combine)
                 st.position += 1
                 st.blocks_visited += 1
                 bar.update()
                 if self.checkpointer:
-                    self.checkpointer.after_block(self)
+                    self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=st.position == store.n_blocks))
                 if stop or self._out_of_time():
                     return st.position == store.n_blocks and not stop
         finally:
             bar.close()
         return True
 
-    def _companion_for(self, block):
-        """The block solved together with ``block``: the one visited just before it ("pair").
-
-        After a resume the previous block is not in memory yet; it is read again, so a resumed
-        run pairs exactly the blocks an uninterrupted one did.
-        """
-        if self.params.working_set != "pair" or self.store.n_blocks < 2:
-            return None
-        st = self.state
-        if self._previous is None and st.blocks_visited > 0:
-            if st.position > 0:
-                index = block_order(self.params.seed, st.outer, self.store.n_blocks)[st.position - 1]
-            else:
-                index = block_order(self.params.seed, st.outer - 1, self.store.n_blocks)[-1]
-            self._previous = self.store.read_block(int(index))
-        previous = self._previous
-        return previous if previous is not None and previous.index != block.index else None
+    def _checkpoint(self, write) -> None:
+        """Let the checkpointer write (``write(snapshot)`` returns seconds, or None if not due)."""
+        seconds = write(self.snapshot)
+        if seconds is not None:
+            self.monitor.detail(f"checkpoint written to {self.checkpointer.path} in {seconds:.3f} s")
 
     def _out_of_time(self) -> bool:
         limit = self.params.time_limit
@@ -215,36 +175,20 @@ class Trainer:
 
     def _finish_pass(self) -> dict:
         """The history record of the pass just completed (an exact evaluation when due)."""
-        st, sums, solver = self.state, self.state.sums, self.solver
-        W = solver.weights()
-        half_sq_norm = 0.5 * np.einsum("kj,kj->k", W, W)
-        primal = half_sq_norm + np.asarray(sums.loss)
-        dual = solver.dual_objectives()
-        record = {
+        st = self.state
+        timing = {
             "outer": st.outer,
             "time": round(self.elapsed(), 4),
             "train_time": round(self.elapsed() - st.eval_seconds, 4),
-            "compute_seconds": round(sums.compute_seconds, 4),
+            "compute_seconds": round(st.sums.compute_seconds, 4),
             "read_seconds": round(self.read_stats.read_seconds, 4),
             "wait_seconds": round(self.read_stats.wait_seconds, 4),
             "bytes_read": self.read_stats.bytes_read,
-            "primal": float(primal.sum()),
-            "primal_exact": False,
-            "dual": None if dual is None else float(dual.sum()),
-            "gap": None if dual is None else relative_gap(primal, dual),
-            "pg_violation": None,
-            "nsv": solver.support_vectors() if solver.has_dual else None,
-            "train_accuracy": sums.correct / max(sums.rows, 1),
-            "validation_accuracy": None,
-            "inner_passes": sums.passes / max(sums.blocks, 1),
-            "updates": sums.updates,
-            "blocks_visited": st.blocks_visited,
         }
-        if solver.has_dual:
-            record["pg_violation"] = float(np.max(np.subtract(sums.pg_max, sums.pg_min)))
+        record = pass_record(self.solver, st.sums, timing, st.blocks_visited)
         self.read_stats = ReadStats()
         due = self.params.eval_every and st.outer % self.params.eval_every == 0
-        if due or self._gap_rule_met(record):
+        if due or self.rules.gap_met(record):
             self._exact_into(record)
         if self.validation is not None:
             start = time.perf_counter()
@@ -252,77 +196,24 @@ class Trainer:
             st.eval_seconds += time.perf_counter() - start
         return record
 
-    def _gap_rule_met(self, record: dict) -> bool:
-        return self.params.tol > 0 and record["gap"] is not None and record["gap"] <= self.params.tol
-
     def _exact_into(self, record: dict) -> None:
         """Replace the pass estimates of ``record`` by an exact evaluation at the current w."""
-        dual = self.solver.dual_objectives()
         start = time.perf_counter()
         losses, correct = self.evaluate()
         seconds = time.perf_counter() - start
         self.state.eval_seconds += seconds
         self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
-        W = self.solver.weights()
-        primal = 0.5 * np.einsum("kj,kj->k", W, W) + losses
-        record["primal"] = float(primal.sum())
-        record["primal_exact"] = True
-        record["train_accuracy"] = correct / self.store.n_rows
-        if dual is not None:
-            record["gap"] = relative_gap(primal, dual)
-            record["per_problem_dual"] = dual.tolist()
-        record["per_problem_primal"] = primal.tolist()
-
-    def _stop_reason(self, record: dict) -> str | None:
-        """The stopping rules, judged on the pass just recorded."""
-        p = self.params
-        if record["primal_exact"] and self._gap_rule_met(record):
-            return f"relative duality gap {record['gap']:.2e} <= tol {p.tol:g}"
-        if p.eps is not None and record["pg_violation"] is not None and record["pg_violation"] <= p.eps:
-            return f"PG violation {record['pg_violation']:.3g} <= eps {p.eps:g}"
-        if record["outer"] >= p.max_outer:
-            return f"max_outer ({p.max_outer}) reached"
-        if self._out_of_time():
-            return TIME_LIMIT
-        return None
+        make_exact(record, self.solver, losses, correct, self.store.n_rows)
 
     # ---- checkpoints --------------------------------------------------------------------
 
-    def snapshot(self) -> Checkpoint:
+    def snapshot(self):
         """The whole training state, for :mod:`blocksvm.checkpoint`."""
-        st = self.state
-        state = {"outer": st.outer, "position": st.position, "sums": st.sums.to_dict(),
-                 "history": st.history, "elapsed": self.elapsed(), "blocks_visited": st.blocks_visited,
-                 "eval_seconds": st.eval_seconds}  # fmt: skip
-        store = {"fingerprint": self.store.fingerprint, "rows": self.store.n_rows, "nnz": self.store.nnz,
-                 "blocks": self.store.n_blocks, "path": str(self.store.path)}  # fmt: skip
-        return Checkpoint(self.params.to_dict(), store, state, self.solver.state())
+        return snapshot(self.state, self.elapsed(), self.params, self.store, self.solver)
 
-    def restore(self, checkpoint: Checkpoint, source: str = "the checkpoint") -> None:
+    def restore(self, checkpoint, source: str = "the checkpoint") -> None:
         """Continue from ``checkpoint``; refuse one made for another store or other parameters."""
-        store = checkpoint.store
-        if store["fingerprint"] != self.store.fingerprint:
-            raise CheckpointError(
-                f"{source} was made for the store {store['path']} ({store['rows']} rows, {store['nnz']} nnz), "
-                f"not for {self.store.path} ({self.store.n_rows} rows, {self.store.nnz} nnz)"
-            )
-        ours = self.params.to_dict()
-        changed = [k for k in ours if k not in SAFE_TO_CHANGE and _json_value(ours[k]) != checkpoint.params.get(k)]
-        if changed:
-            details = ", ".join(f"{k}={checkpoint.params.get(k)!r} there, {ours[k]!r} here" for k in changed)
-            raise CheckpointError(
-                f"{source} was made with other parameters ({details}); only "
-                f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
-            )
-        try:
-            self.solver.load_state(checkpoint.arrays)
-        except (KeyError, ValueError) as exc:
-            raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
-        s = checkpoint.state
-        self.state = TrainState(outer=s["outer"], position=s["position"], sums=PassSums(**s["sums"]),
-                                history=list(s["history"]), elapsed=s["elapsed"],
-                                blocks_visited=s["blocks_visited"], eval_seconds=s["eval_seconds"])  # fmt: skip
-        self._previous = None
+        self.state = restore(checkpoint, self.params, self.store, self.solver, source)
 
     # ---- evaluation ---------------------------------------------------------------------
 
@@ -360,7 +251,7 @@ class Trainer:
             "dual": last.get("dual"),
             "gap": last.get("gap"),
             "pg_violation": last.get("pg_violation"),
-            "nsv": self.solver.support_vectors() if self.solver.has_dual else None,
+            "nsv": self.solver.pass_figures({}).get("nsv"),
             "train_accuracy": last.get("train_accuracy"),
             "validation_accuracy": last.get("validation_accuracy"),
             "blocks_visited": self.state.blocks_visited,
@@ -371,11 +262,6 @@ class Trainer:
             index_base=self.store.index_base, params=self.params.to_dict(), summary=summary,
             store_fingerprint=self.store.fingerprint,
         )  # fmt: skip
-
-
-def _json_value(value):
-    """A parameter as it reads back from JSON (dict keys become strings)."""
-    return json.loads(json.dumps(value))
 
 
 def _final_line(summary: dict) -> str:

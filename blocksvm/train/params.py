@@ -1,148 +1,97 @@
-"""Training parameters, their ranges (declared once, as data), and the one place they are checked."""
+"""Training parameters: a dataclass built from the declarations, and the one place they are checked.
+
+The fields of :class:`TrainParams` are :data:`blocksvm.params.COMMON` followed by every registered
+solver's own ``params``, in registry order; nothing here names a parameter by hand except the
+cross-parameter rule on ``class_weight``.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
+from blocksvm.params import COMMON, Param
+from blocksvm.solvers.registry import SOLVERS
 
-SOLVERS = ("dual-cd", "pegasos")
-WORKING_SETS = ("cache", "pair", "block")
-LOSSES = ("hinge", "squared-hinge")
+
+def declared() -> tuple[Param, ...]:
+    """Every training parameter: the common ones, then each solver's own."""
+    params = [replace(p, choices=tuple(SOLVERS)) if p.name == "solver" else p for p in COMMON]
+    for solver in SOLVERS.values():
+        params += [p for p in solver.params if p.name not in {q.name for q in params}]
+    return tuple(params)
+
+
+PARAMS: dict[str, Param] = {p.name: p for p in declared()}
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
 # the path the optimizer takes.
-SAFE_TO_CHANGE = frozenset({"tol", "eps", "max_outer", "time_limit", "eval_every", "prefetch"})
+SAFE_TO_CHANGE = frozenset(p.name for p in PARAMS.values() if p.safe_to_change)
 
 
-@dataclass
-class TrainParams:
-    """Hyper-parameters and stopping rules of block-minimization training.
+class _Checked:
+    """Methods of :class:`TrainParams`."""
 
-    Attributes
-    ----------
-    C : float, default=1.0
-        Cost of a unit of loss; in (0, inf).
-    loss : {"hinge", "squared-hinge"}, default="squared-hinge"
-        L1-loss (LIBLINEAR ``-s 3``) or L2-loss (``-s 1``) SVM.
-    solver : {"dual-cd", "pegasos"}, default="dual-cd"
-    bias : float, default=1.0
-        Value of the constant bias feature appended to every row (LIBLINEAR ``-B``); a value
-        <= 0 means no bias term.
-    tol : float, default=1e-3
-        Stop when the relative duality gap ``(P - D) / P`` is at most ``tol`` (dual CD only;
-        confirmed by an exact evaluation pass). 0 disables the rule.
-    eps : float or None, default=None
-        Stop when LIBLINEAR's projected-gradient violation ``max PG - min PG`` over a pass is at
-        most ``eps`` (dual CD only). None disables the rule.
-    max_outer : int, default=50
-        Outer iterations (passes over the store) at most.
-    working_set : {"cache", "pair", "block"}, default="cache"
-        Rows the inner dual CD solver optimizes at each visit: the loaded block together with a
-        cache of support vectors kept from earlier blocks ("cache": selective block
-        minimization, Chang & Roth 2011; see ``cache_mb``), together with the block visited
-        before it ("pair": the groups of rows solved together change every pass), or alone
-        ("block": plain block minimization). On redundant data the first two converge many times
-        faster than the third; where support vectors are a small part of the data, "cache"
-        needs 4-5 times fewer passes than "pair" (docs/ALGORITHMS.md).
-    cache_mb : float, default=64.0
-        Megabytes of rows the "cache" working set keeps in memory.
-    inner_passes : int, default=5
-        Passes of the inner solver over its working set per visit at most (dual CD).
-    inner_eps : float, default=0.0
-        Inner early stop: a visit ends after a pass whose PG violation is at most this (dual CD;
-        0 means always make ``inner_passes`` passes).
-    batch_size : int, default=1
-        Pegasos mini-batch size ``r``.
-    average : bool, default=False
-        Pegasos: return the average of the iterates at block ends from the second pass on.
-    class_weight : dict, "balanced" or None
-        Multiplier of C per class label (LIBLINEAR ``-wi``); ``"balanced"`` weighs each class by
-        ``n_rows / (n_classes * count)``.
-    seed : int, default=0
-        Seed of the block order and the row order within blocks.
-    time_limit : float or None
-        Seconds of wall-clock time; training stops at the next block boundary after it.
-    eval_every : int, default=0
-        Make an exact evaluation pass (primal objective at a fixed w) every this many outer
-        iterations; 0: only to confirm the gap rule.
-    prefetch : int, default=1
-        Blocks read ahead by a reader thread.
-    """
-
-    C: float = 1.0
-    loss: str = "squared-hinge"
-    solver: str = "dual-cd"
-    bias: float = 1.0
-    tol: float = 1e-3
-    eps: float | None = None
-    max_outer: int = 50
-    working_set: str = "cache"
-    cache_mb: float = 64.0
-    inner_passes: int = 5
-    inner_eps: float = 0.0
-    batch_size: int = 1
-    average: bool = False
-    class_weight: dict | str | None = field(default=None)
-    seed: int = 0
-    time_limit: float | None = None
-    eval_every: int = 0
-    prefetch: int = 1
-
-    def validate(self) -> TrainParams:
-        """Check every parameter against its range; raise ParameterError naming the first bad one."""
-        for f in fields(self):
-            rule = _CONSTRAINTS.get(f.name)
-            value = getattr(self, f.name)
-            if rule and not (value is None and rule[2]) and not rule[0](value):
-                raise ParameterError(f"{f.name} must be {rule[1]}, not {value!r}")
-        if self.class_weight is not None and self.class_weight != "balanced":
-            if not isinstance(self.class_weight, dict):
-                raise ParameterError(f"class_weight must be a dict, 'balanced' or None, not {self.class_weight!r}")
-            for label, weight in self.class_weight.items():
-                if not (_is_number(weight) and weight > 0 and math.isfinite(weight)):
-                    raise ParameterError(f"class_weight[{label!r}] must be a positive number, not {weight!r}")
+    def validate(self):
+        """Check every parameter against its declared range; raise ParameterError naming the first bad one."""
+        for p in PARAMS.values():
+            value = getattr(self, p.name)
+            if p.name == "class_weight":
+                _check_class_weight(value)
+            elif not p.accepts(value):
+                raise ParameterError(f"{p.name} must be {p.range}, not {value!r}")
         return self
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> TrainParams:
+    def from_dict(cls, values: dict):
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in values.items() if k in known})
 
 
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+def _check_class_weight(value) -> None:
+    if value is None or value == "balanced":
+        return
+    if not isinstance(value, dict):
+        raise ParameterError(f"class_weight must be a dict, 'balanced' or None, not {value!r}")
+    for label, weight in value.items():
+        if not (isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight > 0
+                and math.isfinite(weight)):  # fmt: skip
+            raise ParameterError(f"class_weight[{label!r}] must be a positive number, not {weight!r}")
 
 
-def _positive(x) -> bool:
-    return _is_number(x) and x > 0 and math.isfinite(x)
+def _docstring() -> str:
+    lines = ["Hyper-parameters and stopping rules of a training run (built from blocksvm.params).", "",
+             "Attributes", "----------"]  # fmt: skip
+    for p in PARAMS.values():
+        lines += [f"{p.name} : default={p.default!r}", f"    {p.help}"]
+    return "\n".join(lines)
 
 
-def _count(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 1
+TrainParams = make_dataclass(
+    "TrainParams",
+    [(p.name, object, field(default=p.default)) for p in PARAMS.values()],
+    bases=(_Checked,),
+    namespace={"__doc__": _docstring(), "__module__": __name__},
+)
 
 
-# name -> (test, description, None allowed)
-_CONSTRAINTS = {
-    "C": (_positive, "a positive finite number", False),
-    "loss": (lambda x: x in LOSSES, f"one of {', '.join(LOSSES)}", False),
-    "solver": (lambda x: x in SOLVERS, f"one of {', '.join(SOLVERS)}", False),
-    "bias": (lambda x: _is_number(x) and math.isfinite(x), "a finite number (<= 0: no bias)", False),
-    "tol": (lambda x: _is_number(x) and x >= 0, "a number >= 0", False),
-    "eps": (_positive, "a positive number or None", True),
-    "max_outer": (_count, "an integer >= 1", False),
-    "working_set": (lambda x: x in WORKING_SETS, f"one of {', '.join(WORKING_SETS)}", False),
-    "cache_mb": (_positive, "a positive number of megabytes", False),
-    "inner_passes": (_count, "an integer >= 1", False),
-    "inner_eps": (lambda x: _is_number(x) and x >= 0, "a number >= 0", False),
-    "batch_size": (_count, "an integer >= 1", False),
-    "average": (lambda x: isinstance(x, bool), "True or False", False),
-    "seed": (lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0, "an integer >= 0", False),
-    "time_limit": (_positive, "a positive number of seconds or None", True),
-    "eval_every": (lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0, "an integer >= 0", False),
-    "prefetch": (lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0, "an integer >= 0", False),
-}
+def reference_page() -> str:
+    """docs/PARAMETERS.md: ``python -m blocksvm.train.params > docs/PARAMETERS.md`` writes it."""
+    from blocksvm.params import markdown_table
+
+    return (
+        "# Training parameters\n\n"
+        "Made from the declarations (`blocksvm/params.py` and each solver's `params`) by "
+        "`python -m blocksvm.train.params > docs/PARAMETERS.md`; tests/test_params.py checks that this page, "
+        "`blocksvm train --help` and `BlockSVC` agree with them. Parameters marked safe to change in "
+        "docs/CHECKPOINTS.md may differ when a run resumes.\n\n"
+        + markdown_table(tuple(PARAMS.values()), {"seed": "random_state"})
+    )
+
+
+if __name__ == "__main__":
+    print(reference_page(), end="")

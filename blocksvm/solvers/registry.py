@@ -1,0 +1,23 @@
+"""The one list of solvers: one line per driver. The loop, the CLI and the estimator ask it.
+
+A driver is named ``module:Class``; the class's ``name`` is the solver's name (``--solver``).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from blocksvm.solvers.base import Solver
+
+DRIVERS = (
+    "blocksvm.solvers.dual_cd:DualCDSolver",
+    "blocksvm.solvers.pegasos:PegasosSolver",
+)
+
+
+def _driver(path: str) -> type[Solver]:
+    module, _, name = path.partition(":")
+    return getattr(import_module(module), name)
+
+
+SOLVERS: dict[str, type[Solver]] = {driver.name: driver for driver in map(_driver, DRIVERS)}

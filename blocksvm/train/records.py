@@ -1,0 +1,127 @@
+"""Records and stop rules: sums over a pass, one history record per pass, and when to stop.
+
+Which figures are exact (see docs/ALGORITHMS.md):
+
+- ``dual`` is exact: the solver keeps what it needs (dual CD: per-block sums of ``alpha``) and
+  ``||w||^2`` is computed from the ``w`` in memory at the end of the pass.
+- ``primal`` (the sum of the solver's objective terms), ``gap`` and ``train_accuracy`` are *pass
+  estimates* unless ``primal_exact`` is true: each row's loss is taken when the pass reaches it,
+  with a ``w`` that moved during the pass. An exact evaluation pass recomputes them at the final
+  ``w`` of the iteration; it runs to confirm the gap rule and every ``eval_every`` iterations.
+- ``time`` is wall-clock seconds since training began; ``train_time`` leaves out the exact
+  evaluation and validation passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+TIME_LIMIT = "time limit reached"
+
+
+@dataclass
+class PassSums:
+    """Sums over the blocks visited so far in the current outer iteration."""
+
+    loss: list
+    correct: int = 0
+    rows: int = 0
+    blocks: int = 0
+    passes: float = 0.0
+    updates: int = 0
+    compute_seconds: float = 0.0
+    figures: dict = field(default_factory=dict)  # the solver's own, combined by Solver.combine
+
+    @classmethod
+    def zeros(cls, n_problems: int) -> PassSums:
+        return cls([0.0] * n_problems)
+
+    def add(self, report, n_rows: int, seconds: float, combine) -> None:
+        self.loss = (np.asarray(self.loss) + report.loss).tolist()
+        self.figures = combine(self.figures, report.figures) if report.figures else self.figures
+        self.correct += int(report.correct)
+        self.rows += n_rows
+        self.blocks += 1
+        self.passes += report.passes
+        self.updates += report.updates
+        self.compute_seconds += seconds
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def relative_gap(primal: np.ndarray, dual: np.ndarray) -> float:
+    """Largest ``(P - D) / |P|`` over the problems."""
+    return float(np.max((primal - dual) / np.maximum(np.abs(primal), 1e-300)))
+
+
+def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> dict:
+    """The history record of a pass from its sums (estimates: see the module's docstring)."""
+    W = solver.weights()
+    primal = sum(solver.objective_terms(W, np.asarray(sums.loss)).values())
+    dual = solver.dual_objectives()
+    return {
+        **timing,
+        "primal": float(primal.sum()),
+        "primal_exact": False,
+        "dual": None if dual is None else float(dual.sum()),
+        "gap": None if dual is None else relative_gap(primal, dual),
+        "pg_violation": None,
+        "nsv": None,
+        "train_accuracy": sums.correct / max(sums.rows, 1),
+        "validation_accuracy": None,
+        "inner_passes": sums.passes / max(sums.blocks, 1),
+        "updates": sums.updates,
+        "blocks_visited": blocks_visited,
+        **solver.pass_figures(sums.figures),
+    }
+
+
+def make_exact(record: dict, solver, losses: np.ndarray, correct: int, n_rows: int) -> None:
+    """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w."""
+    dual = solver.dual_objectives()
+    primal = sum(solver.objective_terms(solver.weights(), losses).values())
+    record["primal"] = float(primal.sum())
+    record["primal_exact"] = True
+    record["train_accuracy"] = correct / n_rows
+    if dual is not None:
+        record["gap"] = relative_gap(primal, dual)
+        record["per_problem_dual"] = dual.tolist()
+    record["per_problem_primal"] = primal.tolist()
+
+
+class StopRules:
+    """The rules that end training, judged on each pass record.
+
+    ``tol`` (relative duality gap, confirmed exactly) and ``eps`` (PG violation) apply to the
+    solvers that declare them in ``stop_rules``; ``max_outer`` and the time limit to all.
+    """
+
+    def __init__(self, params, solver_rules: frozenset[str]):
+        self.params = params
+        self.gap = "gap" in solver_rules and params.tol > 0
+        self.pg = "pg" in solver_rules and params.eps is not None
+
+    def unused_note(self, solver_name: str) -> str | None:
+        """A note when the user set a rule this solver does not have."""
+        p = self.params
+        if not (self.gap or self.pg) and (p.tol > 0 or p.eps is not None):
+            return f"{solver_name} has no dual: it stops after max_outer passes or the time limit"
+        return None
+
+    def gap_met(self, record: dict) -> bool:
+        return self.gap and record["gap"] is not None and record["gap"] <= self.params.tol
+
+    def reason(self, record: dict, out_of_time: bool) -> str | None:
+        p = self.params
+        if record["primal_exact"] and self.gap_met(record):
+            return f"relative duality gap {record['gap']:.2e} <= tol {p.tol:g}"
+        if self.pg and record["pg_violation"] is not None and record["pg_violation"] <= p.eps:
+            return f"PG violation {record['pg_violation']:.3g} <= eps {p.eps:g}"
+        if record["outer"] >= p.max_outer:
+            return f"max_outer ({p.max_outer}) reached"
+        if out_of_time:
+            return TIME_LIMIT
+        return None
