@@ -12,6 +12,7 @@ from blocksvm.solvers.base import Solver
 DRIVERS = (
     "blocksvm.solvers.dual_cd:DualCDSolver",
     "blocksvm.solvers.pegasos:PegasosSolver",
+    "blocksvm.solvers.perceptron:PerceptronSolver",
 )
 
 
