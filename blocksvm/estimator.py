@@ -26,11 +26,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm.errors import ModelError, ParameterError
+from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION
 from blocksvm.store.writer import BlockArrays, StoreBuilder, write_block
 from blocksvm.train import TrainParams, train
 from blocksvm.train.params import PARAMS
+from blocksvm.train.records import StopRules
 
 # Parameters of the estimator besides the training parameters (``seed`` is ``random_state`` here).
 OWN_PARAMS: dict[str, tuple[object, str]] = {
@@ -202,7 +204,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         self.history_ = result.history
         self.stop_reason_ = reason
         self.model_ = model
-        has_rule = params.solver == "dual-cd" and (params.tol > 0 or params.eps is not None)
+        has_rule = StopRules(params, SOLVERS[params.solver].stop_rules).has_tolerance
         if (has_rule and reason.startswith("max_outer")) or reason.startswith("time limit"):
             gap = model.summary.get("gap")
             warnings.warn(f"BlockSVC stopped before its tolerance: {reason}"

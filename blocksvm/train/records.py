@@ -104,10 +104,15 @@ class StopRules:
         self.gap = "gap" in solver_rules and params.tol > 0
         self.pg = "pg" in solver_rules and params.eps is not None
 
+    @property
+    def has_tolerance(self) -> bool:
+        """A rule other than max_outer and the time limit can end the run."""
+        return self.gap or self.pg
+
     def unused_note(self, solver_name: str) -> str | None:
         """A note when the user set a rule this solver does not have."""
         p = self.params
-        if not (self.gap or self.pg) and (p.tol > 0 or p.eps is not None):
+        if not self.has_tolerance and (p.tol > 0 or p.eps is not None):
             return f"{solver_name} has no dual: it stops after max_outer passes or the time limit"
         return None
 
