@@ -27,7 +27,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from blocksvm._hdf5 import write_hdf5
+from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
 from blocksvm.errors import CheckpointError
 
 CHECKPOINT_FORMAT = "blocksvm-checkpoint"
@@ -91,7 +91,7 @@ def write_checkpoint(path: str | os.PathLike, checkpoint: Checkpoint) -> float:
     if path.exists():
         os.replace(path, previous_path(path))
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return time.perf_counter() - start
 
 
@@ -103,13 +103,7 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
     if not h5py.is_hdf5(path):
         raise CheckpointError(f"{path} is not a blocksvm checkpoint (not even an HDF5 file)")
     try:
-        with h5py.File(path, "r") as f:
-            if f.attrs.get("format") != CHECKPOINT_FORMAT:
-                raise CheckpointError(f"{path} is not a blocksvm checkpoint")
-            version = int(f.attrs["version"])
-            if version > CHECKPOINT_VERSION:
-                raise CheckpointError(f"{path} is checkpoint format version {version}; this blocksvm reads "
-                                      f"version {CHECKPOINT_VERSION} (upgrade blocksvm)")  # fmt: skip
+        with open_versioned(path, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, "checkpoint", CheckpointError) as f:
             expected = str(f.attrs["sha256"])
             meta = json.loads(bytes(f["meta"][()]))
             arrays = {name: f["arrays"][name][()] for name in f["arrays"]} if "arrays" in f else {}
@@ -139,14 +133,6 @@ def read_latest(path: str | os.PathLike) -> tuple[Checkpoint, str | None]:
             return read_checkpoint(previous), f"{exc}; resuming from the previous checkpoint {previous}"
         except CheckpointError as older:
             raise CheckpointError(f"{exc}; and the previous one: {older}") from None
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class CheckpointLock:

@@ -29,8 +29,9 @@ from numba import njit
 
 from blocksvm._progress import progress_bar
 from blocksvm.errors import ParameterError
+from blocksvm.rows import Rows
 from blocksvm.store import format as F
-from blocksvm.store.writer import BlockArrays, StoreBuilder, write_block
+from blocksvm.store.writer import StoreBuilder, write_block
 
 SCALE = 1_000_000  # values are integers / SCALE, i.e. 6 decimals
 CHUNK_ROWS = 1 << 15
@@ -179,7 +180,7 @@ def _generate(seed, first_row, n_rows, features, nnz, power, noise, dense, w_tru
 
 
 def generate_rows(spec: SyntheticSpec, first_row: int, n_rows: int, dtype="float32",
-                  w_true: np.ndarray | None = None) -> BlockArrays:  # fmt: skip
+                  w_true: np.ndarray | None = None) -> Rows:  # fmt: skip
     """Rows ``first_row ..`` of the data set as a block (zero-based indices, ``lines`` = row + 1)."""
     w_true = _hidden_matrix(spec, w_true)
     indptr, indices, q, labels = _generate(
@@ -188,7 +189,7 @@ def generate_rows(spec: SyntheticSpec, first_row: int, n_rows: int, dtype="float
     )  # fmt: skip
     data = (q / SCALE).astype(dtype)
     lines = np.arange(first_row + 1, first_row + n_rows + 1, dtype=np.int64)
-    return BlockArrays(indptr, indices, data, labels, lines)
+    return Rows(indptr, indices, data, labels, lines)
 
 
 @njit(cache=True, nogil=True)
@@ -346,19 +347,10 @@ def make_store(path: str | os.PathLike, spec: SyntheticSpec, *, block_rows: int 
                     label_counts[value] = label_counts.get(value, 0) + count
                 max_index = max(max_index, facts["max_index"])
                 bar.update()
-        classes = sorted(label_counts)
-        builder.commit({
-            "rows": spec.rows,
-            "features": spec.features,
-            "nnz": sum(e["nnz"] for e in entries),
-            "index_base": 0,
-            "dtype": dtype,
-            "classes": classes,
-            "label_counts": [label_counts[c] for c in classes],
-            "blocks": entries,
-            "source": {"generator": "blocksvm.datasets", **spec.__dict__},
-            "params": {"block_rows": block_rows, "block_mb": None, "shuffle": False,
-                       "seed": spec.seed, "compression": compression, "zero_based": True,
-                       "skip_bad_lines": False},
-        })  # fmt: skip
+        builder.commit(
+            features=spec.features, index_base=0, dtype=dtype, label_counts=label_counts, blocks=entries,
+            source={"generator": "blocksvm.datasets", **spec.__dict__},
+            params={"block_rows": block_rows, "block_mb": None, "shuffle": False, "seed": spec.seed,
+                    "compression": compression, "zero_based": True, "skip_bad_lines": False},
+        )  # fmt: skip
     return Path(path)

@@ -26,10 +26,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm.errors import ModelError, ParameterError
+from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION
-from blocksvm.store.writer import BlockArrays, StoreBuilder, write_block
+from blocksvm.store.writer import StoreBuilder, write_block
 from blocksvm.train import TrainParams, train
 from blocksvm.train.params import PARAMS
 from blocksvm.train.records import StopRules
@@ -321,19 +322,18 @@ def write_array_store(path: Path, X, labels: np.ndarray, *, block_size: int, see
         for b, start in enumerate(range(0, n_rows, block_size)):
             stop = min(start + block_size, n_rows)
             lo, hi = X.indptr[start], X.indptr[stop]
-            block = BlockArrays(
+            block = Rows(
                 (X.indptr[start : stop + 1] - lo).astype(np.int64), X.indices[lo:hi].astype(np.int32),
                 X.data[lo:hi], labels[start:stop].astype(np.float64), lines[start:stop],
             )  # fmt: skip
             entries.append(write_block(builder.block_path(b), block, index=b, compression=compression,
                                        store_id=builder.store_id))  # fmt: skip
-        builder.commit({
-            "rows": n_rows, "features": n_features, "nnz": int(X.nnz), "index_base": 0,
-            "dtype": X.data.dtype.name, "classes": classes.tolist(), "label_counts": counts.tolist(),
-            "blocks": entries, "source": {"arrays": "blocksvm.estimator"},
-            "params": {"block_rows": block_size, "block_mb": None, "shuffle": True, "seed": seed,
-                       "compression": compression, "zero_based": True, "skip_bad_lines": False},
-        })  # fmt: skip
+        builder.commit(
+            features=n_features, index_base=0, dtype=X.data.dtype, blocks=entries,
+            label_counts=dict(zip(classes.tolist(), counts.tolist())), source={"arrays": "blocksvm.estimator"},
+            params={"block_rows": block_size, "block_mb": None, "shuffle": True, "seed": seed,
+                    "compression": compression, "zero_based": True, "skip_bad_lines": False},
+        )  # fmt: skip
     return BlockStore(path)
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm.errors import ModelError, check_writable
+from blocksvm.losses import LOSSES, SQUARED_HINGE
 
-SOLVER_TYPES = {"hinge": "L2R_L1LOSS_SVC_DUAL", "squared-hinge": "L2R_L2LOSS_SVC_DUAL"}
 _CLASSIFIERS = {
     "L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
     "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
@@ -36,7 +36,8 @@ def _label_text(value: float) -> str:
 
 
 def write_liblinear_model(model, path: str | os.PathLike) -> Path:
-    """Write ``model`` (a :class:`~blocksvm.model.LinearModel`) as a LIBLINEAR model file.
+    """Write ``model`` (a :class:`~blocksvm.model.LinearModel`: ``coef``, ``intercept``, ``classes``,
+    ``bias``, ``params``) as a LIBLINEAR model file.
 
     Features are numbered from 1 as LIBLINEAR does, so a model trained on a zero-based store
     is exported with its columns shifted by one (and must be applied to one-based data).
@@ -47,7 +48,7 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
     labels = [classes[1], classes[0]] if coef.shape[0] == 1 else list(classes)
     columns = coef.T
     bias_row = model.intercept / model.bias if model.bias > 0 else None
-    solver = SOLVER_TYPES.get(model.params.get("loss"), "L2R_L2LOSS_SVC_DUAL")
+    solver = LOSSES.get(model.params.get("loss"), SQUARED_HINGE).liblinear_type
     check_writable(path, "the LIBLINEAR model", ModelError)
     tmp = path.with_name(path.name + ".partial")
     try:
@@ -69,10 +70,9 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
     return path
 
 
-def read_liblinear_model(path: str | os.PathLike):
-    """Read a LIBLINEAR classification model file as a :class:`~blocksvm.model.LinearModel`."""
-    from blocksvm.model import LinearModel
-
+def read_liblinear_model(path: str | os.PathLike) -> dict:
+    """Read a LIBLINEAR classification model file: the fields of a :class:`~blocksvm.model.LinearModel`
+    (``LinearModel.load`` reads either format)."""
     path = Path(path)
     header: dict[str, str] = {}
     try:
@@ -107,6 +107,6 @@ def read_liblinear_model(path: str | os.PathLike):
         order = np.argsort(labels)
         coef = W[:n_features, order].T
         intercept = W[n_features, order] * bias if bias >= 0 else np.zeros(nr_class)
-    return LinearModel(np.ascontiguousarray(coef), np.atleast_1d(intercept).astype(float), classes,
-                       bias if bias > 0 else -1.0, index_base=1,
-                       params={"liblinear_solver": header["solver_type"]})  # fmt: skip
+    return {"coef": np.ascontiguousarray(coef), "intercept": np.atleast_1d(intercept).astype(float),
+            "classes": classes, "bias": bias if bias > 0 else -1.0, "index_base": 1,
+            "params": {"liblinear_solver": header["solver_type"]}}  # fmt: skip

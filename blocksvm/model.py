@@ -16,9 +16,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from blocksvm._hdf5 import write_hdf5
+from blocksvm._hdf5 import open_versioned, write_hdf5
+from blocksvm.decision import decision_values
 from blocksvm.errors import ModelError, check_writable
-from blocksvm.solvers._common import decision_values
+from blocksvm.liblinear_format import read_liblinear_model
 
 MODEL_FORMAT = "blocksvm-model"
 MODEL_VERSION = 1
@@ -141,17 +142,9 @@ class LinearModel:
         if path.is_dir():
             raise ModelError(f"{path} is a directory (a block store?), not a model file")
         if not h5py.is_hdf5(path):
-            from blocksvm.liblinear_format import read_liblinear_model
-
-            return read_liblinear_model(path)
+            return cls(**read_liblinear_model(path))
         try:
-            with h5py.File(path, "r") as f:
-                if f.attrs.get("format") != MODEL_FORMAT:
-                    raise ModelError(f"{path} is an HDF5 file but not a blocksvm model")
-                version = int(f.attrs["version"])
-                if version > MODEL_VERSION:
-                    raise ModelError(f"{path} is model format version {version}; this blocksvm "
-                                     f"reads version {MODEL_VERSION} (upgrade blocksvm)")  # fmt: skip
+            with open_versioned(path, MODEL_FORMAT, MODEL_VERSION, "model", ModelError) as f:
                 return cls(
                     coef=f["coef"][()], intercept=f["intercept"][()],
                     classes=np.array(json.loads(f.attrs["classes"]), dtype=np.float64),

@@ -88,7 +88,7 @@ def _predict_text(model: LinearModel, path: Path, writer, progress) -> tuple[int
                     "indices: this file is in another feature space (zero-based)"
                 )
             indices = chunk.indices - np.int32(model.index_base)
-            values = model.decision_function_csr(chunk.indptr, indices, chunk.values)
+            values = model.decision_function_csr(chunk.indptr, indices, chunk.data)
             labels = model.labels_from_decisions(values)
             writer.write(labels, values)
             rows += chunk.n_rows

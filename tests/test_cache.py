@@ -13,7 +13,8 @@ def make_block(index: int, row_offset: int, n_rows: int, seed: int) -> Block:
     X = sp.random(n_rows, 30, density=0.2, format="csr", random_state=seed, dtype=np.float32)
     labels = np.where(np.random.default_rng(seed).random(n_rows) > 0.5, 1.0, -1.0)
     lines = np.arange(row_offset, row_offset + n_rows) + 1
-    return Block(index, row_offset, X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, lines)
+    return Block(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, lines, index=index,
+                 row_offset=row_offset)
 
 
 def upper_of(labels):
@@ -31,9 +32,9 @@ def test_refill_keeps_free_support_vectors_first_then_bound_ones_never_zero():
     assert set(cache.row_ids) == set(range(40))  # every support vector, no alpha = 0 row
     # rows keep their content
     X = sp.csr_matrix((block.data, block.indices, block.indptr), shape=(100, 30))
-    C = sp.csr_matrix((cache.data, cache.indices, cache.indptr), shape=(cache.n_rows, 30))
+    C = cache.rows.to_csr(30)
     assert (X[cache.row_ids] != C).nnz == 0
-    np.testing.assert_array_equal(cache.labels, block.labels[cache.row_ids])
+    np.testing.assert_array_equal(cache.rows.labels, block.labels[cache.row_ids])
     # a small budget keeps the free ones
     small = RowCache(capacity=cache.row_bytes(np.diff(block.indptr)[free]).sum(), dtype=np.float32)
     small.refill(block, alpha, upper_of, np.random.default_rng(0))
@@ -52,5 +53,5 @@ def test_cache_carries_rows_across_blocks_and_excludes_the_block_being_solved():
     np.testing.assert_array_equal(cache.row_ids, np.arange(100))  # sorted store order
     restored = RowCache(capacity=1e9, dtype=np.float32)
     restored.load_state(cache.state())
-    np.testing.assert_array_equal(restored.indptr, cache.indptr)
+    np.testing.assert_array_equal(restored.rows.indptr, cache.rows.indptr)
     np.testing.assert_array_equal(restored.row_ids, cache.row_ids)

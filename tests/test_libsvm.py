@@ -262,7 +262,7 @@ def test_chunking_does_not_change_the_result(small_libsvm):
     whole = list(iter_parsed(small_libsvm))
     pieces = list(iter_parsed(small_libsvm, chunk_bytes=4096, workers=3))
     assert len(pieces) > 10 * len(whole)
-    for field in ("indices", "values", "labels", "lines"):
+    for field in ("indices", "data", "labels", "lines"):
         a = np.concatenate([getattr(c, field) for c in whole])
         b = np.concatenate([getattr(c, field) for c in pieces])
         np.testing.assert_array_equal(a, b)

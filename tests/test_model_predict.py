@@ -67,7 +67,7 @@ def test_we_read_a_liblinear_model(trained, tmp_path):
         ours = LinearModel.load(tmp_path / "ll.model")
         expected, _, _ = liblinear.predict(labels, X, theirs, "-q")
         np.testing.assert_array_equal(ours.predict(X), np.array(expected))
-    assert read_liblinear_model(tmp_path / "ll.model").classes.tolist() == [0.0, 1.0, 2.0]
+    assert read_liblinear_model(tmp_path / "ll.model")["classes"].tolist() == [0.0, 1.0, 2.0]
 
 
 def test_predict_text_and_store_agree_in_source_order(trained, tmp_path):

@@ -13,8 +13,7 @@ import pytest
 from blocksvm import convert
 from blocksvm.errors import StoreError
 from blocksvm.store import BlockStore, ReadStats
-from blocksvm.store.format import FORMAT_VERSION, MANIFEST
-from blocksvm.store.writer import file_crc32
+from blocksvm.store.format import FORMAT_VERSION, MANIFEST, file_crc32
 
 
 @pytest.fixture(scope="module")

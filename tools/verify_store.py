@@ -26,7 +26,6 @@ from sklearn.datasets import load_svmlight_file
 
 from blocksvm.io.libsvm import parse_chunk
 from blocksvm.store import Block, BlockStore
-from blocksvm.store._csr_kernels import gather_rows
 
 
 def line_starts(path: Path, chunk_bytes: int = 64 << 20) -> np.ndarray:
@@ -58,7 +57,7 @@ def compare(block, store: BlockStore, text: bytes, use_sklearn: bool) -> list[st
         "labels": (parsed.labels, block.labels),
         "row lengths": (np.diff(parsed.indptr), np.diff(block.indptr)),
         "indices": (parsed.indices - store.index_base, block.indices),
-        "values": (parsed.values, block.data),
+        "values": (parsed.data, block.data),
     }
     for name, (expected, got) in checks.items():
         if not np.array_equal(expected, got):
@@ -105,9 +104,9 @@ def verify(text_path: Path, store_path: Path, sklearn_blocks: int = 1) -> list[s
 
 def _sorted_rows(block: Block, order: np.ndarray) -> Block:
     """The block with its rows in ``order``."""
-    indptr, indices, data = gather_rows(block.indptr, block.indices, block.data, order)
-    return Block(block.index, block.row_offset, indptr, indices, data, block.labels[order],
-                 block.lines[order])
+    rows = block.take(order)
+    return Block(rows.indptr, rows.indices, rows.data, rows.labels, rows.lines, index=block.index,
+                 row_offset=block.row_offset)
 
 
 def main(argv: list[str] | None = None) -> int:

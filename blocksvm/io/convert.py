@@ -186,27 +186,18 @@ def convert(
                                 seed=seed if shuffle else None, jobs=jobs, progress=progress)
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
-        classes = sorted(facts.label_counts)
         seconds = time.perf_counter() - start
-        builder.commit({
-            "rows": facts.rows,
-            "features": width,
-            "nnz": facts.nnz,
-            "index_base": base,
-            "dtype": np.dtype(dtype).name,
-            "classes": classes,
-            "label_counts": [facts.label_counts[c] for c in classes],
-            "blocks": entries,
-            "source": {"path": str(input.resolve()), "bytes": source_size},
-            "params": {
+        builder.commit(
+            features=width, index_base=base, dtype=dtype, label_counts=facts.label_counts, blocks=entries,
+            source={"path": str(input.resolve()), "bytes": source_size},
+            params={
                 "block_rows": block_rows, "block_mb": None if block_rows else (block_mb or DEFAULT_BLOCK_MB),
                 "shuffle": shuffle, "seed": seed, "compression": compression,
                 "zero_based": zero_based, "skip_bad_lines": skip_bad_lines,
             },
-            "skipped_lines": facts.skipped,
-            "skipped_examples": facts.skipped_examples,
-            "convert_seconds": round(seconds, 3),
-        })  # fmt: skip
+            skipped_lines=facts.skipped, skipped_examples=facts.skipped_examples,
+            convert_seconds=round(seconds, 3),
+        )  # fmt: skip
     return ConvertSummary(
         str(output), facts.rows, width, facts.nnz, len(entries), facts.skipped, seconds,
         facts.source_bytes, facts.text_bytes, facts.skipped_examples,
@@ -267,7 +258,7 @@ def _partition(input, spill_path, target, weigh, *, shuffle, seed, dtype, one_ba
                 buckets = (before // target).astype(np.int64)
                 placed += float(np.sum(row_weight))
                 spill.grow(int(buckets[-1]) + 1)
-            spill.add(chunk.indptr, chunk.indices, chunk.values, chunk.labels, chunk.lines, buckets)
+            spill.add(chunk.indptr, chunk.indices, chunk.data, chunk.labels, chunk.lines, buckets)
         bar.update(source_size - bar.n)
     if spill is None:
         spill = SpillWriter(spill_path, 1, dtype)

@@ -17,13 +17,14 @@ import queue
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from blocksvm.errors import InputFormatError
 from blocksvm.io import _parse_kernels as K
 from blocksvm.io._float_kernels import EXACT_POWERS_OF_TEN, POWERS_OF_FIVE
+from blocksvm.rows import Rows
 
 CHUNK_BYTES = 8 << 20
 
@@ -54,18 +55,13 @@ _REASONS = {
 
 
 @dataclass
-class ParsedChunk:
-    """Rows parsed from consecutive lines of a LIBSVM file.
+class ParsedChunk(Rows):
+    """Rows parsed from consecutive lines of a LIBSVM file: :class:`~blocksvm.rows.Rows` whose
+    ``indices`` are as written in the file (not shifted to zero-based) and whose ``lines`` are
+    1-based line numbers in the (decompressed) file, with what the parse saw.
 
     Attributes
     ----------
-    indptr : ndarray of int64, shape (n_rows + 1,)
-    indices : ndarray of int32, shape (nnz,)
-        Feature indices as written in the file (not shifted to zero-based).
-    values : ndarray of float32 or float64, shape (nnz,)
-    labels : ndarray of float64, shape (n_rows,)
-    lines : ndarray of int64, shape (n_rows,)
-        1-based line number of each row in the (decompressed) file.
     max_index, min_index : int
         Largest and smallest feature index seen (-1 and 2**31 when there is none).
     skipped : list of InputFormatError
@@ -78,25 +74,12 @@ class ParsedChunk:
         Bytes of the file on disk (compressed size if compressed) consumed up to this chunk.
     """
 
-    indptr: np.ndarray
-    indices: np.ndarray
-    values: np.ndarray
-    labels: np.ndarray
-    lines: np.ndarray
-    max_index: int
-    min_index: int
-    skipped: list
-    n_skipped: int
-    text_bytes: int
-    source_pos: int
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.labels)
-
-    @property
-    def nnz(self) -> int:
-        return len(self.indices)
+    max_index: int = -1
+    min_index: int = 2**31
+    skipped: list = field(default_factory=list)
+    n_skipped: int = 0
+    text_bytes: int = 0
+    source_pos: int = 0
 
 
 class _CountingReader(io.RawIOBase):
@@ -276,7 +259,7 @@ def _convert_slow(chunk: ParsedChunk, buf, row_starts, slots) -> None:
             for pair in _row_tokens(buf, row_starts[row])[1:]:
                 index, _, value = pair.partition(":")
                 if index != "qid" and int(index) == wanted:  # int(): "007" and "+7" are 7
-                    chunk.values[slot] = float(value)
+                    chunk.data[slot] = float(value)
                     break
 
 
@@ -292,14 +275,14 @@ def _check_finite(chunk: ParsedChunk, path: str, skip_bad_lines: bool) -> None:
     float32 (rounded as they were stored) and long literals beyond float64 (converted by ``float``).
     """
     bad_rows = ~np.isfinite(chunk.labels)
-    bad_values = np.flatnonzero(~np.isfinite(chunk.values))
+    bad_values = np.flatnonzero(~np.isfinite(chunk.data))
     bad_rows[np.searchsorted(chunk.indptr, bad_values, side="right") - 1] = True
     if not bad_rows.any():
         return
     first = int(np.argmax(bad_rows))
     if not np.isfinite(chunk.labels[first]):
         reason = "label is too large for float64"
-    elif chunk.values.dtype == np.float32:
+    elif chunk.data.dtype == np.float32:
         reason = "a value does not fit in float32 (convert with --dtype float64)"
     else:
         reason = "a value is too large for float64"
@@ -316,7 +299,7 @@ def _keep_rows(chunk: ParsedChunk, keep: np.ndarray) -> None:
     keep_nnz = np.repeat(keep, lengths)
     chunk.indptr = np.concatenate(([0], np.cumsum(lengths[keep])))
     chunk.indices = chunk.indices[keep_nnz]
-    chunk.values = chunk.values[keep_nnz]
+    chunk.data = chunk.data[keep_nnz]
     chunk.labels = chunk.labels[keep]
     chunk.lines = chunk.lines[keep]
 
@@ -426,7 +409,7 @@ def load_libsvm(
         offset += chunk.nnz
     indptr = np.concatenate(pieces)
     indices = np.concatenate([c.indices for c in chunks] or [np.zeros(0, np.int32)])
-    values = np.concatenate([c.values for c in chunks] or [np.zeros(0, dtype)])
+    values = np.concatenate([c.data for c in chunks] or [np.zeros(0, dtype)])
     labels = np.concatenate([c.labels for c in chunks] or [np.zeros(0)])
     lines = np.concatenate([c.lines for c in chunks] or [np.zeros(0, np.int64)])
     min_index = min((c.min_index for c in chunks), default=1)

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blocksvm.store._csr_kernels import gather_rows
-from blocksvm.store.writer import BlockArrays
+from blocksvm.rows import Rows, gather_rows
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,7 @@ class SpillWriter:
         self.file.close()
 
 
-def read_bucket(path: Path, records: list[Record], dtype) -> BlockArrays:
+def read_bucket(path: Path, records: list[Record], dtype) -> Rows:
     """Read every record of one bucket into one block (raw indices, rows in append order)."""
     dtype = np.dtype(dtype)
     rows = sum(r.rows for r in records)
@@ -134,10 +133,10 @@ def read_bucket(path: Path, records: list[Record], dtype) -> BlockArrays:
             nnz_at += r.nnz
     indptr = np.zeros(rows + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    return BlockArrays(indptr, indices, data, labels, lines)
+    return Rows(indptr, indices, data, labels, lines)
 
 
-def permute_rows(block: BlockArrays, order: np.ndarray) -> BlockArrays:
+def permute_rows(block: Rows, order: np.ndarray) -> Rows:
     """The block's rows in the order ``order`` (a permutation of its rows)."""
     indptr, indices, data = gather_rows(block.indptr, block.indices, block.data, order)
-    return BlockArrays(indptr, indices, data, block.labels[order], block.lines[order])
+    return Rows(indptr, indices, data, block.labels[order], block.lines[order])

@@ -1,4 +1,4 @@
-"""Kernels every solver shares: row orders, prefetching, row norms, decision values and losses.
+"""Kernels every solver shares: row orders, prefetching, row norms and losses.
 
 All are plain ``@njit(cache=True, nogil=True)`` functions over arrays. A block arrives as CSR
 arrays ``indptr`` (int64, n_rows + 1), ``indices`` (int32, zero-based), ``data`` (float32 or
@@ -113,27 +113,6 @@ def row_norms_squared(indptr, data):
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             s += np.float64(data[k]) * data[k]
         out[i] = s
-    return out
-
-
-@njit(cache=True, nogil=True)
-def decision_values(indptr, indices, data, W, bias):
-    """Decision values ``X W^T`` (+ bias), shape (n_rows, n_problems) for ``W`` of shape (n_problems, n_w).
-
-    Features beyond ``W`` (minus its bias column) are ignored.
-    """
-    n_rows = indptr.shape[0] - 1
-    n_w = W.shape[1] - 1
-    out = np.empty((n_rows, W.shape[0]), np.float64)
-    for i in range(n_rows):
-        for p in range(W.shape[0]):
-            # W[p] . x_i, written out here: a per-row helper taking arrays costs more (see above)
-            s = W[p, n_w] * bias if bias > 0 else 0.0
-            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                j = np.uint32(indices[k])
-                if j < n_w:
-                    s += W[p, j] * data[k]
-            out[i, p] = s
     return out
 
 

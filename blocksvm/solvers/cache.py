@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.store._csr_kernels import gather_rows
+from blocksvm.rows import Rows
 
 
 class RowCache:
-    """Rows of the store kept in memory, as CSR arrays with their store-wide row ids.
+    """Rows of the store kept in memory, with their store-wide row ids.
 
     Parameters
     ----------
@@ -29,23 +29,16 @@ class RowCache:
 
     Attributes
     ----------
-    indptr : ndarray of int64, shape (n_rows + 1,)
-    indices : ndarray of int32, shape (nnz,)
-    data : ndarray, shape (nnz,)
-    labels : ndarray of float64, shape (n_rows,)
+    rows : Rows
+        The cached rows (no line numbers).
     row_ids : ndarray of int64, shape (n_rows,)
         Position of each cached row in the store (its index into ``alpha``), increasing.
     """
 
-    index = -1  # not a block of the store
-
     def __init__(self, capacity: float, dtype):
         self.capacity = float(capacity)
         self.dtype = np.dtype(dtype)
-        self.indptr = np.zeros(1, np.int64)
-        self.indices = np.zeros(0, np.int32)
-        self.data = np.zeros(0, self.dtype)
-        self.labels = np.zeros(0)
+        self.rows = Rows.empty(self.dtype)
         self.row_ids = np.zeros(0, np.int64)
 
     @property
@@ -54,7 +47,7 @@ class RowCache:
 
     @property
     def nbytes(self) -> int:
-        return self.row_bytes(np.diff(self.indptr)).sum() if self.n_rows else 0
+        return self.row_bytes(np.diff(self.rows.indptr)).sum() if self.n_rows else 0
 
     def row_bytes(self, lengths: np.ndarray) -> np.ndarray:
         return 24 + lengths * (4 + self.dtype.itemsize)
@@ -62,8 +55,7 @@ class RowCache:
     def take(self, rows: np.ndarray) -> RowCache:
         """A cache holding only the given rows (positions in this cache), in that order."""
         out = RowCache(self.capacity, self.dtype)
-        out.indptr, out.indices, out.data = gather_rows(self.indptr, self.indices, self.data, rows)
-        out.labels, out.row_ids = self.labels[rows], self.row_ids[rows]
+        out.rows, out.row_ids = self.rows.take(rows), self.row_ids[rows]
         return out
 
     def excluding(self, first: int, stop: int) -> RowCache:
@@ -80,8 +72,8 @@ class RowCache:
         """
         block_ids = np.arange(block.row_offset, block.row_offset + block.n_rows)
         ids = np.concatenate([self.row_ids, block_ids])
-        labels = np.concatenate([self.labels, block.labels])
-        lengths = np.concatenate([np.diff(self.indptr), np.diff(block.indptr)])
+        labels = np.concatenate([self.rows.labels, block.labels])
+        lengths = np.concatenate([np.diff(self.rows.indptr), np.diff(block.indptr)])
         a = alpha[:, ids]
         at_upper = a == upper_of(labels)
         free = ((a > 0) & ~at_upper).any(axis=0)
@@ -93,18 +85,14 @@ class RowCache:
         fits = np.cumsum(self.row_bytes(lengths[order])) <= self.capacity
         keep = np.sort(order[fits])  # store order: sequential memory for the sweep
         from_cache, from_block = keep[keep < self.n_rows], keep[keep >= self.n_rows] - self.n_rows
-        parts = [gather_rows(self.indptr, self.indices, self.data, from_cache),
-                 gather_rows(block.indptr, block.indices, block.data, from_block)]  # fmt: skip
-        self.indptr = np.concatenate([parts[0][0], parts[0][0][-1] + parts[1][0][1:]])
-        self.indices = np.concatenate([parts[0][1], parts[1][1]])
-        self.data = np.concatenate([parts[0][2], parts[1][2]])
-        self.labels = np.concatenate([self.labels[from_cache], block.labels[from_block]])
+        self.rows = Rows.stack([self.rows.take(from_cache), block.take(from_block)])
+        self.rows.lines = None
         self.row_ids = np.concatenate([self.row_ids[from_cache], block_ids[from_block]])
 
     def state(self) -> dict[str, np.ndarray]:
-        return {f"cache_{name}": getattr(self, name) for name in ("indptr", "indices", "data", "labels", "row_ids")}
+        arrays = {name: getattr(self.rows, name) for name in ("indptr", "indices", "data", "labels")}
+        return {f"cache_{name}": array for name, array in {**arrays, "row_ids": self.row_ids}.items()}
 
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        for name in ("indptr", "indices", "data", "labels", "row_ids"):
-            setattr(self, name, np.array(arrays[f"cache_{name}"]))
-
+        self.rows = Rows(*(np.array(arrays[f"cache_{name}"]) for name in ("indptr", "indices", "data", "labels")))
+        self.row_ids = np.array(arrays["cache_row_ids"])

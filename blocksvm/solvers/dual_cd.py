@@ -68,9 +68,10 @@ class DualCDSolver(Solver):
         p = self.problem
         # one problem counts its own positive margins; one-vs-rest needs the arg-max first
         seen_correct = correct_predictions(p, W, block) if p.n_problems > 1 else None
+        cached = isinstance(companion, RowCache)
         a = _rows(p, block)
-        b = _rows(p, companion)
-        b_rows = _alpha_rows(companion)
+        b = _rows(p, companion.rows if cached else companion)
+        b_rows = companion.row_ids if cached else _block_rows(companion)
         stats = np.empty((p.n_problems, K.N_STATS))
         for k in range(p.n_problems):
             upper, diag = self.tables[k]
@@ -180,16 +181,13 @@ def _sums(y: np.ndarray, alpha: np.ndarray, diag) -> tuple[float, float]:
     return alpha.sum(), np.dot(d * alpha, alpha)
 
 
-def _alpha_rows(rows):
-    """Where the companion's dual variables sit in the store-wide alpha."""
-    if rows is None:
-        return slice(0, 0)
-    ids = getattr(rows, "row_ids", None)  # a RowCache: scattered rows
-    return ids if ids is not None else slice(rows.row_offset, rows.row_offset + rows.n_rows)
+def _block_rows(block) -> slice:
+    """Where a block's dual variables sit in the store-wide alpha (nothing for no block)."""
+    return slice(0, 0) if block is None else slice(block.row_offset, block.row_offset + block.n_rows)
 
 
 def _rows(problem, rows) -> dict:
-    """What the kernel needs of a block (or of None: no rows at all): CSR arrays, targets, squared norms."""
+    """What the kernel needs of some Rows (or of None: no rows at all): CSR arrays, targets, squared norms."""
     if rows is None:
         return {
             "indptr": np.zeros(1, np.int64), "indices": np.zeros(0, np.int32),

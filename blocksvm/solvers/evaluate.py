@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.solvers._common import decision_values, loss_and_correct
+from blocksvm.decision import decision_values
+from blocksvm.solvers._common import loss_and_correct
 from blocksvm.solvers.problem import Problem
 
 

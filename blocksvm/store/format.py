@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zlib
+from pathlib import Path
+
 import numpy as np
 
 from blocksvm.errors import ParameterError
@@ -70,3 +73,12 @@ def ensure_filters_available(name: str) -> None:
     """Register the HDF5 plugin filters a store compressed with ``name`` needs for reading."""
     if name.startswith(("blosc", "zstd")):
         import hdf5plugin  # noqa: F401 - registers the filters with HDF5
+
+
+def file_crc32(path: Path) -> int:
+    """CRC-32 of a file's bytes, as the manifest records it for each block file."""
+    crc = 0
+    with open(path, "rb") as f:
+        while piece := f.read(8 << 20):
+            crc = zlib.crc32(piece, crc)
+    return crc

@@ -14,17 +14,15 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-import scipy.sparse as sp
 
 from blocksvm.errors import StoreError
+from blocksvm.rows import Rows, rows_sorted_increasing
 from blocksvm.store import format as F
-from blocksvm.store._csr_kernels import rows_sorted_increasing
-from blocksvm.store.writer import file_crc32
 
 
 @dataclass
-class Block:
-    """One block in memory, as the solvers see it.
+class Block(Rows):
+    """One block in memory, as the solvers see it: its rows and where they sit in the store.
 
     Attributes
     ----------
@@ -32,39 +30,12 @@ class Block:
         Position of the block in the store.
     row_offset : int
         Store-wide position of the block's first row; row ``i`` of the block owns ``alpha[row_offset + i]``.
-    indptr : ndarray of int64, shape (n_rows + 1,)
-    indices : ndarray of int32, shape (nnz,)
-        Zero-based feature indices, increasing along each row.
-    data : ndarray of float32 or float64, shape (nnz,)
-    labels : ndarray of float64, shape (n_rows,)
-        Labels as written in the source file.
-    lines : ndarray of int64, shape (n_rows,)
-        Line number of each row in the source file.
+
+    and the :class:`~blocksvm.rows.Rows` fields, indices zero-based.
     """
 
-    index: int
-    row_offset: int
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    labels: np.ndarray
-    lines: np.ndarray
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.labels)
-
-    @property
-    def nnz(self) -> int:
-        return len(self.indices)
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.indptr, self.indices, self.data, self.labels, self.lines))
-
-    def to_csr(self, n_features: int) -> sp.csr_matrix:
-        """The block's rows as a ``scipy.sparse.csr_matrix`` of shape (n_rows, n_features)."""
-        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, n_features))
+    index: int = -1
+    row_offset: int = 0
 
 
 @dataclass
@@ -166,7 +137,7 @@ class BlockStore:
         except (OSError, KeyError) as exc:
             raise StoreError(f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the "
                              "store again") from None  # fmt: skip
-        block = Block(b, int(self.row_offsets[b]), **arrays)
+        block = Block(**arrays, index=b, row_offset=int(self.row_offsets[b]))
         problem = self._check_block(block, entry)
         if problem:
             raise StoreError(f"{where} is inconsistent: {problem}")
@@ -219,7 +190,7 @@ class BlockStore:
         problems = []
         for b, entry in enumerate(self.blocks):
             file = self.path / entry["file"]
-            if file_crc32(file) != entry["crc32"]:
+            if F.file_crc32(file) != entry["crc32"]:
                 problems.append(f"block {b} ({entry['file']}): file checksum differs from the manifest")
                 continue
             try:

@@ -13,38 +13,19 @@ import os
 import shutil
 import uuid
 import zlib
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from blocksvm._hdf5 import write_hdf5
+from blocksvm._hdf5 import fsync_dir, write_hdf5
 from blocksvm.errors import StoreError
+from blocksvm.rows import Rows
 from blocksvm.store import format as F
 
 
-@dataclass
-class BlockArrays:
-    """One block in memory, indices as in the source file (see docs/FORMAT.md)."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    labels: np.ndarray
-    lines: np.ndarray
-
-    @property
-    def n_rows(self) -> int:
-        return len(self.labels)
-
-    @property
-    def nnz(self) -> int:
-        return len(self.indices)
-
-
-def write_block(path: Path, block: BlockArrays, *, index: int, compression: str,
+def write_block(path: Path, block: Rows, *, index: int, compression: str,
                 store_id: str) -> dict:  # fmt: skip
     """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32)."""
     filters = F.compression_filters(compression)
@@ -72,14 +53,6 @@ def write_block(path: Path, block: BlockArrays, *, index: int, compression: str,
         "bytes": len(data),
         "crc32": zlib.crc32(data),
     }
-
-
-def file_crc32(path: Path) -> int:
-    crc = 0
-    with open(path, "rb") as f:
-        while piece := f.read(8 << 20):
-            crc = zlib.crc32(piece, crc)
-    return crc
 
 
 class StoreBuilder:
@@ -118,18 +91,35 @@ class StoreBuilder:
             raise StoreError(f"no space left on the device while writing {self.output}; "
                              "nothing was written") from exc  # fmt: skip
 
-    def commit(self, manifest: dict) -> Path:
-        """Write ``manifest`` (completed with format fields), then publish the store."""
+    def commit(self, *, features: int, index_base: int, dtype, label_counts: dict, blocks: list[dict],
+               source: dict, params: dict, **extra) -> Path:  # fmt: skip
+        """Write the manifest (docs/FORMAT.md: the one place its fields are laid out), then publish the store.
+
+        ``blocks`` are the entries :func:`write_block` returned; rows and nnz are summed from
+        them, classes and their counts come from ``label_counts`` (label -> rows). ``extra``
+        fields (a converter's skipped lines, say) are kept as given.
+        """
+        classes = sorted(label_counts)
         manifest = {
             "format": F.FORMAT_NAME,
             "version": F.FORMAT_VERSION,
             "complete": True,
             "store_id": self.store_id,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            **manifest,
+            "rows": sum(int(b["rows"]) for b in blocks),
+            "features": int(features),
+            "nnz": sum(int(b["nnz"]) for b in blocks),
+            "index_base": int(index_base),
+            "dtype": np.dtype(dtype).name,
+            "classes": [float(c) for c in classes],
+            "label_counts": [int(label_counts[c]) for c in classes],
+            "blocks": blocks,
+            "source": source,
+            "params": params,
+            **extra,
         }
         write_json_atomic(self.partial / F.MANIFEST, manifest)
-        _fsync_dir(self.partial)
+        fsync_dir(self.partial)
         if self.output.exists():
             trash = self.output.with_name(f"{self.output.name}.old-{self.store_id[:8]}")
             os.rename(self.output, trash)
@@ -137,7 +127,7 @@ class StoreBuilder:
             shutil.rmtree(trash, ignore_errors=True)
         else:
             os.rename(self.partial, self.output)
-        _fsync_dir(self.output.parent)
+        fsync_dir(self.output.parent)
         return self.output
 
 
@@ -150,11 +140,3 @@ def write_json_atomic(path: Path, obj) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

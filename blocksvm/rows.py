@@ -1,0 +1,113 @@
+"""CSR rows: compiled helpers that move rows around (shuffle, partition, gather) and check their order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+
+@dataclass
+class Rows:
+    """CSR rows with their labels: the one in-memory rows type (parsed chunks, blocks, caches).
+
+    Attributes
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    indices : ndarray of int32, shape (nnz,)
+        Feature indices, increasing along each row (zero-based in a store's blocks).
+    data : ndarray of float32 or float64, shape (nnz,)
+    labels : ndarray of float64, shape (n_rows,)
+        Labels as written in the source file.
+    lines : ndarray of int64, shape (n_rows,), or None
+        Line number of each row in the source file (None where nobody needs them: a row cache).
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    labels: np.ndarray
+    lines: np.ndarray | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.labels)
+
+    @property
+    def nnz(self) -> int:
+        return len(self.indices)
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.indptr, self.indices, self.data, self.labels, self.lines)
+        return sum(a.nbytes for a in arrays if a is not None)
+
+    def to_csr(self, n_features: int) -> sp.csr_matrix:
+        """The rows as a ``scipy.sparse.csr_matrix`` of shape (n_rows, n_features)."""
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, n_features))
+
+    def take(self, rows: np.ndarray) -> Rows:
+        """The given rows (positions), in that order."""
+        indptr, indices, data = gather_rows(self.indptr, self.indices, self.data, rows)
+        return Rows(indptr, indices, data, self.labels[rows], None if self.lines is None else self.lines[rows])
+
+    @staticmethod
+    def empty(dtype) -> Rows:
+        return Rows(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, dtype), np.zeros(0))
+
+    @staticmethod
+    def stack(parts: list[Rows]) -> Rows:
+        """The rows of ``parts``, one after the other."""
+        lengths = np.concatenate([np.diff(p.indptr) for p in parts])
+        indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths, dtype=np.int64)])
+        lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
+        return Rows(indptr, np.concatenate([p.indices for p in parts]), np.concatenate([p.data for p in parts]),
+                    np.concatenate([p.labels for p in parts]), lines)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def gather_rows(indptr, indices, data, rows):
+    """Copy rows ``rows`` of a CSR matrix, in that order.
+
+    Parameters
+    ----------
+    indptr : ndarray of int64, shape (n_rows + 1,)
+    indices : ndarray of int32, shape (nnz,)
+    data : ndarray of float32 or float64, shape (nnz,)
+    rows : ndarray of int64, shape (n_out,)
+
+    Returns
+    -------
+    out_indptr : ndarray of int64, shape (n_out + 1,)
+    out_indices : ndarray of int32
+    out_data : ndarray, same dtype as ``data``
+    """
+    n_out = rows.shape[0]
+    out_indptr = np.empty(n_out + 1, np.int64)
+    out_indptr[0] = 0
+    for i in range(n_out):
+        r = rows[i]
+        out_indptr[i + 1] = out_indptr[i] + indptr[r + 1] - indptr[r]
+    nnz = out_indptr[n_out]
+    out_indices = np.empty(nnz, indices.dtype)
+    out_data = np.empty(nnz, data.dtype)
+    for i in range(n_out):
+        r = rows[i]
+        start = indptr[r]
+        dest = out_indptr[i]
+        for j in range(indptr[r + 1] - start):
+            out_indices[dest + j] = indices[start + j]
+            out_data[dest + j] = data[start + j]
+    return out_indptr, out_indices, out_data
+
+
+@njit(cache=True, nogil=True)
+def rows_sorted_increasing(indptr, indices):
+    """True iff the indices of every row increase strictly (the store's invariant)."""
+    for r in range(indptr.shape[0] - 1):
+        for j in range(indptr[r] + 1, indptr[r + 1]):
+            if indices[j] <= indices[j - 1]:
+                return False
+    return True

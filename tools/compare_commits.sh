@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Speed of two commits side by side, in one run: tools/bench_epoch.py and one tools/bench_peers.py set,
+# each run in a worktree of each commit, in turns (old, new, old, new), so that machine load hits both.
+#
+#   tools/compare_commits.sh OLD NEW [OUT]      e.g. tools/compare_commits.sh aa66ef8 HEAD
+#
+# Prints the blocksvm rows of each run; OUT (default bench-out/compare) keeps the full outputs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=$1 new=$2 out=${3:-bench-out/compare}
+mkdir -p "$out"
+for rev in "$old" "$new"; do
+    dir="$out/tree-$rev"
+    [ -d "$dir" ] || git worktree add --detach "$dir" "$rev" >/dev/null
+done
+for round in 1 2; do
+    for rev in "$old" "$new"; do
+        dir="$out/tree-$rev"
+        echo "== round $round: $rev =="
+        (cd "$dir" && PYTHONPATH=. python tools/bench_epoch.py --sets a9a,generated --rows 100000 --repeat 2 \
+            > "../epoch-$rev-$round.txt" 2>&1) || true
+        grep -E "^\|" "$out/epoch-$rev-$round.txt" | head -20
+        (cd "$dir" && PYTHONPATH=. python tools/bench_peers.py --sets a9a --skip liblinear,sgd,vw,kernel \
+            --out "../peers-$rev-$round" > "../peers-$rev-$round.txt" 2>&1) || true
+        grep -E "^\|" "$out/peers-$rev-$round.txt" | head -20
+    done
+done
