@@ -173,6 +173,10 @@ COMMON: tuple[Param, ...] = (
     Param("average", False, "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: "
           "every step, the averaged Perceptron).", boolean, "True or False", parse=bool,
           solvers=("pegasos", "perceptron")),
+    Param("order", "random", "Visit blocks and rows in a fresh random order each pass (random), or as stored "
+          "(file: with a store converted --no-shuffle, the rows of the text file in order, as online learners "
+          "and their textbook results assume).", None, "one of random, file", choices=("random", "file"),
+          parse=str),
     Param("class_weight", None, "Multiplier of C per class label (LIBLINEAR's -wi), or 'balanced': "
           "n_rows / (n_classes * count) for each class. Command line: -w LABEL=WEIGHT, repeatable.",
           None, "a dict, 'balanced' or None", none_ok=True, cli=False),

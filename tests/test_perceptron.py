@@ -109,3 +109,20 @@ def test_multiclass_perceptron_is_one_vs_rest(tmp_path):
                     if y[i] * (w @ X[i]) <= 0:
                         w = w + y[i] * X[i]
         np.testing.assert_allclose(result.model.coef[k], w[:-1], atol=1e-9)
+
+
+def test_one_pass_in_file_order_equals_scikit_learns_perceptron(shared_data, tmp_path):
+    """``--order file`` on a store converted ``--no-shuffle``: the rows of a9a in file order, no bias."""
+    from sklearn.datasets import load_svmlight_file
+    from sklearn.linear_model import Perceptron
+
+    from blocksvm.io import convert
+
+    convert(shared_data / "a9a", tmp_path / "a9a.bsvm", block_rows=5000, shuffle=False, dtype="float64",
+            progress=False)  # fmt: skip
+    result = train(tmp_path / "a9a.bsvm", solver="perceptron", order="file", bias=-1, max_outer=1, verbose=0)
+    X, y = load_svmlight_file(str(shared_data / "a9a"), n_features=123)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)  # what scikit-learn's SGD takes
+    oracle = Perceptron(shuffle=False, max_iter=1, tol=None, fit_intercept=False, eta0=1.0).fit(X, y)
+    np.testing.assert_allclose(result.model.coef[0], oracle.coef_[0], rtol=0, atol=1e-9)
+    assert result.history[0]["updates"] > 1000  # a9a is not separable: many mistakes in one pass

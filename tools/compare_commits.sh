@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1 new=$2 out=${3:-bench-out/compare}
+data=$(cd .. && pwd)/shared/data
 mkdir -p "$out"
 for rev in "$old" "$new"; do
     dir="$out/tree-$rev"
@@ -17,10 +18,10 @@ for round in 1 2; do
     for rev in "$old" "$new"; do
         dir="$out/tree-$rev"
         echo "== round $round: $rev =="
-        (cd "$dir" && PYTHONPATH=. python tools/bench_epoch.py --sets a9a,generated --rows 100000 --repeat 2 \
+        (cd "$dir" && PYTHONPATH=. python tools/bench_epoch.py --sets a9a,generated --rows 300000 --repeat 2 --data-dir "$data" \
             > "../epoch-$rev-$round.txt" 2>&1) || true
         grep -E "^\|" "$out/epoch-$rev-$round.txt" | head -20
-        (cd "$dir" && PYTHONPATH=. python tools/bench_peers.py --sets a9a --skip liblinear,sgd,vw,kernel \
+        (cd "$dir" && PYTHONPATH=. python tools/bench_peers.py --sets a9a --skip liblinear,sgd,vw,kernel --data-dir "$data" \
             --out "../peers-$rev-$round" > "../peers-$rev-$round.txt" 2>&1) || true
         grep -E "^\|" "$out/peers-$rev-$round.txt" | head -20
     done

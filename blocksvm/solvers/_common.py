@@ -83,6 +83,19 @@ def interleaved_runs(order, rows, n, state):
                     out += 1
 
 
+@njit(cache=True, nogil=True)
+def visit_order(order, rows, n, seed):
+    """Write the order of a sweep over ``rows[:n]`` into ``order[:n]``: :func:`interleaved_runs`
+    seeded by ``seed``, or ``rows`` as they are when ``seed < 0`` (file order, ``--order file``).
+    Returns the random state for the sweeps that follow."""
+    state = np.array([np.uint64(max(seed, 0))], np.uint64)
+    if seed >= 0:
+        interleaved_runs(order, rows, n, state)
+    else:
+        order[:n] = rows[:n]
+    return state
+
+
 @intrinsic
 def prefetch(typingctx, array, index):
     """Ask the CPU to start loading the cache line of ``array[index]`` (a hint: never faults)."""

@@ -71,7 +71,7 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     inner_eps : float
         Stop after a pass whose PG violation ``max PG - min PG`` is at most this (< 0: never).
     seed : int
-        Seed of the row orders.
+        Seed of the row orders (< 0: the rows in stored order, every pass).
 
     Returns
     -------
@@ -99,14 +99,17 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     active = np.arange(n_rows)  # rows not shrunk, increasing
     shrunk = np.zeros(n_rows, np.bool_)
     order = np.empty(n_rows, np.int64)
-    state = np.array([np.uint64(seed)], np.uint64)
     active_size = n_rows
     pg_max_old, pg_min_old = INF, -INF
     pg_max_new, pg_min_new = -INF, INF
     passes = 0
     updates = 0
+    state = np.array([np.uint64(max(seed, 0))], np.uint64)
     while passes < max_passes:
-        interleaved_runs(order, active, active_size, state)
+        if seed >= 0:
+            interleaved_runs(order, active, active_size, state)
+        else:  # file order (--order file): the rows not shrunk, as stored
+            order[:active_size] = active[:active_size]
         pg_max_new, pg_min_new = -INF, INF
         first = passes == 0
         for s in range(active_size):

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import interleaved_runs, prefetch
+from blocksvm.solvers._common import prefetch, visit_order
 
 # Indices into the Pegasos state array.
 SCALE, SQ_NORM, STEP = range(3)
@@ -40,7 +40,9 @@ AHEAD = 8
 @njit(cache=True, nogil=True)
 def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batch_size, loss,
                 cost, C, seed):  # fmt: skip
-    """One pass of mini-batch Pegasos steps over a block, in a random row order (``interleaved_runs``).
+    """One pass of mini-batch Pegasos steps over a block, in a random row order.
+
+    The order is ``visit_order``'s: file order when ``seed < 0``.
 
     Parameters
     ----------
@@ -79,8 +81,7 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batc
     bias_sq = bias * bias if bias > 0 else 0.0
     stats = np.zeros(2, np.float64)
     order = np.empty(n_rows, np.int64)
-    rng = np.array([np.uint64(seed)], np.uint64)
-    interleaved_runs(order, np.arange(n_rows), n_rows, rng)
+    visit_order(order, np.arange(n_rows), n_rows, seed)
     grad = np.empty(batch_size, np.float64)
     dots = np.empty(batch_size, np.float64)  # v.x_i at the start of the batch
     line = 64 // data.itemsize  # values per cache line (prefetch stride)

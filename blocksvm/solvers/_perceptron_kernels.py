@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import interleaved_runs
+from blocksvm.solvers._common import visit_order
 
 # Indices into the stats array perceptron_block returns.
 LOSS_SEEN, CORRECT_SEEN, MISTAKES = range(3)
@@ -24,7 +24,9 @@ LOSS_SEEN, CORRECT_SEEN, MISTAKES = range(3)
 
 @njit(cache=True, nogil=True)
 def perceptron_block(indptr, indices, data, y, w, u, count, bias, loss, cost, seed):
-    """One pass of Perceptron updates over a block's rows in a random order (``interleaved_runs``).
+    """One pass of Perceptron updates over a block's rows in a random order.
+
+    The order is ``visit_order``'s: file order when ``seed < 0``.
 
     Parameters
     ----------
@@ -51,8 +53,7 @@ def perceptron_block(indptr, indices, data, y, w, u, count, bias, loss, cost, se
     n_rows = indptr.shape[0] - 1
     n_w = w.shape[0] - 1
     order = np.empty(n_rows, np.int64)
-    rng = np.array([np.uint64(seed)], np.uint64)
-    interleaved_runs(order, np.arange(n_rows), n_rows, rng)
+    visit_order(order, np.arange(n_rows), n_rows, seed)
     stats = np.zeros(3, np.float64)
     c = count[0]
     for s in range(n_rows):

@@ -146,9 +146,10 @@ class Trainer:
             last = st.history[-1]
             bar.set_postfix_str(f"primal {last['primal']:.4e}" + (f" gap {last['gap']:.1e}" if last["gap"] else ""))
         try:
-            order = remaining_blocks(p.seed, st.outer, st.position, store.n_blocks)
+            shuffle = p.order == "random"
+            order = remaining_blocks(p.seed, st.outer, st.position, store.n_blocks, shuffle)
             for block in store.iter_blocks(order, prefetch=p.prefetch, stats=self.read_stats):
-                seeds = kernel_seeds(p.seed, st.outer, block.index, n_k)
+                seeds = kernel_seeds(p.seed, st.outer, block.index, n_k, shuffle)
                 start = time.perf_counter()
                 report = self.solver.visit(block, seeds)
                 st.sums.add(report, block.n_rows, time.perf_counter() - start, self.solver.combine)
