@@ -34,7 +34,7 @@ _NEEDED = ("outer", "time", "primal", "train_accuracy")
 
 def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathLike, *,
                  title: str | None = None) -> Path:  # fmt: skip
-    """Draw objective, duality gap, accuracy and PG violation; save a PNG to ``output``.
+    """Draw objective, duality gap, accuracy and PG violation (progressive loss for online learners); save a PNG.
 
     Top row against wall-clock seconds, bottom row against outer iterations; the gap and the
     PG violation on log scales. Exact evaluations are drawn as filled markers, pass estimates
@@ -72,6 +72,9 @@ def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathL
 
     ax = axes[1, 0]
     ax.plot(outer, [100 * r["train_accuracy"] for r in records], label="training", color="C3")
+    if records[0].get("progressive_accuracy") is not None:
+        ax.plot(outer, [100 * r["progressive_accuracy"] for r in records], "--", color="C6",
+                label="progressive (before each update)")  # fmt: skip
     validation = [(r["outer"], r["validation_accuracy"]) for r in records if r.get("validation_accuracy") is not None]
     if validation:
         ax.plot([o for o, _ in validation], [100 * a for _, a in validation], label="validation", color="C4")
@@ -82,7 +85,10 @@ def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathL
     violations = [(r["outer"], r["pg_violation"]) for r in records if r.get("pg_violation")]
     if violations:
         ax.semilogy([o for o, _ in violations], [v for _, v in violations], color="C5")
-    ax.set(xlabel="outer iteration", ylabel="max PG - min PG", title="Projected-gradient violation")
+        ax.set(xlabel="outer iteration", ylabel="max PG - min PG", title="Projected-gradient violation")
+    elif records[0].get("progressive_loss") is not None:  # an online learner: progressive validation
+        ax.plot(outer, [r["progressive_loss"] for r in records], "o-", color="C6")
+        ax.set(xlabel="outer iteration", ylabel="mean loss before each update", title="Progressive loss")
 
     for ax in axes.flat:
         ax.grid(True, alpha=0.3)

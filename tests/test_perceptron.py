@@ -126,3 +126,16 @@ def test_one_pass_in_file_order_equals_scikit_learns_perceptron(shared_data, tmp
     oracle = Perceptron(shuffle=False, max_iter=1, tol=None, fit_intercept=False, eta0=1.0).fit(X, y)
     np.testing.assert_allclose(result.model.coef[0], oracle.coef_[0], rtol=0, atol=1e-9)
     assert result.history[0]["updates"] > 1000  # a9a is not separable: many mistakes in one pass
+
+
+def test_progressive_validation_counts_each_row_before_its_update(store):
+    """Per pass: progressive accuracy = rows right before their update; Perceptron updates = mistakes."""
+    result = train(store, solver="perceptron", max_outer=3, verbose=0, bias=-1)
+    rows = BlockStore(store).n_rows
+    w, _ = numpy_perceptron(store, 1, 0, -1.0)
+    first = result.history[0]
+    assert first["progressive_accuracy"] == pytest.approx(1 - first["updates"] / rows)
+    assert 0 < first["progressive_loss"] and first["primal"] == pytest.approx(first["progressive_loss"] * rows)
+    assert result.history[-1]["progressive_accuracy"] > first["progressive_accuracy"]
+    np.testing.assert_allclose(train(store, solver="perceptron", max_outer=1, verbose=0, bias=-1).model.coef[0],
+                               w[:-1], atol=1e-9)  # fmt: skip

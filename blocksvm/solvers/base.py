@@ -7,6 +7,9 @@ driver declares
 - ``name``, and ``params``: its own parameters, as :class:`~blocksvm.params.Param` declarations
   (the CLI flags, the estimator's parameters and the docs table are built from them);
 - ``loss_of(params)``: the :class:`~blocksvm.losses.Loss` it minimizes and reports;
+- ``online``: an online learner, judged by progressive validation: its reports take each row's
+  loss (unweighted by C) and mistake *before* the row's update, and each pass record gets
+  ``progressive_loss`` (mean loss per row) and ``progressive_accuracy``;
 - ``stop_rules``: which of the loop's rules apply to it (``"gap"``: relative duality gap <= tol,
   ``"pg"``: LIBLINEAR's projected-gradient violation <= eps); ``max_outer`` and the time limit
   always apply;
@@ -65,6 +68,7 @@ class Solver:
     name: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
     stop_rules: ClassVar[frozenset[str]] = frozenset()
+    online: ClassVar[bool] = False
     state_names: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, problem, params, store=None):

@@ -9,16 +9,19 @@ from blocksvm.solvers import _perceptron_kernels as K
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.evaluate import correct_predictions
 
+UNWEIGHTED = np.ones(2)  # progressive loss per row, not C-weighted
+
 
 class PerceptronSolver(Solver):
     """The Perceptron: ``w <- w + y_i x_i`` on every row with ``y_i w.x_i <= 0``; ``average`` gives the
     averaged Perceptron. It has no regularizer and no dual: its objective is the Perceptron loss
-    ``sum_i C_i max(0, -y_i w.x_i)``, and it stops after ``max_outer`` passes.
+    ``sum_i max(0, -y_i w.x_i)`` of the pass (progressive), and it stops after ``max_outer`` passes.
 
     State: ``w`` and ``u`` (n_problems, n_features + 1) and the step counts ``count`` (n_problems, 1).
     """
 
     name = "perceptron"
+    online = True
     state_names = ("w", "u", "count")
 
     def __init__(self, problem, params, store=None):
@@ -41,7 +44,7 @@ class PerceptronSolver(Solver):
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
             stats[k] = K.perceptron_block(block.indptr, block.indices, block.data, targets[k], W[k], self.u[k],
-                                          self.count[k], p.bias, p.loss.table, p.costs[k], int(seeds[k]))  # fmt: skip
+                                          self.count[k], p.bias, p.loss.table, UNWEIGHTED, int(seeds[k]))  # fmt: skip
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
         return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
                            updates=int(stats[:, K.MISTAKES].sum()))  # fmt: skip

@@ -76,7 +76,14 @@ def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> di
         "updates": sums.updates,
         "blocks_visited": blocks_visited,
         **solver.pass_figures(sums.figures),
+        **(progressive(sums) if solver.online else {}),
     }
+
+
+def progressive(sums: PassSums) -> dict:
+    """Progressive validation of an online learner over a pass: each row judged before it was learned."""
+    rows = max(sums.rows, 1)
+    return {"progressive_loss": float(np.sum(sums.loss)) / rows, "progressive_accuracy": sums.correct / rows}
 
 
 def make_exact(record: dict, solver, losses: np.ndarray, correct: int, n_rows: int) -> None:
