@@ -1,26 +1,32 @@
 """The one objective oracle of the tests: LIBLINEAR's primal, written in numpy, and LIBLINEAR itself.
 
 ``P(w) = 1/2 ||w||^2 + sum_i C_i loss(y_i (w.x_i + b))``, with the bias weight ``b / bias``
-regularized as LIBLINEAR's ``-B`` does. Independent of blocksvm: it reads nothing of the package.
+regularized as LIBLINEAR's ``-B`` does. The loss values come from :mod:`blocksvm.losses`, the one
+definition of each loss (pinned to hand-computed values in tests/test_losses.py); the optimum they
+are compared with is LIBLINEAR's, computed by LIBLINEAR.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-LIBLINEAR_SOLVER = {"hinge": 3, "squared-hinge": 1}
+from blocksvm.losses import LOSSES
 
 
-def primal(coef: np.ndarray, intercept: float, X, y, C, loss: str, bias: float) -> float:
+def primal(coef: np.ndarray, intercept: float, X, y, C, loss: str, bias: float = 1.0) -> float:
     """LIBLINEAR's primal objective of one binary problem (``y`` in {-1, +1}).
 
-    ``C`` is a number or an array of per-row costs.
+    ``C`` is a number or an array of per-row costs (:func:`row_costs`); ``loss`` a name of
+    :data:`blocksvm.losses.LOSSES` (scikit-learn's ``squared_hinge`` spelling too).
     """
-    margins = y * (X @ coef + intercept)
-    slack = np.maximum(0.0, 1.0 - margins)
+    losses = LOSSES[loss.replace("_", "-")].value(y * (X @ coef + intercept))
     w_bias = intercept / bias if bias > 0 else 0.0
-    losses = slack if loss == "hinge" else slack**2
     return 0.5 * (coef @ coef + w_bias**2) + float(np.sum(C * losses))
+
+
+def row_costs(y, costs) -> np.ndarray:
+    """Per-row C of ±1 targets ``y`` from ``costs = (C_negative, C_positive)``."""
+    return np.where(np.asarray(y) > 0, costs[1], costs[0])
 
 
 def liblinear_fit(X, y, loss: str, C: float, bias: float, eps: float = 1e-5) -> tuple[np.ndarray, float]:
@@ -28,7 +34,8 @@ def liblinear_fit(X, y, loss: str, C: float, bias: float, eps: float = 1e-5) -> 
     from liblinear import liblinearutil as liblinear
 
     B = bias if bias > 0 else -1  # LIBLINEAR's -B sets the bias; the problem's own is overridden
-    model = liblinear.train(liblinear.problem(y, X), f"-s {LIBLINEAR_SOLVER[loss]} -c {C} -B {B} -e {eps} -q")
+    code = LOSSES[loss].liblinear_code
+    model = liblinear.train(liblinear.problem(y, X), f"-s {code} -c {C} -B {B} -e {eps} -q")
     assert model.bias == B
     w, b = model.get_decfun()  # b is the bias weight times B
     sign = 1.0 if model.get_labels()[0] == 1 else -1.0

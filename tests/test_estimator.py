@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from oracle import primal
 from sklearn.base import clone
 from sklearn.datasets import load_svmlight_file, make_classification
 from sklearn.exceptions import ConvergenceWarning
@@ -70,8 +71,7 @@ def liblinear_objective(coef, intercept, X, y, C: float, loss: str, classes, cla
             costs = np.where(t > 0, C * weights[1], C * weights[0])
         else:
             costs = np.where(t > 0, C * weights[k], C)
-        slack = np.maximum(0.0, 1.0 - t * (X @ coef[k] + intercept[k]))
-        values.append(0.5 * (coef[k] @ coef[k] + intercept[k] ** 2) + costs @ (slack if loss == "hinge" else slack**2))
+        values.append(primal(coef[k], intercept[k], X, t, costs, loss))
     return np.array(values)
 
 

@@ -14,37 +14,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from oracle import primal, row_costs
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils.class_weight import compute_class_weight
 
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
+from blocksvm.losses import LOSSES
 from blocksvm.solvers import Problem
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 
-LIBLINEAR_SOLVER = {"hinge": 3, "squared-hinge": 1}
 C = 0.1
-
-
-def primal(coef, intercept, X, y_pm, costs, loss, bias=1.0) -> float:
-    """``1/2 (||coef||^2 + (intercept/bias)^2) + sum_i C_i loss_i`` for ±1 targets ``y_pm``.
-
-    ``costs`` is ``(C_neg, C_pos)``.
-    """
-    slack = np.maximum(0.0, 1.0 - y_pm * (X @ coef + intercept))
-    losses = slack if loss == "hinge" else slack**2
-    row_costs = np.where(y_pm > 0, costs[1], costs[0])
-    return 0.5 * (coef @ coef + (intercept / bias) ** 2) + row_costs @ losses
 
 
 def liblinear_train(X, y, loss: str, C: float, weights: dict | None = None, bias: float = 1.0):
     """LIBLINEAR's model; ``weights`` become ``-w<label> <weight>`` options. -B goes in the options:
     the ``bias`` of ``problem()`` alone is overridden by train's default ``-B -1``."""
-    options = f"-s {LIBLINEAR_SOLVER[loss]} -c {C} -B {bias} -e 1e-6 -q"
+    options = f"-s {LOSSES[loss].liblinear_code} -c {C} -B {bias} -e 1e-6 -q"
     options += "".join(f" -w{label:g} {weight}" for label, weight in (weights or {}).items())
     model = liblinear.train(liblinear.problem(y, X), options)
     assert model.bias == bias
@@ -64,10 +54,13 @@ def liblinear_weights(model, classes: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def per_problem_primals(coef, intercept, X, y, classes, costs, loss) -> np.ndarray:
-    if len(classes) == 2:
-        return np.array([primal(coef[0], intercept[0], X, np.where(y == classes[1], 1.0, -1.0), costs[0], loss)])
-    return np.array([primal(coef[k], intercept[k], X, np.where(y == c, 1.0, -1.0), costs[k], loss)
-                     for k, c in enumerate(classes)])  # fmt: skip
+    """The oracle's primal of each problem: one for two classes (positive: the larger label), else one-vs-rest."""
+    positives = classes[1:] if len(classes) == 2 else classes
+    values = []
+    for k, positive in enumerate(positives):
+        t = np.where(y == positive, 1.0, -1.0)
+        values.append(primal(coef[k], intercept[k], X, t, row_costs(t, costs[k]), loss))
+    return np.array(values)
 
 
 def test_generator_labels_are_the_arg_max_of_hidden_separators_with_noise():
@@ -255,10 +248,10 @@ def test_pegasos_learns_ten_classes(ten_classes):
 def test_pegasos_class_weights_approach_liblinear_w_optimum(imbalanced, loss):
     store, X, y, _, _ = imbalanced
     weighted = liblinear_weights(liblinear_train(X, y, loss, C, {1.0: 5.0}), np.array([-1.0, 1.0]))
-    optimum = primal(weighted[0][0], weighted[1][0], X, y, (C, 5 * C), loss)
+    optimum = primal(weighted[0][0], weighted[1][0], X, y, row_costs(y, (C, 5 * C)), loss)
     plain, heavy = (train(store, solver="pegasos", loss=loss, C=C, class_weight=cw, max_outer=10, tol=0,
                           average=True, verbose=0).model for cw in (None, {1.0: 5.0}))  # fmt: skip
-    ours = primal(heavy.coef[0], heavy.intercept[0], X, y, (C, 5 * C), loss)
+    ours = primal(heavy.coef[0], heavy.intercept[0], X, y, row_costs(y, (C, 5 * C)), loss)
     assert optimum <= ours <= 1.05 * optimum
     assert np.mean(heavy.predict(X) > 0) > np.mean(plain.predict(X) > 0)
 

@@ -1,7 +1,7 @@
 """Block minimization reaches LIBLINEAR's optimum (liblinear-official is the oracle).
 
-Objectives are computed here, in float64 from scikit-learn's reading of the text, for both
-models: ``P(w) = 1/2 ||w||^2 + C sum loss(y_i (w.x_i + b))`` with the bias weight regularized
+Objectives are computed by tests/oracle.py, in float64 from scikit-learn's reading of the text, for
+both models: ``P(w) = 1/2 ||w||^2 + C sum loss(y_i (w.x_i + b))`` with the bias weight regularized
 (LIBLINEAR's ``-B``). LIBLINEAR's dual CD stops at its iteration limit before a tight ``-e`` on
 some sets (a9a with hinge loss), so its objective is an upper bound of the optimum.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from oracle import liblinear_fit, primal
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, write_libsvm
@@ -18,28 +19,6 @@ from blocksvm.io import convert
 from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
-
-LIBLINEAR_SOLVER = {"hinge": 3, "squared-hinge": 1}
-
-
-def primal(coef: np.ndarray, intercept: float, X, y, C: float, loss: str, bias: float) -> float:
-    """LIBLINEAR's primal objective, with the bias weight ``intercept / bias`` regularized."""
-    margins = y * (X @ coef + intercept)
-    slack = np.maximum(0.0, 1.0 - margins)
-    w_bias = intercept / bias if bias > 0 else 0.0
-    losses = slack if loss == "hinge" else slack**2
-    return 0.5 * (coef @ coef + w_bias**2) + C * losses.sum()
-
-
-def liblinear_fit(X, y, loss: str, C: float, bias: float) -> tuple[np.ndarray, float]:
-    """LIBLINEAR's weights for ``+1``, as ``(coef, intercept)``."""
-    B = bias if bias > 0 else -1  # LIBLINEAR's -B sets the bias; the problem's own is overridden
-    model = liblinear.train(liblinear.problem(y, X), f"-s {LIBLINEAR_SOLVER[loss]} -c {C} -B {B} -e 1e-5 -q")
-    assert model.bias == B
-    w, b = model.get_decfun()  # b is the bias weight times B
-    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-    return sign * np.array(w), sign * b
-
 
 def check_optimum(store, X, y, X_test, y_test, loss: str, C: float = 1.0, bias: float = 1.0):
     result = train(store, C=C, loss=loss, bias=bias, tol=1e-4, max_outer=2000, verbose=0)

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from oracle import primal
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, write_libsvm
@@ -34,10 +35,8 @@ def small(tmp_path_factory):
 
 
 def objective(W: np.ndarray, X, y, C: float, loss: str, bias: float = 1.0) -> float:
-    Xb = sp.hstack([X, np.full((X.shape[0], 1), bias)]).tocsr() if bias > 0 else X
-    w = W if bias > 0 else W[:-1]
-    slack = np.maximum(0.0, 1.0 - y * (Xb @ w))
-    return 0.5 * w @ w + C * (slack.sum() if loss == "hinge" else (slack**2).sum())
+    """The oracle's primal for solver weights (last entry: the bias feature's weight)."""
+    return primal(W[:-1], W[-1] * bias if bias > 0 else 0.0, X, y, C, loss, bias)
 
 
 def test_kernel_keeps_w_equal_to_its_dual_sum():
