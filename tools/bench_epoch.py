@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     sets = load_sets(args)
     # compile (or load from numba's cache) before any clock starts
-    kernel_call(sets[0], np.zeros(sets[0].X.shape[1] + 1), np.zeros(len(sets[0].y)), 0, 1.0, 1, -1.0, 0)
+    kernel_call(sets[0], np.zeros(sets[0].X.shape[1] + 1), np.zeros(len(sets[0].y)), LOSSES["hinge"], 1.0, 1, -1.0, 0)
     results = []
     for data in sets:
         for loss in args.losses.split(","):

@@ -20,9 +20,9 @@ for round in 1 2; do
         echo "== round $round: $rev =="
         (cd "$dir" && PYTHONPATH=. python tools/bench_epoch.py --sets a9a,generated --rows 300000 --repeat 2 --data-dir "$data" \
             > "../epoch-$rev-$round.txt" 2>&1) || true
-        grep -E "^\|" "$out/epoch-$rev-$round.txt" | head -20
-        (cd "$dir" && PYTHONPATH=. python tools/bench_peers.py --sets a9a --skip liblinear,sgd,vw,kernel --data-dir "$data" \
+        grep -E "^\|" "$out/epoch-$rev-$round.txt" | head -20 || echo "(no table: see $out/epoch-$rev-$round.txt)"
+        (cd "$dir" && PYTHONPATH=. python tools/bench_peers.py --sets a9a,gen-50k --skip liblinear,sgd,vw,kernel --data-dir "$data" \
             --out "../peers-$rev-$round" > "../peers-$rev-$round.txt" 2>&1) || true
-        grep -E "^\|" "$out/peers-$rev-$round.txt" | head -20
+        grep -E "^\|" "$out/peers-$rev-$round.txt" | head -20 || echo "(no table: see $out/peers-$rev-$round.txt)"
     done
 done
