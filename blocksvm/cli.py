@@ -218,15 +218,11 @@ def _is_number(text: str) -> bool:
 
 @command("train", "train a linear classifier on a block store by block minimization")
 def _train_args(p: argparse.ArgumentParser) -> None:
-    from blocksvm.train.params import PARAMS
 
     p.add_argument("store", help="training store (from 'blocksvm convert')")
     p.add_argument("model", help="model file to write")
-    for param in PARAMS.values():  # the declarations of blocksvm.params and of each solver
-        if param.cli:
-            param.add_to(p)
-    p.add_argument("--class-weight", "-w", type=_class_weight, action="append", metavar="LABEL=WEIGHT",
-                   help=PARAMS["class_weight"].help)  # fmt: skip
+    _add_training_params(p)
+    p.add_argument("--warm-start", metavar="MODEL", help="continue this model (online learners)")
     p.add_argument("--validation", metavar="STORE", help="store whose accuracy is tracked each pass")
     p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
     p.add_argument("--checkpoint", metavar="PATH",
@@ -238,6 +234,17 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", metavar="PATH", help="continue from this checkpoint (and keep writing it)")
     p.add_argument("--json", action="store_true", help="print the training summary as JSON")
     p.set_defaults(run=_run_train)
+
+
+def _add_training_params(p: argparse.ArgumentParser) -> None:
+    """The flags of every declared training parameter (blocksvm.params and each solver's own)."""
+    from blocksvm.train.params import PARAMS
+
+    for param in PARAMS.values():
+        if param.cli:
+            param.add_to(p)
+    p.add_argument("--class-weight", "-w", type=_class_weight, action="append", metavar="LABEL=WEIGHT",
+                   help=PARAMS["class_weight"].help)  # fmt: skip
 
 
 def _train_params(args):
@@ -263,7 +270,7 @@ def _run_train(args) -> int:
                    verbose=0 if args.quiet else 2 if args.verbose else 1,
                    progress=None if not args.quiet else False, checkpoint=args.checkpoint,
                    checkpoint_every=args.checkpoint_every, checkpoint_seconds=args.checkpoint_seconds,
-                   resume=args.resume)  # fmt: skip
+                   resume=args.resume, warm_start=args.warm_start)  # fmt: skip
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})
@@ -274,6 +281,45 @@ def _run_train(args) -> int:
         if where and not args.quiet:
             print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
         return EXIT_TERMINATED if "SIGTERM" in result.stop_reason else EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+@command("stream", "one pass of an online learner straight from LIBSVM text (or - for standard input)")
+def _stream_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", help="LIBSVM text file (.gz, .bz2, .xz too), or - for standard input")
+    p.add_argument("model", help="model file to write")
+    _add_training_params(p)
+    p.set_defaults(solver="perceptron")
+    p.add_argument("--zero-based", action="store_true", help="feature indices start at 0 (default: at 1)")
+    p.add_argument("--warm-start", metavar="MODEL", help="continue this model (its classes, features, weights)")
+    p.add_argument("--checkpoint", metavar="PATH", help="write checkpoints here (every --checkpoint-every "
+                   "chunks, and when the stream ends or is stopped)")  # fmt: skip
+    p.add_argument("--checkpoint-every", type=int, default=16, metavar="CHUNKS",
+                   help="chunks (8 MB of text each) between checkpoints (default 16)")  # fmt: skip
+    p.add_argument("--resume", metavar="PATH", help="continue the stream of this checkpoint (a file input)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=_run_stream)
+
+
+def _run_stream(args) -> int:
+    from blocksvm.stream import stream
+
+    check_writable(args.model, "the model")
+    result = stream(args.input, _train_params(args), zero_based=args.zero_based, warm_start=args.warm_start,
+                    checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
+                    verbose=0 if args.quiet or args.json else 1)  # fmt: skip
+    path = result.model.save(args.model)
+    if args.json:
+        _print_json({"model": str(path), **result.summary})
+    elif not args.quiet:
+        s = result.summary
+        print(f"{s['examples']} examples in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
+              f"{100 * s['progressive_accuracy']:.2f}%, progressive loss {s['progressive_loss']:.4f}, "
+              f"{s['nonzero_weights']} nonzero weights; model written to {path}", file=sys.stderr)  # fmt: skip
+    if result.stopped_by:
+        if args.checkpoint or args.resume:
+            print(f"checkpoint in {args.checkpoint or args.resume}: continue with --resume", file=sys.stderr)
+        return EXIT_TERMINATED if result.stopped_by == "SIGTERM" else EXIT_INTERRUPTED
     return EXIT_OK
 
 

@@ -14,6 +14,7 @@ import io
 import lzma
 import os
 import queue
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -102,8 +103,11 @@ def open_input(path: str | os.PathLike):
     """Open a LIBSVM file for binary reading, decompressing gzip, bzip2 or xz by magic bytes.
 
     Returns ``(stream, counter)``: read text from ``stream``; ``counter.consumed`` is the number of
-    bytes taken from the file on disk so far. Raises ``InputFormatError`` for a missing file.
+    bytes taken from the file on disk so far. ``"-"`` is standard input (compressed or not).
+    Raises ``InputFormatError`` for a missing file.
     """
+    if os.fspath(path) == "-":
+        return _open_standard_input()
     try:
         raw = open(path, "rb")  # noqa: SIM115 - closed by the caller through the stream
     except FileNotFoundError:
@@ -120,6 +124,18 @@ def open_input(path: str | os.PathLike):
         raw.close()
         raise InputFormatError(path, 0, "is an HDF5 file (a blocksvm model, block or checkpoint?), "
                                "not LIBSVM text")  # fmt: skip
+    counter = _CountingReader(raw)
+    buffered = io.BufferedReader(counter, buffer_size=1 << 20)
+    for magic, opener in _MAGIC.items():
+        if head.startswith(magic):
+            return opener(buffered), counter
+    return buffered, counter
+
+
+def _open_standard_input():
+    """Standard input as ``open_input`` returns a file: the magic bytes are peeked, not read."""
+    raw = sys.stdin.buffer
+    head = raw.peek(8)[:8]
     counter = _CountingReader(raw)
     buffered = io.BufferedReader(counter, buffer_size=1 << 20)
     for magic, opener in _MAGIC.items():

@@ -31,6 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from blocksvm.errors import ParameterError
 from blocksvm.losses import LOSSES, Loss
 from blocksvm.params import Param
 
@@ -102,6 +103,11 @@ class Solver:
     def weights(self) -> np.ndarray:
         """The model's weights, shape (n_problems, n_features + 1); last column: bias feature."""
         raise NotImplementedError
+
+    def start_from(self, W: np.ndarray) -> None:
+        """Continue from the weights of a saved model (``--warm-start``), shape as :meth:`weights`."""
+        raise ParameterError(f"--solver {self.name} cannot continue a saved model (--warm-start): its state is "
+                             "more than the weights")  # fmt: skip
 
     def objective_terms(self, W: np.ndarray, loss_sums: np.ndarray) -> dict[str, np.ndarray]:
         """The objective's terms per problem at ``W``, given ``sum_i C_i loss_i`` per problem."""

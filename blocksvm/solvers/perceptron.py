@@ -52,6 +52,11 @@ class PerceptronSolver(Solver):
     def visit(self, block, seeds) -> BlockReport:
         return self.step(block, self.w, {}, seeds)
 
+    def start_from(self, W: np.ndarray) -> None:
+        self.w[...] = W
+        self.u[...] = 0.0
+        self.count[...] = 1.0
+
     def weights(self) -> np.ndarray:
         if not self.average:
             return self.w

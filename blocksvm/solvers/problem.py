@@ -82,9 +82,13 @@ class Problem:
         return np.searchsorted(self.row_offsets, rows, side="right") - 1
 
     def targets(self, labels: np.ndarray) -> np.ndarray:
-        """±1 targets of each problem, shape (n_problems, n_rows), float64."""
+        """±1 targets of each problem, shape (n_problems, n_rows), float64.
+
+        One problem: the last (largest) class is positive — ``classes[1]`` of two, or the only
+        class of a stream that has seen one so far.
+        """
         if self.n_problems == 1:
-            return np.where(labels == self.classes[1], 1.0, -1.0)[None, :]
+            return np.where(labels == self.classes[-1], 1.0, -1.0)[None, :]
         return np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
 
 

@@ -206,6 +206,21 @@ class Trainer:
         self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
         make_exact(record, self.solver, losses, correct, self.store.n_rows)
 
+    def start_from(self, model: LinearModel, source: str) -> None:
+        """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
+        p = self.problem
+        if not np.array_equal(np.asarray(model.classes, dtype=float), p.classes):
+            raise ModelError(f"{source} has the classes {model.classes.tolist()}; {self.store.path} has "
+                             f"{p.classes.tolist()}: a warm start needs the same classes")  # fmt: skip
+        if model.n_features > p.n_features:
+            raise ModelError(f"{source} has {model.n_features} features, more than the store's {p.n_features}")
+        if (model.bias > 0) != (p.bias > 0) or (p.bias > 0 and model.bias != p.bias):
+            raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
+        W = np.zeros((p.n_problems, p.n_weights))
+        W[:, : model.n_features] = model.coef
+        W[:, -1] = model.intercept / model.bias if model.bias > 0 else 0.0
+        self.solver.start_from(W)
+
     # ---- checkpoints --------------------------------------------------------------------
 
     def snapshot(self):
@@ -294,7 +309,7 @@ def train(store, params: TrainParams | None = None, *, validation=None,
           history_path: str | os.PathLike | None = None, verbose: int = 1, progress: bool | None = None,
           checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 0,
           checkpoint_seconds: float | None = None, resume: str | os.PathLike | None = None,
-          **overrides) -> TrainResult:  # fmt: skip
+          warm_start: str | os.PathLike | None = None, **overrides) -> TrainResult:  # fmt: skip
     """Train a linear SVM on a block store by block minimization.
 
     Parameters
@@ -316,6 +331,9 @@ def train(store, params: TrainParams | None = None, *, validation=None,
     resume : path, optional
         Continue from this checkpoint (or its ``.prev`` if it is damaged). Only the parameters in
         :data:`~blocksvm.train.params.SAFE_TO_CHANGE` may differ from the checkpoint's.
+    warm_start : path, optional
+        Start from this model's weights (same classes; features beyond the model's start at zero).
+        For solvers whose state is their weights (the online learners).
 
     Returns
     -------
@@ -341,6 +359,8 @@ def train(store, params: TrainParams | None = None, *, validation=None,
                     if checkpoint else None)  # fmt: skip
     trainer = Trainer(store, params, validation=validation, history_path=history_path,
                       verbose=verbose, progress=progress, checkpointer=checkpointer)  # fmt: skip
+    if warm_start and not resume:
+        trainer.start_from(LinearModel.load(warm_start), str(warm_start))
     if checkpointer is None:
         return trainer.run()
     if resume and not (os.path.exists(resume) or os.path.exists(f"{resume}.prev")):

@@ -1,0 +1,163 @@
+"""``blocksvm stream``: one pass from text, progressive validation, growth, checkpoints, warm starts."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from blocksvm.cli import main
+from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.io import convert
+from blocksvm.model import LinearModel
+from blocksvm.stream import stream
+from blocksvm.train import train
+
+SPEC = SyntheticSpec(rows=6000, features=300, nnz=12, seed=8)
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("stream") / "train.svm"
+    write_libsvm(path, SPEC, progress=False)
+    return path
+
+
+def file_order_model(text, tmp_path, **params):
+    """The oracle path: a store in file order, one pass with ``--order file``."""
+    convert(text, tmp_path / "ordered.bsvm", shuffle=False, block_rows=1000, progress=False)
+    return train(tmp_path / "ordered.bsvm", order="file", max_outer=1, verbose=0, **params).model
+
+
+def numpy_perceptron(X, y, classes):
+    """One pass, file order: one row of weights per problem (binary: the larger class), bias feature last."""
+    Xb = np.hstack([X, np.ones((X.shape[0], 1))])
+    positives = classes[1:] if len(classes) == 2 else classes
+    W = np.zeros((len(positives), Xb.shape[1]))
+    for k, c in enumerate(positives):
+        t = np.where(y == c, 1.0, -1.0)
+        for i in range(len(t)):
+            if t[i] * (W[k] @ Xb[i]) <= 0:
+                W[k] += t[i] * Xb[i]
+    return W
+
+
+def test_stream_equals_one_pass_in_file_order(text, tmp_path):
+    result = stream(text, solver="perceptron", verbose=0, chunk_bytes=1 << 16)
+    expected = file_order_model(text, tmp_path, solver="perceptron")
+    np.testing.assert_array_equal(result.model.coef, expected.coef)
+    np.testing.assert_array_equal(result.model.intercept, expected.intercept)
+    assert result.summary["examples"] == SPEC.rows
+
+
+def test_summary_counts_progressive_mistakes_by_hand(tmp_path):
+    # Perceptron, no bias, w = 0. Row 1 (y=+1, x=(1,0)): margin 0, a mistake, w = (1,0). Row 2 (y=-1,
+    # x=(0,1)): margin 0, a mistake, w = (1,-1). Row 3 (y=+1, x=(2,0)): margin 2, right. Row 4 (y=-1, x=(1,0)):
+    # margin -1, a mistake of loss 1, w = (0,-1).
+    (tmp_path / "t.svm").write_text("1 1:1\n-1 2:1\n1 1:2\n-1 1:1\n")
+    assert main(["stream", str(tmp_path / "t.svm"), str(tmp_path / "m.h5"), "--bias", "-1", "-q"]) == 0
+    model = LinearModel.load(tmp_path / "m.h5")
+    np.testing.assert_array_equal(model.coef, [[0.0, -1.0]])
+    s = model.summary
+    assert (s["examples"], s["mistakes"], s["progressive_loss"], s["nonzero_weights"]) == (4, 3, 0.25, 1)
+    assert s["progressive_accuracy"] == 0.25
+
+
+def test_compressed_and_standard_input(text, tmp_path):
+    plain = stream(text, solver="perceptron", verbose=0).model
+    gz = tmp_path / "train.svm.gz"
+    gz.write_bytes(gzip.compress(text.read_bytes()))
+    np.testing.assert_array_equal(stream(gz, solver="perceptron", verbose=0).model.coef, plain.coef)
+    with open(text, "rb") as f:
+        done = subprocess.run([sys.executable, "-m", "blocksvm.cli", "stream", "-", str(tmp_path / "m.h5"),
+                               "--json"], stdin=f, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert {"examples", "progressive_accuracy", "progressive_loss", "nonzero_weights", "seconds"} <= set(summary)
+    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, plain.coef)
+
+
+def test_progressive_table_at_doubling_counts(text, capsys):
+    lines = []
+    stream(text, solver="perceptron", say=lines.append, chunk_bytes=1 << 15)
+    counts = [int(line.split()[2]) for line in lines[1:]]
+    assert counts[:13] == [2**k for k in range(13)]
+    assert counts[-1] == SPEC.rows
+
+
+def test_new_features_and_classes_grow_the_model(tmp_path):
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(900):
+        label = 1 if i < 300 else rng.choice([1, 2]) if i < 600 else rng.choice([1, 2, 3])
+        width = 5 if i < 450 else 40  # features beyond the first 5 appear half way
+        cols = np.sort(rng.choice(width, size=3, replace=False)) + 1
+        rows.append(f"{label} " + " ".join(f"{c}:{rng.integers(1, 4)}" for c in cols))
+    (tmp_path / "grow.svm").write_text("\n".join(rows) + "\n")
+    model = stream(tmp_path / "grow.svm", solver="perceptron", verbose=0, chunk_bytes=2048).model
+    assert model.classes.tolist() == [1.0, 2.0, 3.0] and model.n_features == 40
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(tmp_path / "grow.svm"), n_features=40)
+    X = X.toarray()
+    # class 3's problem starts from zero weights at its first row (row 600 on), as if it were alone from there
+    first = int(np.argmax(y == 3))
+    expected = numpy_perceptron(X[first:], y[first:], np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(model.coef[2], expected[2, :-1], atol=1e-9)
+
+
+def test_checkpoint_and_resume_end_at_the_uninterrupted_model(text, tmp_path):
+    whole = stream(text, solver="perceptron", average=True, verbose=0, chunk_bytes=1 << 14).model
+
+    def stop_half_way(line):  # deterministic: a SIGTERM when the table reaches 2048 examples
+        if line.split()[2:3] == ["2048"]:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    cut = stream(text, solver="perceptron", average=True, say=stop_half_way, chunk_bytes=1 << 14,
+                 checkpoint=tmp_path / "ck.h5", checkpoint_every=1)  # fmt: skip
+    assert cut.stopped_by == "SIGTERM" and 2048 <= cut.summary["examples"] < SPEC.rows
+    resumed = stream(text, solver="perceptron", average=True, verbose=0, chunk_bytes=1 << 14,
+                     resume=tmp_path / "ck.h5")  # fmt: skip
+    np.testing.assert_array_equal(resumed.model.coef, whole.coef)
+    assert resumed.summary["examples"] == SPEC.rows
+    assert resumed.summary["mistakes"] == stream(text, solver="perceptron", verbose=0).summary["mistakes"]
+
+
+def test_warm_start_continues_the_model(text, tmp_path):
+    lines = text.read_text().splitlines(keepends=True)
+    (tmp_path / "a.svm").write_text("".join(lines[:3000]))
+    (tmp_path / "b.svm").write_text("".join(lines[3000:]))
+    first = stream(tmp_path / "a.svm", solver="perceptron", verbose=0).model
+    first.save(tmp_path / "a.h5")
+    both = stream(tmp_path / "b.svm", solver="perceptron", verbose=0, warm_start=tmp_path / "a.h5").model
+    np.testing.assert_array_equal(both.coef, stream(text, solver="perceptron", verbose=0).model.coef)
+
+
+def test_train_warm_start_continues_on_a_store(text, tmp_path):
+    convert(text, tmp_path / "s.bsvm", shuffle=False, block_rows=1000, progress=False)
+    one = train(tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=1, verbose=0).model
+    one.save(tmp_path / "one.h5")
+    two = train(tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=2, verbose=0).model
+    again = train(tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=1, verbose=0,
+                  warm_start=tmp_path / "one.h5").model  # fmt: skip
+    # in file order every pass visits the rows alike: pass 2 is one pass from pass 1's weights
+    np.testing.assert_array_equal(again.coef, two.coef)
+
+
+def test_solvers_without_an_online_form_are_refused(text, tmp_path, capsys):
+    assert main(["stream", str(text), str(tmp_path / "m.h5"), "--solver", "dual-cd"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "stream needs an online learner" in err[0]
+
+
+def test_a_stream_of_one_class_is_refused(tmp_path, capsys):
+    (tmp_path / "one.svm").write_text("1 1:1\n1 2:1\n")
+    assert main(["stream", str(tmp_path / "one.svm"), str(tmp_path / "m.h5")]) == 2
+    assert "a classifier needs two or more" in capsys.readouterr().err
+    assert not (tmp_path / "m.h5").exists()
