@@ -1,8 +1,9 @@
 """blocksvm: linear SVMs on data larger than memory.
 
 LIBSVM text is converted once into compressed HDF5 blocks (:func:`convert`); training then loads
-one block at a time and runs dual coordinate descent or Pegasos on it (block minimization,
-Yu, Hsieh, Chang & Lin, KDD 2010).
+one block at a time and runs dual coordinate descent, Pegasos or an online learner on it (block
+minimization, Yu, Hsieh, Chang & Lin, KDD 2010). Online learners also run in one pass straight
+from text (:mod:`blocksvm.stream`).
 """
 
 __version__ = "0.1.0"
@@ -30,6 +31,7 @@ __all__ = [
     "ConvertSummary",
     "InputFormatError",
     "ModelError",
+    "OnlineClassifier",
     "ParameterError",
     "StoreError",
     "convert",
@@ -38,9 +40,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """``blocksvm.BlockSVC``, imported on first use: the command line does not pay for scikit-learn."""
+    """``blocksvm.BlockSVC`` and ``OnlineClassifier``, imported on first use: the command line does not pay for
+    scikit-learn."""
     if name == "BlockSVC":
         from blocksvm.estimator import BlockSVC
 
         return BlockSVC
+    if name == "OnlineClassifier":
+        from blocksvm.online import OnlineClassifier
+
+        return OnlineClassifier
     raise AttributeError(f"module 'blocksvm' has no attribute {name!r}")

@@ -46,15 +46,16 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
 TRAINING = tuple(name for name in PARAMS if name != "seed")  # the training parameters, as declared
 
 
-def _declared_init():
-    """``__init__`` storing every declared parameter (keyword-only), with a real signature for scikit-learn."""
-    defaults = {**{name: PARAMS[name].default for name in TRAINING},
-                **{name: default for name, (default, _) in OWN_PARAMS.items()}}  # fmt: skip
+def declared_init(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None):
+    """``__init__`` storing the declared ``training`` parameters and the estimator's ``own`` ones (keyword-only),
+    with a real signature for scikit-learn; ``overrides`` change a declared default for this estimator."""
+    defaults = {**{name: PARAMS[name].default for name in training}, **(overrides or {}),
+                **{name: default for name, (default, _) in own.items()}}  # fmt: skip
 
     def __init__(self, **params):
         unknown = set(params) - set(defaults)
         if unknown:
-            raise TypeError(f"BlockSVC got unexpected parameter(s) {', '.join(sorted(unknown))}")
+            raise TypeError(f"{type(self).__name__} got unexpected parameter(s) {', '.join(sorted(unknown))}")
         for name, default in defaults.items():
             setattr(self, name, params.get(name, default))
 
@@ -65,13 +66,15 @@ def _declared_init():
     return __init__
 
 
-def _parameters_doc() -> str:
+def parameters_doc(training: tuple[str, ...], own: dict[str, tuple[object, str]],
+                   overrides: dict | None = None) -> str:  # fmt: skip
     """The numpydoc Parameters section, from the declarations."""
     lines = []
-    for name in TRAINING:
+    for name in training:
         p = PARAMS[name]
-        lines += [f"    {name} : default={p.default!r}", f"        {p.help} Values: {p.range}."]
-    for name, (default, text) in OWN_PARAMS.items():
+        default = (overrides or {}).get(name, p.default)
+        lines += [f"    {name} : default={default!r}", f"        {p.help} Values: {p.range}."]
+    for name, (default, text) in own.items():
         lines += [f"    {name} : default={default!r}", f"        {text}"]
     return "\n".join(lines)
 
@@ -130,7 +133,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
     True
     """
 
-    __init__ = _declared_init()
+    __init__ = declared_init(TRAINING, OWN_PARAMS)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -366,4 +369,4 @@ def _encoded_class_weight(class_weight, classes: np.ndarray):
     return encoded
 
 
-BlockSVC.__doc__ = BlockSVC.__doc__.replace("{parameters}", _parameters_doc())
+BlockSVC.__doc__ = BlockSVC.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))

@@ -176,7 +176,7 @@ def _input_identity(path: str) -> dict:
 def stream(input: str | os.PathLike, params: TrainParams | None = None, *, zero_based: bool = False,
            warm_start: str | os.PathLike | None = None, checkpoint: str | os.PathLike | None = None,
            checkpoint_every: int = 16, resume: str | os.PathLike | None = None, verbose: int = 1,
-           say=None, chunk_bytes: int = CHUNK_BYTES, **overrides) -> StreamResult:  # fmt: skip
+           say=None, chunk_bytes: int = CHUNK_BYTES, dtype="float32", **overrides) -> StreamResult:  # fmt: skip
     """One pass of an online learner over LIBSVM text, in file order; see the module docstring.
 
     Parameters
@@ -199,16 +199,22 @@ def stream(input: str | os.PathLike, params: TrainParams | None = None, *, zero_
         Where lines go (default: standard error).
     chunk_bytes : int
         Text parsed at a time (memory: a few chunks).
+    dtype : "float32" or "float64"
+        Type the values are parsed to (float32, as a store keeps them, by default).
 
     Returns
     -------
     StreamResult
     """
-    params = TrainParams.from_dict({**(params or TrainParams()).to_dict(), **overrides}).validate()
+    params = params or TrainParams()
+    unknown = set(overrides) - set(params.to_dict())
+    if unknown:
+        raise ParameterError(f"unknown training parameter(s): {', '.join(sorted(unknown))}")
+    params = TrainParams.from_dict({**params.to_dict(), **overrides}).validate()
     path = os.fspath(input)
     say = say or (lambda text: print(text, file=sys.stderr, flush=True))
     out = say if verbose else (lambda text: None)
-    learner = GrowingLearner(params)
+    learner = GrowingLearner(params, dtype=dtype)
     progress = Progressive(out)
     identity = _input_identity(path)
     skip = 0

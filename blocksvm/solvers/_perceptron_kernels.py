@@ -4,7 +4,7 @@ Rosenblatt's rule (Rosenblatt 1958; Freund & Schapire, "Large Margin Classificat
 Perceptron Algorithm", Machine Learning 1999, for the averaged variant)::
 
     for each row i, in a random order:
-        if y_i w.x_i <= 0:   w <- w + y_i x_i
+        if y_i w.x_i <= 0:   w <- w + eta_i y_i x_i      (eta_i: the class weight of y_i, 1 without weights)
 
 The averaged Perceptron returns ``1/T sum_t w_t``, the mean of ``w`` after each of the ``T`` rows
 seen so far; it costs O(nnz) per update by Daumé's trick: ``u <- u + c y_i x_i`` on every update
@@ -23,7 +23,7 @@ LOSS_SEEN, CORRECT_SEEN, MISTAKES = range(3)
 
 
 @njit(cache=True, nogil=True)
-def perceptron_block(indptr, indices, data, y, w, u, count, bias, loss, cost, seed):
+def perceptron_block(indptr, indices, data, y, w, u, count, bias, loss, cost, step, seed):
     """One pass of Perceptron updates over a block's rows in a random order.
 
     The order is ``visit_order``'s: file order when ``seed < 0``.
@@ -42,7 +42,9 @@ def perceptron_block(indptr, indices, data, y, w, u, count, bias, loss, cost, se
     loss : ndarray of float64, shape (3,)
         The loss table of :mod:`blocksvm.losses` measured at the ``w`` each row saw.
     cost : ndarray of float64, shape (2,)
-        Weight of the loss of negative and positive rows.
+        Weight of the loss of negative and positive rows (in the reported loss).
+    step : ndarray of float64, shape (2,)
+        Size of the update of negative and positive rows: the class weights (1 without them).
     seed : int
 
     Returns
@@ -67,14 +69,15 @@ def perceptron_block(indptr, indices, data, y, w, u, count, bias, loss, cost, se
             stats[LOSS_SEEN] += cost[1 if y[i] > 0 else 0] * (slack * (loss[1] + loss[2] * slack))
         if margin > 0:
             stats[CORRECT_SEEN] += 1
-        else:  # w <- w + y_i x_i, and u <- u + c y_i x_i
+        else:  # w <- w + eta y_i x_i, and u <- u + c eta y_i x_i (eta: the row's class weight)
+            d = step[1 if y[i] > 0 else 0] * y[i]
             for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                 j = np.uint32(indices[k])
-                w[j] += y[i] * data[k]
-                u[j] += c * y[i] * data[k]
+                w[j] += d * data[k]
+                u[j] += c * d * data[k]
             if bias > 0:
-                w[n_w] += y[i] * bias
-                u[n_w] += c * y[i] * bias
+                w[n_w] += d * bias
+                u[n_w] += c * d * bias
             stats[MISTAKES] += 1
         c += 1.0
     count[0] = c

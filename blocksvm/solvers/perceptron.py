@@ -13,7 +13,8 @@ UNWEIGHTED = np.ones(2)  # progressive loss per row, not C-weighted
 
 
 class PerceptronSolver(Solver):
-    """The Perceptron: ``w <- w + y_i x_i`` on every row with ``y_i w.x_i <= 0``; ``average`` gives the
+    """The Perceptron: ``w <- w + y_i x_i`` on every row with ``y_i w.x_i <= 0`` (times the row's class
+    weight, as scikit-learn's ``Perceptron(class_weight=...)``; C itself plays no part); ``average`` gives the
     averaged Perceptron. It has no regularizer and no dual: its objective is the Perceptron loss
     ``sum_i max(0, -y_i w.x_i)`` of the pass (progressive), and it stops after ``max_outer`` passes.
 
@@ -44,7 +45,8 @@ class PerceptronSolver(Solver):
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
             stats[k] = K.perceptron_block(block.indptr, block.indices, block.data, targets[k], W[k], self.u[k],
-                                          self.count[k], p.bias, p.loss.table, UNWEIGHTED, int(seeds[k]))  # fmt: skip
+                                          self.count[k], p.bias, p.loss.table, UNWEIGHTED, p.costs[k] / p.C,
+                                          int(seeds[k]))  # fmt: skip
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
         return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
                            updates=int(stats[:, K.MISTAKES].sum()))  # fmt: skip

@@ -1,0 +1,152 @@
+"""The scikit-learn face of the online learners: :class:`OnlineClassifier`.
+
+``partial_fit(X, y, classes=...)`` hands the rows, as one block, to the same learner that
+``blocksvm stream`` drives (:class:`blocksvm.stream.GrowingLearner`); ``fit`` starts anew and makes
+``max_iter`` such passes. Labels of any kind are encoded as ``0 .. K-1``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from blocksvm.estimator import declared_init, parameters_doc
+from blocksvm.solvers import SOLVERS
+from blocksvm.store import Block
+from blocksvm.stream import GrowingLearner
+from blocksvm.train import TrainParams
+
+# The declared parameters an online learner reads: the common ones that apply, then the learners' own.
+_COMMON = ("solver", "C", "loss", "bias", "average", "class_weight", "order")
+TRAINING = _COMMON + tuple(
+    p.name for s in SOLVERS.values() if s.online for p in s.params if p.name not in _COMMON
+)
+OVERRIDES = {"solver": "perceptron"}
+OWN_PARAMS: dict[str, tuple[object, str]] = {
+    "max_iter": (5, "Passes of ``fit`` over the data (the training parameter ``max_outer``, named as scikit-learn "
+                    "names it)."),
+    "random_state": (None, "int, RandomState instance or None. Seeds the row order of each pass of ``fit`` "
+                           "and ``partial_fit`` (with ``order='random'``)."),
+}
+_FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "n_iter_", "_learner", "_encoder", "_rng")
+
+
+class OnlineClassifier(ClassifierMixin, BaseEstimator):
+    """Linear classifier learned online: Perceptron and the other online learners of blocksvm.
+
+    One call of :meth:`partial_fit` is one pass over its rows (in a random order, or as given
+    with ``order="file"``); :meth:`fit` starts anew and makes ``max_iter`` passes. The learners
+    and their parameters are those of ``blocksvm train --solver NAME`` (docs/PARAMETERS.md).
+
+    Parameters
+    ----------
+{parameters}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    n_iter_ : int
+        Passes made since the learner started (``fit`` resets it).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from blocksvm import OnlineClassifier
+    >>> X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    >>> clf = OnlineClassifier(solver="perceptron", average=True, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.85)
+    True
+    """
+
+    __init__ = declared_init(TRAINING, OWN_PARAMS, OVERRIDES)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def fit(self, X, y) -> OnlineClassifier:
+        """Start anew and make ``max_iter`` passes over ``(X, y)``."""
+        for name in _FITTED:
+            self.__dict__.pop(name, None)
+        params = self._params()
+        for _ in range(params.max_outer):
+            self._partial_fit(X, y, None, reset=not hasattr(self, "_learner"))
+        return self
+
+    def partial_fit(self, X, y, classes=None) -> OnlineClassifier:
+        """One pass over ``(X, y)``; ``classes`` (all the labels to come) is required on the first call."""
+        first = not hasattr(self, "_learner")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit")
+        return self._partial_fit(X, y, classes, reset=first)
+
+    def _partial_fit(self, X, y, classes, reset: bool) -> OnlineClassifier:
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
+        check_classification_targets(y)
+        if reset:
+            self._encoder = LabelEncoder().fit(y if classes is None else classes)
+            if len(self._encoder.classes_) < 2:
+                raise ValueError(f"OnlineClassifier needs samples of at least 2 classes, but the data contain only "
+                                 f"one class: {self._encoder.classes_[0]!r}")  # fmt: skip
+            self.classes_ = self._encoder.classes_
+            codes = np.arange(len(self.classes_), dtype=np.float64)
+            self._learner = GrowingLearner(self._params(), codes, X.shape[1], np.float64)
+            self._rng = check_random_state(self.random_state)
+            self.n_iter_ = 0
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if len(unseen):
+            raise ValueError(f"y holds labels {unseen.tolist()} not among the classes {self.classes_.tolist()}")
+        self._visit(sp.csr_matrix(X, dtype=np.float64), self._encoder.transform(y).astype(np.float64))
+        self.n_iter_ += 1
+        W = self._learner.weights()
+        bias = self._learner.params.bias
+        self.coef_ = W[:, :-1].copy()
+        self.intercept_ = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
+        return self
+
+    def _visit(self, X: sp.csr_matrix, labels: np.ndarray) -> None:
+        X.sort_indices()
+        block = Block(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, None, index=0)
+        n_k = self._learner.solver.problem.n_problems
+        if self._learner.params.order == "file":
+            seeds = np.full(n_k, -1, np.int64)
+        else:
+            seeds = self._rng.randint(0, np.iinfo(np.int32).max, size=n_k).astype(np.int64)
+        self._learner.solver.visit(block, seeds)
+
+    def _params(self) -> TrainParams:
+        values = {name: getattr(self, name) for name in TRAINING}
+        values["max_outer"] = self.max_iter
+        values = {k: v.item() if isinstance(v, np.generic) else v for k, v in values.items()}
+        if values["loss"] == "squared_hinge":
+            values["loss"] = "squared-hinge"
+        if isinstance(values["class_weight"], dict) and hasattr(self, "_encoder"):
+            values["class_weight"] = {float(c): w for c, w in zip(self._encoder.transform(
+                list(values["class_weight"])), values["class_weight"].values())}  # fmt: skip
+        return TrainParams(**values).validate()
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values: shape (n_samples,) for two classes (> 0: ``classes_[1]``), else (n_samples, n_classes)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X) -> np.ndarray:
+        scores = self.decision_function(X)
+        indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[indices]
+
+
+OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace("{parameters}",
+                                                            parameters_doc(TRAINING, OWN_PARAMS, OVERRIDES))
