@@ -19,7 +19,6 @@ ending at the model of an uninterrupted pass.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm.checkpoint import Checkpoint, CheckpointLock, read_latest, write_checkpoint
-from blocksvm.errors import BlocksvmError, CheckpointError, ParameterError
+from blocksvm.errors import BlocksvmError, CheckpointError, ModelError, ParameterError
 from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed
 from blocksvm.model import LinearModel
 from blocksvm.solvers import SOLVERS, Problem
@@ -73,6 +72,8 @@ class Progressive:
                 self.next_line *= 2
 
     def line(self) -> None:
+        if self._last[0] == 0:
+            self.say(self.HEADER)
         since = self.examples - self._last[0]
         since_loss = (self.loss - self._last[1]) / since if since else 0.0
         average = self.loss / max(self.examples, 1)
@@ -129,10 +130,10 @@ class GrowingLearner:
         if old[0] is not None:
             _carry(old[0], old[1], old[2] + 1, self.solver, self.problem_classes, self.n_features + 1)
 
-    def start_from(self, model: LinearModel) -> None:
+    def start_from(self, model: LinearModel, source: str = "the model") -> None:
         """Continue ``model``: its classes, features and weights."""
         if model.bias != self.params.bias and not (model.bias <= 0 and self.params.bias <= 0):
-            raise ParameterError(f"the model was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
+            raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
         self.classes, self.n_features = np.asarray(model.classes, dtype=np.float64), model.n_features
         self.solver = self._new_solver()
         self.solver.start_from(model_weights(model))
@@ -196,7 +197,7 @@ def stream(input: str | os.PathLike, params: TrainParams | None = None, *, zero_
     verbose : int, default=1
         0 silent, 1 the progressive table.
     say : callable, optional
-        Where lines go (default: standard error).
+        Where lines go (default: standard output).
     chunk_bytes : int
         Text parsed at a time (memory: a few chunks).
     dtype : "float32" or "float64"
@@ -212,7 +213,7 @@ def stream(input: str | os.PathLike, params: TrainParams | None = None, *, zero_
         raise ParameterError(f"unknown training parameter(s): {', '.join(sorted(unknown))}")
     params = TrainParams.from_dict({**params.to_dict(), **overrides}).validate()
     path = os.fspath(input)
-    say = say or (lambda text: print(text, file=sys.stderr, flush=True))
+    say = say or (lambda text: print(text, flush=True))  # the table is the command's output: standard output
     out = say if verbose else (lambda text: None)
     learner = GrowingLearner(params, dtype=dtype)
     progress = Progressive(out)
@@ -221,17 +222,16 @@ def stream(input: str | os.PathLike, params: TrainParams | None = None, *, zero_
     if resume:
         learner, progress, skip = _resume(resume, params, identity, out)
     elif warm_start:
-        learner.start_from(LinearModel.load(warm_start))
+        learner.start_from(LinearModel.load(warm_start), str(warm_start))
     base = 0 if zero_based else 1
     checkpoint = checkpoint or resume
     lock = CheckpointLock(Path(checkpoint)) if checkpoint else None
     if lock:
         lock.acquire()
     start, chunks, text_bytes, stopped_by = time.perf_counter(), 0, 0, None
-    out(Progressive.HEADER)
     try:
         with deferred_signals() as stop:
-            for chunk in iter_parsed(path, one_based=not zero_based, dtype=learner.dtype, chunk_bytes=chunk_bytes):
+            for chunk in iter_parsed(path, dtype=learner.dtype, chunk_bytes=chunk_bytes):  # index 0: _learn's check
                 text_bytes += chunk.text_bytes
                 rows = chunk
                 if skip:

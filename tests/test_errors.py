@@ -127,6 +127,18 @@ def corrupt_alpha(path: Path) -> Path:
     return path
 
 
+def stream_checkpoint(e: Env, tmp: Path) -> Path:
+    """A finished stream's checkpoint, made from ``e.text``."""
+    assert main(["stream", str(e.text), str(tmp / "s.h5"), "--checkpoint", str(tmp / "sck.h5"), "-q"]) == 0
+    return tmp / "sck.h5"
+
+
+def streamed_model(tmp: Path, text: str) -> Path:
+    """A Perceptron model of the LIBSVM ``text``."""
+    assert main(["stream", str(write(tmp / "w.txt", text)), str(tmp / "w.h5"), "-q"]) == 0
+    return tmp / "w.h5"
+
+
 class _FullFile:
     """A file whose writes fail as on a full disk."""
 
@@ -445,6 +457,31 @@ CASES = [
      "feature spaces", "error", lambda e, t, mp: ["predict", e.model, e.zero_store]),
     ("<file>:<line>: feature index 0, but the model was trained on one-based indices: this file is in another "
      "feature space (zero-based)", "error", lambda e, t, mp: ["predict", e.model, e.root / "zero.txt"]),
+    # -- streams and warm starts
+    ("stream needs an online learner (<learners>); --solver <name> makes passes over a store: convert the file "
+     "and use 'blocksvm train'", "error", lambda e, t, mp: ["stream", e.text, t / "m.h5", "--solver", "dual-cd"]),
+    ("class_weight='balanced' needs the class counts of the whole data: a stream has them only at its end; give "
+     "the weights (-w LABEL=WEIGHT)", "error", lambda e, t, mp: ["stream", e.text, t / "m.h5", "-w", "balanced"]),
+    ("feature index 0 in a stream read as one-based (LIBSVM's numbering): pass --zero-based if the file numbers "
+     "features from 0", "error", lambda e, t, mp: ["stream", e.root / "zero.txt", t / "m.h5"]),
+    ("the stream held <n> examples of <k> class(es) <labels>: a classifier needs two or more", "error",
+     lambda e, t, mp: ["stream", write(t / "one.txt", "1 1:1\n1 2:1\n"), t / "m.h5"]),
+    ("standard input cannot be resumed: its rows are gone; stream from a file", "error",
+     lambda e, t, mp: ["stream", "-", t / "m.h5", "--resume", t / "ck.h5"]),
+    ("checkpoint <ck> was made for the stream <path> (<n> bytes); <path> is not that file, or it changed since",
+     "error", lambda e, t, mp: ["stream", e.root / "test.txt", t / "m.h5", "--resume", stream_checkpoint(e, t)]),
+    ("checkpoint <ck> was made with other parameters (<names>)", "error",
+     lambda e, t, mp: ["stream", e.text, t / "m.h5", "-C", "2", "--resume", stream_checkpoint(e, t)]),
+    ("--solver <name> cannot continue a saved model (--warm-start): its state is more than the weights", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--warm-start", e.model]),
+    ("<model> has the classes <labels>; <store> has <labels>: a warm start needs the same classes", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "perceptron", "--warm-start",
+                       streamed_model(t, "1 1:1\n2 2:1\n3 3:1\n")]),
+    ("<model> has <n> features, more than the store's <m>", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "perceptron", "--warm-start",
+                       streamed_model(t, "1 1:1\n-1 100:1\n")]),
+    ("<model> was trained with bias <b>: pass --bias <b>", "error",
+     lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "-1", "--warm-start", e.model]),
     # -- writing outputs: model, history, checkpoint, predictions, LIBLINEAR model, plot
     ("cannot write <what> <path>: folder <folder> does not exist", "error",
      lambda e, t, mp: ["train", e.store, t / "no" / "m.h5", "--history", t / "h.jsonl"]),
