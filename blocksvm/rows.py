@@ -111,3 +111,38 @@ def rows_sorted_increasing(indptr, indices):
             if indices[j] <= indices[j - 1]:
                 return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def compact_rows(indptr, indices, data, keep):
+    """Keep rows ``keep`` (increasing) of a CSR matrix, moved to its front in place; returns the new nnz.
+
+    Safe in place because row ``keep[k]`` moves to position ``k <= keep[k]``: nothing is overwritten
+    before it has been read.
+    """
+    pos = 0
+    for k in range(keep.shape[0]):
+        r = keep[k]
+        start, stop = indptr[r], indptr[r + 1]  # read before indptr[k + 1] (k + 1 <= r + 1) is written
+        for j in range(stop - start):
+            indices[pos + j] = indices[start + j]
+            data[pos + j] = data[start + j]
+        pos += stop - start
+        indptr[k + 1] = pos
+    indptr[0] = 0
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def append_rows(indptr, indices, data, n_rows, src_indptr, src_indices, src_data, rows):
+    """Copy rows ``rows`` of a CSR source after the first ``n_rows`` rows of a CSR buffer; returns the new nnz."""
+    pos = indptr[n_rows]
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        start, stop = src_indptr[r], src_indptr[r + 1]
+        for j in range(stop - start):
+            indices[pos + j] = src_indices[start + j]
+            data[pos + j] = src_data[start + j]
+        pos += stop - start
+        indptr[n_rows + k + 1] = pos
+    return pos

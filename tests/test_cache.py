@@ -47,11 +47,26 @@ def test_cache_carries_rows_across_blocks_and_excludes_the_block_being_solved():
     alpha = np.full((1, 100), 0.3)
     cache = RowCache(capacity=1e9, dtype=np.float32)
     cache.refill(first, alpha, upper_of, np.random.default_rng(0))
-    assert cache.excluding(0, 50).n_rows == 0
-    assert cache.excluding(50, 100).n_rows == 50
+    assert cache.excluding(50, 100).n_rows == 50  # none of the second block's rows: all stay
     cache.refill(second, alpha, upper_of, np.random.default_rng(1))
     np.testing.assert_array_equal(cache.row_ids, np.arange(100))  # sorted store order
     restored = RowCache(capacity=1e9, dtype=np.float32)
     restored.load_state(cache.state())
     np.testing.assert_array_equal(restored.rows.indptr, cache.rows.indptr)
     np.testing.assert_array_equal(restored.row_ids, cache.row_ids)
+
+
+def test_excluding_drops_the_block_rows_in_place_and_refill_takes_them_back():
+    block = make_block(0, 0, 80, seed=4)
+    alpha = np.full((1, 80), 0.3)
+    cache = RowCache(capacity=1e9, dtype=np.float32)
+    cache.refill(block, alpha, upper_of, np.random.default_rng(0))
+    X = sp.csr_matrix((block.data, block.indices, block.indptr), shape=(80, 30))
+    kept = cache.excluding(20, 50)
+    assert kept is cache and cache.n_rows == 50
+    np.testing.assert_array_equal(cache.row_ids, np.r_[0:20, 50:80])
+    assert (cache.rows.to_csr(30) != X[cache.row_ids]).nnz == 0  # rows moved with their content
+    assert cache.excluding(0, 80).n_rows == 0
+    cache.refill(block, alpha, upper_of, np.random.default_rng(2))
+    np.testing.assert_array_equal(cache.row_ids, np.arange(80))
+    assert (cache.rows.to_csr(30) != X).nnz == 0
