@@ -23,7 +23,7 @@ from blocksvm.stream import GrowingLearner
 from blocksvm.train import TrainParams
 
 # The declared parameters an online learner reads: the common ones that apply, then the learners' own.
-_COMMON = ("solver", "C", "loss", "bias", "average", "class_weight", "order")
+_COMMON = ("solver", "C", "loss", "bias", "average", "class_weight", "order", "l1")
 TRAINING = _COMMON + tuple(
     p.name for s in SOLVERS.values() if s.online for p in s.params if p.name not in _COMMON
 )

@@ -173,6 +173,10 @@ COMMON: tuple[Param, ...] = (
     Param("average", False, "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: "
           "every step, the averaged Perceptron).", boolean, "True or False", parse=bool,
           solvers=("pegasos", "perceptron")),
+    Param("l1", 0.0, "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the "
+          "sum of the losses (McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 "
+          "rows); fobos: against the mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
+          non_negative, "a number >= 0", solvers=("ftrl", "fobos")),
     Param("order", "random", "Visit blocks and rows in a fresh random order each pass (random), or as stored "
           "(file: with a store converted --no-shuffle, the rows of the text file in order, as online learners "
           "and their textbook results assume).", None, "one of random, file", choices=("random", "file"),

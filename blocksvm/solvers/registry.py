@@ -13,6 +13,8 @@ DRIVERS = (
     "blocksvm.solvers.dual_cd:DualCDSolver",
     "blocksvm.solvers.pegasos:PegasosSolver",
     "blocksvm.solvers.perceptron:PerceptronSolver",
+    "blocksvm.solvers.ftrl:FTRLSolver",
+    "blocksvm.solvers.fobos:FOBOSSolver",
 )
 
 

@@ -1,0 +1,148 @@
+"""L1-FOBOS / truncated gradient, added through the solver contract, against an eager numpy transcription.
+
+The kernel defers each weight's shrinkage until its feature occurs (lazy updates: O(nnz) a row); the
+oracle here does what Duchi & Singer's FOBOS step says, literally: a (sub)gradient step, then every
+coordinate soft-thresholded at every row. Both visit the rows in the same order, so they must agree,
+exact zeros included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_svmlight_file
+from test_ftrl import loss_gradient, schedule, sparse_rows, write_libsvm
+
+from blocksvm.cli import main
+from blocksvm.io import convert
+from blocksvm.model import LinearModel
+from blocksvm.stream import stream
+from blocksvm.train import train
+
+FEATURES = 60
+ROWS = 700
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("fobos") / "train.svm"
+    idx, val, y = sparse_rows(np.random.default_rng(11), ROWS, FEATURES, 8, 12, 0.1)
+    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
+    write_libsvm(path, idx, val, y)
+    return path
+
+
+@pytest.fixture(scope="module")
+def in_file_order(text):
+    """The rows of ``text`` in five blocks, stored in file order, values as float64."""
+    path = text.with_suffix(".bsvm")
+    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shuffled(text):
+    path = text.with_suffix(".shuffled.bsvm")
+    convert(text, path, block_rows=150, progress=False)
+    return path
+
+
+class NumpyFOBOS:
+    """Duchi & Singer's L1 FOBOS step on every row, every coordinate shrunk every time (no lazy updates)."""
+
+    def __init__(self, n_weights: int, eta: float, schedule: str, l1: float, loss: str, bias: float):
+        self.w, self.t = np.zeros(n_weights), 0
+        self.eta, self.schedule, self.l1, self.loss, self.bias = eta, schedule, l1, loss, bias
+        self.correct, self.losses = 0, 0.0  # progressive validation: each row before its update
+
+    def learn(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
+        """One row, ``x`` dense with the features only."""
+        x = np.append(x, self.bias if self.bias > 0 else 0.0)
+        self.t += 1
+        eta_t = self.eta / np.sqrt(self.t) if self.schedule == "sqrt" else self.eta
+        margin = y * (self.w @ x)
+        self.correct += margin > 0
+        self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
+        half = self.w + eta_t * y * weight * loss_gradient(self.loss, margin) * x  # w - eta_t g_t
+        self.w = np.sign(half) * np.maximum(0.0, np.abs(half) - eta_t * self.l1)
+
+
+HYPER = dict(eta=0.5, l1=0.02)
+
+
+@pytest.mark.parametrize("loss, bias, step_schedule, class_weight", [
+    ("hinge", 1.0, "sqrt", None), ("squared-hinge", -1.0, "sqrt", None),
+    ("hinge", 2.0, "constant", {1: 3.0, -1: 0.5}), ("squared-hinge", 1.0, "constant", None),
+])  # fmt: skip
+def test_lazy_fobos_in_file_order_equals_the_eager_transcription(text, in_file_order, loss, bias, step_schedule,
+                                                                 class_weight):  # fmt: skip
+    eta = HYPER["eta"] if step_schedule == "sqrt" else HYPER["eta"] / 10
+    result = train(in_file_order, solver="fobos", order="file", max_outer=2, loss=loss, bias=bias,
+                   class_weight=class_weight, fobos_eta=eta, fobos_schedule=step_schedule, l1=HYPER["l1"],
+                   verbose=0)  # fmt: skip
+    X, y = load_svmlight_file(str(text), n_features=FEATURES)
+    oracle = NumpyFOBOS(FEATURES + 1, eta, step_schedule, HYPER["l1"], loss, bias)
+    for _ in range(2):
+        oracle.correct, oracle.losses = 0, 0.0
+        for x, label in zip(X.toarray(), y):
+            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
+    w = oracle.w
+    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12)
+    last = result.history[-1]
+    assert 0 < last["nonzero_weights"] == np.count_nonzero(w[:-1]) < FEATURES  # l1 zeroes some weights exactly
+    assert np.array_equal(result.model.coef[0] == 0, w[:-1] == 0)
+    assert last["progressive_accuracy"] == oracle.correct / ROWS
+    assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-10)
+    # the final record's objective is exact: the C-weighted losses at the final w, and rows * l1 ||w||_1
+    margins = y * (X @ w[:-1] + (w[-1] * bias if bias > 0 else 0.0))
+    costs = np.array([(class_weight or {}).get(int(label), 1.0) for label in y])
+    losses = costs * np.maximum(0.0, 1 - margins) ** (1 if loss == "hinge" else 2)
+    assert last["primal_exact"] and last["primal"] == pytest.approx(losses.sum() + ROWS * HYPER["l1"] *
+                                                                    np.abs(w).sum(), rel=1e-10)  # fmt: skip
+
+
+def test_multiclass_fobos_is_one_vs_rest_in_the_schedules_order(tmp_path):
+    idx, val, y = sparse_rows(np.random.default_rng(5), 600, 30, 6, 10, 0.05, classes=3)
+    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
+    result = train(tmp_path / "multi.bsvm", solver="fobos", max_outer=2, seed=4, l1=0.01, verbose=0)
+    assert result.model.coef.shape == (3, 30)
+    oracles = [NumpyFOBOS(31, 0.1, "sqrt", 0.01, "squared-hinge", 1.0) for _ in range(3)]
+    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
+        for i in order:
+            oracles[k].learn(X[i].toarray()[0].astype(np.float64), 1.0 if labels[i] == k + 1 else -1.0)
+    for k in range(3):
+        np.testing.assert_allclose(result.model.coef[k], oracles[k].w[:-1], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(result.model.intercept[k], oracles[k].w[-1], rtol=1e-10, atol=1e-12)
+
+
+def test_cli_trains_and_resumes_fobos_exactly(shuffled, tmp_path):
+    flags = ["--solver", "fobos", "--fobos-eta", "0.3", "--l1", "0.01", "--seed", "9", "-q"]
+    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
+    kw = dict(solver="fobos", fobos_eta=0.3, l1=0.01, seed=9, verbose=0)
+    whole = train(shuffled, max_outer=4, **kw)
+    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
+    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
+    assert cut.stop_reason.startswith("max_outer")
+    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
+    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
+    assert [r["nonzero_weights"] for r in resumed.history] == [r["nonzero_weights"] for r in whole.history]
+
+
+def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
+    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
+    kw = dict(solver="fobos", l1=0.02, loss="hinge")
+    streamed = stream(text, verbose=0, chunk_bytes=4096, **kw)
+    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, **kw)
+    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    assert streamed.summary["progressive_accuracy"] == trained.history[0]["progressive_accuracy"]
+
+
+def test_warm_start_begins_at_the_models_weights(shuffled, tmp_path):
+    first = train(shuffled, solver="fobos", l1=0.01, max_outer=1, verbose=0).model
+    first.save(tmp_path / "first.h5")
+    again = train(shuffled, solver="fobos", l1=0.0, fobos_eta=1e-12, max_outer=1, verbose=0,
+                  warm_start=tmp_path / "first.h5")  # fmt: skip
+    np.testing.assert_allclose(again.model.coef, first.coef, rtol=1e-9, atol=1e-9)

@@ -1,0 +1,225 @@
+"""FTRL-Proximal, added through the solver contract, against a numpy transcription of McMahan et al.'s Algorithm 1.
+
+The oracle keeps ``z`` and ``n`` per coordinate and computes the weights of a row's features from them,
+as Algorithm 1 of "Ad Click Prediction: a View from the Trenches" (KDD 2013) does, with the
+(sub)gradient of the hinge or squared hinge loss written here by hand. It visits the rows in the
+order the kernel does: the text file's (``--order file`` on a store converted without shuffling)
+or the schedule's (block order, then each block's row order from its seed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_svmlight_file
+
+from blocksvm.cli import main
+from blocksvm.io import convert
+from blocksvm.model import LinearModel
+from blocksvm.solvers._common import interleaved_runs
+from blocksvm.store import BlockStore
+from blocksvm.stream import stream
+from blocksvm.train import train
+from blocksvm.train.schedule import block_order, kernel_seeds
+
+FEATURES = 60
+
+
+def sparse_rows(rng, rows: int, features: int, nnz: int, informative: int, noise: float, classes: int = 2):
+    """Rows of ``nnz`` random features with 3-decimal values; labels from hidden weights with ``informative``
+    nonzeros (sign of ``w.x``, or the arg-max of ``classes`` such scores, labels 1..K), a ``noise`` share
+    flipped (binary) or redrawn (multiclass)."""
+    hidden = np.zeros((features, 1 if classes == 2 else classes))
+    hot = rng.choice(features, informative, replace=False)
+    hidden[hot] = rng.normal(size=(informative, hidden.shape[1]))
+    idx = np.sort(np.argsort(rng.random((rows, features)), axis=1)[:, :nnz], axis=1)
+    val = np.round(rng.normal(size=(rows, nnz)), 3)
+    scores = np.einsum("rk,rkc->rc", val, hidden[idx])
+    if classes == 2:
+        y = np.where(scores[:, 0] > 0, 1, -1)
+        y[rng.random(rows) < noise] *= -1
+    else:
+        y = np.argmax(scores, axis=1) + 1
+        flip = rng.random(rows) < noise
+        y[flip] = rng.integers(1, classes + 1, size=flip.sum())
+    return idx, val, y
+
+
+def write_libsvm(path, idx, val, y) -> None:
+    with open(path, "w") as f:
+        for r in range(len(y)):
+            f.write(f"{y[r]} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in zip(idx[r], val[r])) + "\n")
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ftrl") / "train.svm"
+    idx, val, y = sparse_rows(np.random.default_rng(7), 700, FEATURES, 8, 12, 0.1)
+    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
+    write_libsvm(path, idx, val, y)
+    return path
+
+
+@pytest.fixture(scope="module")
+def in_file_order(text):
+    """The rows of ``text`` in five blocks, stored in file order, values as float64."""
+    path = text.with_suffix(".bsvm")
+    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shuffled(text):
+    path = text.with_suffix(".shuffled.bsvm")
+    convert(text, path, block_rows=150, progress=False)
+    return path
+
+
+def loss_gradient(loss: str, margin: float) -> float:
+    """``-d loss / d margin``: hinge max(0, 1 - m), squared hinge max(0, 1 - m)^2 (0 at the kink)."""
+    if margin >= 1:
+        return 0.0
+    return 1.0 if loss == "hinge" else 2.0 * (1.0 - margin)
+
+
+class NumpyFTRL:
+    """McMahan et al., Algorithm 1, per coordinate, with a hinge-family (sub)gradient."""
+
+    def __init__(self, n_weights: int, alpha: float, beta: float, l1: float, l2: float, loss: str, bias: float):
+        self.z, self.n = np.zeros(n_weights), np.zeros(n_weights)
+        self.alpha, self.beta, self.l1, self.l2, self.loss, self.bias = alpha, beta, l1, l2, loss, bias
+        self.correct, self.losses = 0, 0.0  # progressive validation: each row before its update
+
+    def weights(self, i) -> np.ndarray:
+        z, n = self.z[i], self.n[i]
+        return np.where(np.abs(z) <= self.l1, 0.0,
+                        -(z - np.sign(z) * self.l1) / ((self.beta + np.sqrt(n)) / self.alpha + self.l2))  # fmt: skip
+
+    def learn(self, features: np.ndarray, values: np.ndarray, y: float, weight: float = 1.0) -> None:
+        if self.bias > 0:
+            features, values = np.append(features, len(self.z) - 1), np.append(values, self.bias)
+        w = self.weights(features)
+        margin = y * (w @ values)
+        self.correct += margin > 0
+        self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
+        g = -y * weight * loss_gradient(self.loss, margin) * values
+        sigma = (np.sqrt(self.n[features] + g * g) - np.sqrt(self.n[features])) / self.alpha
+        self.z[features] += g - sigma * w
+        self.n[features] += g * g
+
+    def coef(self) -> np.ndarray:
+        return self.weights(np.arange(len(self.z)))
+
+
+def ftrl_in_file_order(text, passes: int, class_weight: dict | None = None, **kw) -> NumpyFTRL:
+    """The oracle after ``passes`` passes over ``text``; its progressive sums are the last pass's."""
+    X, y = load_svmlight_file(str(text), n_features=FEATURES)
+    oracle = NumpyFTRL(FEATURES + 1, **kw)
+    for _ in range(passes):
+        oracle.correct, oracle.losses = 0, 0.0
+        for i in range(X.shape[0]):
+            row = X[i]
+            weight = (class_weight or {}).get(int(y[i]), 1.0)
+            oracle.learn(row.indices, row.data, 1.0 if y[i] > 0 else -1.0, weight)
+    return oracle
+
+
+def schedule(path, passes: int, seed: int, n_problems: int):
+    """``(block, problem, rows in visiting order)`` of each visit, as the trainer makes them."""
+    store = BlockStore(path)
+    for outer in range(1, passes + 1):
+        for b in block_order(seed, outer, store.n_blocks):
+            block = store.read_block(int(b))
+            for k, kernel_seed in enumerate(kernel_seeds(seed, outer, block.index, n_problems)):
+                order = np.empty(block.n_rows, np.int64)
+                interleaved_runs(order, np.arange(block.n_rows), block.n_rows, np.array([np.uint64(kernel_seed)]))
+                yield block.to_csr(store.n_features), block.labels, k, order
+
+
+HYPER = dict(alpha=0.3, beta=1.0, l1=5.0, l2=0.2)
+
+
+@pytest.mark.parametrize("loss, bias, class_weight", [("hinge", 1.0, None), ("squared-hinge", -1.0, None),
+                                                      ("hinge", 2.0, {1: 3.0, -1: 0.5})])  # fmt: skip
+def test_ftrl_in_file_order_equals_the_numpy_transcription(text, in_file_order, loss, bias, class_weight):
+    result = train(in_file_order, solver="ftrl", order="file", max_outer=2, loss=loss, bias=bias,
+                   class_weight=class_weight, ftrl_alpha=HYPER["alpha"], ftrl_beta=HYPER["beta"], l1=HYPER["l1"],
+                   l2=HYPER["l2"], verbose=0)  # fmt: skip
+    oracle = ftrl_in_file_order(text, 2, class_weight, loss=loss, bias=bias, **HYPER)
+    w = oracle.coef()
+    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12)
+    last = result.history[-1]
+    assert 0 < last["nonzero_weights"] == np.count_nonzero(w[:-1]) < FEATURES  # l1 zeroes some weights exactly
+    assert last["progressive_accuracy"] == oracle.correct / 700
+    assert last["progressive_loss"] == pytest.approx(oracle.losses / 700, rel=1e-10)
+    # the final record's objective is exact: the C-weighted losses at the final w, and the penalties
+    X, y = load_svmlight_file(str(text), n_features=FEATURES)
+    margins = y * (X @ w[:-1] + (w[-1] * bias if bias > 0 else 0.0))
+    costs = np.array([(class_weight or {}).get(int(label), 1.0) for label in y])
+    losses = costs * np.maximum(0.0, 1 - margins) ** (1 if loss == "hinge" else 2)
+    regularizer = HYPER["l1"] * np.abs(w).sum() + 0.5 * HYPER["l2"] * w @ w
+    assert last["primal_exact"] and last["primal"] == pytest.approx(losses.sum() + regularizer, rel=1e-10)
+
+
+def test_multiclass_ftrl_is_one_vs_rest_in_the_schedules_order(tmp_path):
+    idx, val, y = sparse_rows(np.random.default_rng(3), 600, 30, 6, 10, 0.05, classes=3)
+    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
+    result = train(tmp_path / "multi.bsvm", solver="ftrl", max_outer=2, seed=4, l1=0.2, verbose=0)
+    assert result.model.coef.shape == (3, 30)
+    oracles = [NumpyFTRL(31, 0.1, 1.0, 0.2, 0.0, "squared-hinge", 1.0) for _ in range(3)]
+    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
+        for i in order:
+            oracles[k].learn(X[i].indices, X[i].data.astype(np.float64), 1.0 if labels[i] == k + 1 else -1.0)
+    for k in range(3):
+        np.testing.assert_allclose(result.model.coef[k], oracles[k].coef()[:-1], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(result.model.intercept[k], oracles[k].coef()[-1], rtol=1e-10, atol=1e-12)
+
+
+def test_cli_trains_and_resumes_ftrl_exactly(shuffled, tmp_path):
+    flags = ["--solver", "ftrl", "--ftrl-alpha", "0.2", "--ftrl-beta", "0.5", "--l1", "0.3", "--l2", "0.1",
+             "--seed", "9", "-q"]  # fmt: skip
+    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
+    kw = dict(solver="ftrl", ftrl_alpha=0.2, ftrl_beta=0.5, l1=0.3, l2=0.1, seed=9, verbose=0)
+    whole = train(shuffled, max_outer=4, **kw)
+    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
+    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
+    assert cut.stop_reason.startswith("max_outer")
+    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
+    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
+    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
+
+
+def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
+    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
+    kw = dict(solver="ftrl", l1=0.5, loss="hinge")
+    streamed = stream(text, verbose=0, chunk_bytes=4096, **kw)
+    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, **kw)
+    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    assert streamed.summary["progressive_accuracy"] == trained.history[0]["progressive_accuracy"]
+
+
+def test_warm_start_begins_at_the_models_weights(shuffled, tmp_path):
+    first = train(shuffled, solver="ftrl", l1=0.3, max_outer=1, verbose=0).model
+    first.save(tmp_path / "first.h5")
+    # a pass with the weights frozen by l1 too large to move: the warm start keeps the model's weights
+    again = train(shuffled, solver="ftrl", l1=0.3, max_outer=1, verbose=0, warm_start=tmp_path / "first.h5",
+                  ftrl_alpha=1e-12)  # fmt: skip
+    np.testing.assert_allclose(again.model.coef, first.coef, rtol=1e-9, atol=1e-9)
+
+
+def test_sparse_target_reaches_dual_cds_accuracy_with_half_its_nonzeros(tmp_path):
+    """The issue's target: 10% of 1,000 features matter; FTRL with L1 is within 1 point of dual CD's test
+    accuracy with at most half its nonzero weights (in fact about a tenth, and better accuracy)."""
+    idx, val, y = sparse_rows(np.random.default_rng(0), 24000, 1000, 50, 100, 0.02)
+    write_libsvm(tmp_path / "train.svm", idx[:20000], val[:20000], y[:20000])
+    convert(tmp_path / "train.svm", tmp_path / "train.bsvm", block_rows=5000, n_features=1000, progress=False)
+    write_libsvm(tmp_path / "test.svm", idx[20000:], val[20000:], y[20000:])
+    X_test, y_test = load_svmlight_file(str(tmp_path / "test.svm"), n_features=1000)
+    dual_cd = train(tmp_path / "train.bsvm", solver="dual-cd", loss="hinge", verbose=0).model
+    ftrl = train(tmp_path / "train.bsvm", solver="ftrl", loss="hinge", l1=300.0, max_outer=5, verbose=0).model
+    accuracy = {name: np.mean(m.predict(X_test) == y_test) for name, m in (("dual_cd", dual_cd), ("ftrl", ftrl))}
+    assert accuracy["ftrl"] >= accuracy["dual_cd"] - 0.01
+    assert np.count_nonzero(ftrl.coef) <= np.count_nonzero(dual_cd.coef) / 2
