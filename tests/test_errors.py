@@ -312,7 +312,8 @@ CASES = [
     ("<file>:<line>: feature index 0 in <token>, but the file is read as one-based (convert with --zero-based "
      "auto or yes; zero_based='auto' or True in Python)", "parse", convert_line(BAD_LINES[K.ZERO_INDEX],
                                                                                  "--zero-based", "no")),
-    ("<file>:<line>: feature index in <token> is larger than 2147483646", "parse",
+    ("<file>:<line>: feature index in <token> is larger than 2147483647, the largest 32-bit index: renumber or hash "
+     "the features into a smaller range", "parse",
      convert_line(BAD_LINES[K.INDEX_TOO_LARGE])),
     ("<file>:<line>: feature indices must increase along a line, but <token> follows a larger index", "parse",
      convert_line(BAD_LINES[K.NOT_INCREASING])),

@@ -300,7 +300,7 @@ BAD_LINES = [
     ("nan 1:2", "label 'nan' is not a finite number"),
     ("1 1:1 qid:2", "'qid:2' is not a valid qid"),
     ("1 qid:x 1:1", "'qid:x' is not a valid qid"),
-    ("1 99999999999:1", "is larger than 2147483646"),
+    ("1 99999999999:1", "is larger than 2147483647, the largest 32-bit index"),
 ]
 
 

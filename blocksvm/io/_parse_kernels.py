@@ -36,7 +36,7 @@ NONFINITE_VALUE = 10
 NONFINITE_LABEL = 11
 BAD_QID = 12
 
-MAX_INDEX = 2**31 - 2  # the bias feature needs one column after the largest index
+MAX_INDEX = 2**31 - 1  # indices are stored as written, in int32 (the bias weight is a slot of w, not a column)
 
 
 @njit(cache=True, nogil=True, inline="always")
