@@ -16,15 +16,16 @@ from pathlib import Path
 import h5py
 
 
-def write_hdf5(path: str | os.PathLike, fill: Callable[[h5py.File], None]) -> memoryview:
+def write_hdf5(path: str | os.PathLike, fill: Callable[[h5py.File], None], *, libver=None) -> memoryview:
     """Create the HDF5 file ``path`` with ``fill(f)``, fsync it, and return its bytes (a view).
 
     The file is assembled in memory (its final, compressed size), then written at once. If the
     write fails, the partial file is removed and the ``OSError`` raised names ``path``.
+    ``libver`` is h5py's (the oldest HDF5 that must read the file; default: any).
     """
     path = Path(path)
     image = io.BytesIO()
-    with h5py.File(image, "w") as f:
+    with h5py.File(image, "w", libver=libver) as f:
         fill(f)
     data = image.getbuffer()
     try:

@@ -87,7 +87,11 @@ def write_checkpoint(path: str | os.PathLike, checkpoint: Checkpoint) -> float:
         for name, array in checkpoint.arrays.items():
             f.create_dataset(f"arrays/{name}", data=array)
 
-    write_hdf5(tmp, fill)  # a full disk is an OSError, and no partial file stays
+    try:
+        write_hdf5(tmp, fill)  # a full disk is an OSError, and no partial file stays
+    except OSError as exc:
+        kept = " (the one written before is intact: free space, then --resume it)" if path.exists() else ""
+        raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc}{kept}") from None
     if path.exists():
         os.replace(path, previous_path(path))
     os.replace(tmp, path)

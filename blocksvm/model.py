@@ -16,7 +16,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from blocksvm._hdf5 import open_versioned, write_hdf5
+from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
 from blocksvm.decision import decision_values
 from blocksvm.errors import ModelError, check_writable
 from blocksvm.liblinear_format import read_liblinear_model
@@ -127,6 +127,7 @@ class LinearModel:
         try:
             write_hdf5(tmp, fill)
             os.replace(tmp, path)
+            fsync_dir(path.parent)  # the rename survives a crash
         except OSError as exc:
             raise ModelError(f"cannot write the model {path}: {exc.strerror or exc}") from None
         finally:

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+
+from blocksvm.errors import BlocksvmError
 
 
 class Monitor:
@@ -30,7 +33,7 @@ class Monitor:
 
     def record(self, rec: dict) -> None:
         if self.history_path:
-            with open(self.history_path, "a") as f:
+            with self._writing(), open(self.history_path, "a") as f:
                 f.write(json.dumps(rec) + "\n")
         if self.verbose:
             print(format_record(rec), file=self.stream, flush=True)
@@ -38,8 +41,16 @@ class Monitor:
     def rewrite(self, history: list[dict]) -> None:
         """Replace the history file by ``history`` (empty, or on resume the checkpoint's records)."""
         if self.history_path:
-            with open(self.history_path, "w") as f:
+            with self._writing(), open(self.history_path, "w") as f:
                 f.writelines(json.dumps(rec) + "\n" for rec in history)
+
+    @contextmanager
+    def _writing(self):
+        """A failed write (a full disk) as one line naming the history, not a bare OSError naming nothing."""
+        try:
+            yield
+        except OSError as exc:
+            raise BlocksvmError(f"cannot write the history {self.history_path}: {exc.strerror or exc}") from None
 
     def detail(self, text: str) -> None:
         """A line printed only at verbose level 2."""

@@ -139,7 +139,10 @@ class _Writer:
         if self.output:
             check_writable(self.output, "predictions to")
             self.tmp = self.output.with_name(self.output.name + ".partial")
-            self.file = open(self.tmp, "w")  # noqa: SIM115 - closed in __exit__
+            try:
+                self.file = open(self.tmp, "w")  # noqa: SIM115 - closed in __exit__
+            except OSError as exc:  # a read-only file system that os.access did not report, ...
+                raise BlocksvmError(f"cannot write predictions to {self.output}: {exc.strerror or exc}") from None
         return self
 
     def write(self, labels: np.ndarray, values: np.ndarray | None) -> None:
@@ -159,7 +162,13 @@ class _Writer:
         if not self.file:
             return
         try:
-            self.file.close()  # a full disk may only show when the last buffer is flushed
+            if exc is None:  # a full disk may only show when the last buffer is flushed
+                self.file.flush()
+                os.fsync(self.file.fileno())  # on disk before its final name: a crash leaves no half file
+        except OSError as error:
+            exc = error
+        try:
+            self.file.close()
             if exc is None:
                 os.replace(self.tmp, self.output)
         except OSError as error:

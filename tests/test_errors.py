@@ -32,6 +32,7 @@ from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import _parse_kernels as K
 from blocksvm.io.libsvm import _REASONS
+from blocksvm.store import BlockStore
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "TROUBLESHOOTING.md"
 SPEC = SyntheticSpec(rows=1500, features=60, nnz=8, seed=5)
@@ -164,6 +165,17 @@ def full_disk_open(file, mode="r", *args, **kwargs):
     return _FullFile(f) if any(c in mode for c in "wa") else f
 
 
+def refusing_open(code: int):
+    """``open`` where files cannot be opened for writing (``OSError`` with errno ``code``, naming the file)."""
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wa"):
+            raise OSError(code, os.strerror(code), str(file))
+        return builtins.open(file, mode, *args, **kwargs)
+
+    return fake_open
+
+
 def fail_with(exc: BaseException):
     def fail(*args, **kwargs):
         raise exc
@@ -204,6 +216,25 @@ def missing_block(e, t, mp):
     store = e.copy(t, e.store)
     (store / "block-00002.h5").unlink()
     return ["train", store, t / "m.h5"]
+
+
+def block_lost_while_training(damage):
+    """Train with a checkpoint; the third block read finds its file damaged by ``damage(file)``."""
+
+    def build(e, t, mp):
+        store = e.copy(t, e.store)
+        real, reads = BlockStore.read_block, []
+
+        def read_block(self, b):
+            reads.append(b)
+            if len(reads) == 3:
+                damage(self.path / self.blocks[b]["file"])
+            return real(self, b)
+
+        mp.setattr(BlockStore, "read_block", read_block)
+        return ["train", store, t / "m.h5", "--checkpoint", t / "ck.h5", "--checkpoint-every", "1"]
+
+    return build
 
 
 def one_class_store(e, t, mp):
@@ -328,6 +359,8 @@ CASES = [
     ("<file>:<line>: a value is too large for float64", "error",
      convert_line(f"1 2:{2**1024}", "--dtype", "float64")),  # many digits: converted by Python's float
     ("<file>:<line>: label is too large for float64", "error", convert_line(f"{2**1024} 2:1")),
+    ("<file>:<line>: the squared norm of the row overflows float64 (values beyond about 1e154): rescale the "
+     "features", "error", convert_line("1 2:1e154 3:1.5e154", "--dtype", "float64")),
     # -- convert and generate: parameters and the output store
     ("<store> already exists (pass overwrite / --overwrite to replace it)", "error",
      lambda e, t, mp: ["convert", e.text, e.store]),
@@ -335,6 +368,8 @@ CASES = [
      lambda e, t, mp: ["convert", e.text, t / "no" / "o.bsvm"]),
     ("cannot create <store>: <reason>", "error",
      patched(Path, "mkdir", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
+    ("cannot create <store>: <reason>", "error",  # the folder turned read-only while blocks were written
+     patched("blocksvm._hdf5", "open", refusing_open(errno.EROFS), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
     ("no space left on the device while writing <store>; nothing was written", "error",
      patched("blocksvm.store.writer", "write_hdf5", fail_with(ENOSPC),
              lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
@@ -385,11 +420,17 @@ CASES = [
      lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), blocks=None)]),
     ("<file>: permission denied", "error",
      patched(Path, "read_text", fail_with(EACCES), lambda e, t, mp: ["info", e.store])),
-    ("<store>: block <n> (<file>) is missing", "error",
-     missing_block),
-    ("<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced",
+    ("<store>: block <n> (<file>) is missing: restore the store from a copy (its checkpoints stay valid) or "
+     "convert again", "error", missing_block),
+    ("<store>: block <n> (<file>) is missing: restore the store from a copy (its checkpoints stay valid) or "
+     "convert again", "error", block_lost_while_training(os.unlink)),
+    ("<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced; "
+     "restore the store from a copy (its checkpoints stay valid) or convert again",
      "error", lambda e, t, mp: os.truncate(e.copy(t, e.store) / "block-00001.h5", 1000)
      or ["predict", e.model, t / "train.bsvm"]),
+    ("<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced; "
+     "restore the store from a copy (its checkpoints stay valid) or convert again",
+     "error", block_lost_while_training(lambda file: os.truncate(file, 1000))),
     ("<store>: block <n> (<file>) cannot be read, the file is damaged (<reason>): convert the store again",
      "error", lambda e, t, mp: ["train", damage_block(e.copy(t, e.store)), t / "m.h5"]),
     ("<store> holds a single class (<labels>); an SVM needs two or more", "error",
@@ -494,10 +535,19 @@ CASES = [
     ("cannot write <what> <path>: <reason>", "error",
      patched("blocksvm.model", "write_hdf5", fail_with(ENOSPC),
              lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"])),
+    ("cannot write <what> <path>: <reason>", "error",  # the disk fills while a checkpoint is written
+     patched("blocksvm._hdf5", "open", full_disk_open,
+             lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck.h5", "--max-outer", "1", "-q"])),
+    ("cannot write <what> <path>: <reason>", "error",  # ... or the history
+     patched("blocksvm.monitor", "open", full_disk_open,
+             lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"])),
     ("cannot write <what> <path>: folder <folder> does not exist", "error",
      lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "no" / "p.txt"]),
     ("cannot write <what> <path>: <reason>", "error",
      patched("blocksvm.predict", "open", full_disk_open,
+             lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"])),
+    ("cannot write <what> <path>: <reason>", "error",  # a read-only file system that os.access did not report
+     patched("blocksvm.predict", "open", refusing_open(errno.EROFS),
              lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"])),
     (NOT_WRITABLE, "error", read_only(lambda e, t, mp: ["export", e.model, t / "ro" / "m.txt"])),
     ("cannot write <what> <path>: <reason>", "error",

@@ -240,6 +240,7 @@ def _partition(input, spill_path, target, weigh, *, shuffle, seed, dtype, one_ba
     with progress_bar(source_size, "convert", unit="B", unit_scale=True, enabled=progress) as bar:
         for chunk in chunks:
             _tally(facts, chunk)
+            _check_row_norms(chunk, input)
             bar.update(chunk.source_pos - bar.n)
             if chunk.n_rows == 0:
                 continue
@@ -280,6 +281,26 @@ def _tally(facts: _Pass1, chunk) -> None:
     values, counts = np.unique(chunk.labels, return_counts=True)
     for value, count in zip(values.tolist(), counts.tolist()):
         facts.label_counts[value] = facts.label_counts.get(value, 0) + count
+
+
+def _check_row_norms(chunk, path) -> None:
+    """Refuse a row whose squared norm overflows float64: the solvers divide by it (``Q_ii``).
+
+    Only float64 values can reach that (beyond about 1.3e154); float32 ones stop at 3.4e38.
+    """
+    if chunk.nnz == 0 or chunk.data.dtype != np.float64:
+        return
+    lengths = np.diff(chunk.indptr)
+    largest = float(np.abs(chunk.data).max())
+    if largest * largest * float(lengths.max()) < np.finfo(np.float64).max:
+        return  # no row can overflow: the common case costs one pass over the values
+    with np.errstate(over="ignore"):
+        norms = np.bincount(np.repeat(np.arange(chunk.n_rows), lengths), weights=chunk.data**2,
+                            minlength=chunk.n_rows)  # fmt: skip
+    bad = np.flatnonzero(~np.isfinite(norms))
+    if len(bad):
+        raise InputFormatError(path, int(chunk.lines[bad[0]]), "the squared norm of the row overflows float64 "
+                               "(values beyond about 1e154): rescale the features")  # fmt: skip
 
 
 def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> SpillWriter:

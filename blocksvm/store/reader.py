@@ -107,17 +107,28 @@ class BlockStore:
                 f"{self.nnz} nnz, {self.n_blocks} blocks)")  # fmt: skip
 
     def _check_files(self) -> None:
-        for b, entry in enumerate(self.blocks):
-            file = self.path / entry["file"]
-            try:
-                size = file.stat().st_size
-            except FileNotFoundError:
-                raise StoreError(f"{self.path}: block {b} ({entry['file']}) is missing") from None
-            if size != entry["bytes"]:
-                raise StoreError(
-                    f"{self.path}: block {b} ({entry['file']}) has {size} bytes, the manifest "
-                    f"says {entry['bytes']}: the file is truncated or was replaced"
-                )
+        for b in range(self.n_blocks):
+            problem = self._file_problem(b)
+            if problem:
+                raise StoreError(problem)
+
+    def _file_problem(self, b: int) -> str | None:
+        """Why block ``b``'s file is not the one the manifest describes (missing, other size), or None.
+
+        Checked when the store opens and again when a read fails: a file deleted or cut while
+        training runs is named as such, and restoring it lets a checkpoint of the store resume.
+        """
+        entry = self.blocks[b]
+        where = f"{self.path}: block {b} ({entry['file']})"
+        remedy = "restore the store from a copy (its checkpoints stay valid) or convert again"
+        try:
+            size = (self.path / entry["file"]).stat().st_size
+        except FileNotFoundError:
+            return f"{where} is missing: {remedy}"
+        if size != entry["bytes"]:
+            return (f"{where} has {size} bytes, the manifest says {entry['bytes']}: the file is truncated "
+                    f"or was replaced; {remedy}")  # fmt: skip
+        return None
 
     def read_block(self, b: int) -> Block:
         """Read block ``b`` into memory (indices shifted to zero-based).
@@ -135,8 +146,9 @@ class BlockStore:
             with h5py.File(self.path / entry["file"], "r") as f:
                 arrays = {name: f[name][()] for name in F.BLOCK_DATASETS}
         except (OSError, KeyError) as exc:
-            raise StoreError(f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the "
-                             "store again") from None  # fmt: skip
+            problem = self._file_problem(b)  # deleted or cut since the store was opened?
+            raise StoreError(problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): convert "
+                             "the store again") from None  # fmt: skip
         block = Block(**arrays, index=b, row_offset=int(self.row_offsets[b]))
         problem = self._check_block(block, entry)
         if problem:

@@ -45,7 +45,7 @@ def write_block(path: Path, block: Rows, *, index: int, compression: str,
                 chunk = (min(len(array), F.CHUNK_ELEMENTS),)
                 f.create_dataset(name, data=array, chunks=chunk, **filters)
 
-    data = write_hdf5(path, fill)  # in memory first: a full disk must not crash h5py
+    data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)  # in memory first: a full disk must not crash h5py
     return {
         "file": path.name,
         "rows": block.n_rows,
@@ -87,9 +87,17 @@ class StoreBuilder:
     def __exit__(self, kind, exc, tb) -> None:
         if self.partial.exists():
             shutil.rmtree(self.partial, ignore_errors=True)
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        if not isinstance(exc, OSError):
+            return
+        if exc.errno == errno.ENOSPC:
             raise StoreError(f"no space left on the device while writing {self.output}; "
                              "nothing was written") from exc  # fmt: skip
+        if self._wrote(exc):  # the folder turned read-only, an I/O error, ...: not the input's fault
+            raise StoreError(f"cannot create {self.output}: {exc.strerror or exc}") from exc
+
+    def _wrote(self, exc: OSError) -> bool:
+        """Whether ``exc`` came from writing the store (a write names no file, or one in the partial folder)."""
+        return exc.filename is None or str(exc.filename).startswith(str(self.partial))
 
     def commit(self, *, features: int, index_base: int, dtype, label_counts: dict, blocks: list[dict],
                source: dict, params: dict, **extra) -> Path:  # fmt: skip
@@ -123,7 +131,11 @@ class StoreBuilder:
         if self.output.exists():
             trash = self.output.with_name(f"{self.output.name}.old-{self.store_id[:8]}")
             os.rename(self.output, trash)
-            os.rename(self.partial, self.output)
+            try:
+                os.rename(self.partial, self.output)
+            except OSError:
+                os.rename(trash, self.output)  # the old store stays where it was
+                raise
             shutil.rmtree(trash, ignore_errors=True)
         else:
             os.rename(self.partial, self.output)
