@@ -43,7 +43,8 @@ def main() -> int:
     p.add_argument("--data-dir", type=Path, default=SHARED)
     p.add_argument("--out", type=Path, default=REPO / "bench-out" / "online")
     p.add_argument("--stream-gb", type=float, default=2.0, help="size of the generated text of part 2")
-    p.add_argument("--stream-solvers", default="perceptron,pa1,arow,ftrl", help="learners timed in part 2")
+    p.add_argument("--stream-solvers", default="perceptron,ftrl,ftrl --ftrl-alpha 0.5",
+                   help="learners timed in part 2, comma-separated, each with its options")  # fmt: skip
     p.add_argument("--skip-learners", action="store_true")
     p.add_argument("--skip-stream", action="store_true")
     p.add_argument("--job", help=argparse.SUPPRESS)
@@ -192,16 +193,18 @@ def stream_table(args) -> None:
           f"{size / 1e9:.2f} GB of LIBSVM text (test: {info.get('test_rows', '?'):,} held-out rows)\n")
     print("| method | seconds | MB/s (end to end) | peak RSS MB | test acc. | progressive acc. |")
     print("|---|---:|---:|---:|---:|---:|")
-    for solver in args.stream_solvers.split(","):
-        model = data / f"{solver}.h5"
+    for entry in args.stream_solvers.split(","):
+        solver, *options = entry.split()
+        tag = "-".join([solver, *options]).replace("--", "")
+        model = data / f"{tag}.h5"
         run = timed([sys.executable, "-m", "blocksvm.cli", "stream", str(train_text), str(model), "--solver", solver,
-                     "--json"], data / f"stream-{solver}.log")  # fmt: skip
+                     *options, "--json"], data / f"stream-{tag}.log")  # fmt: skip
         if run.get("error"):
-            print(f"| blocksvm stream --solver {solver} | failed: {run['error']} |")
+            print(f"| blocksvm stream --solver {entry} | failed: {run['error']} |")
             continue
         summary = json.loads(run["stdout"])
         accuracy = child({"kind": "accuracy", "model": str(model), "test": str(test_text)}, data / "acc.log")
-        print(f"| blocksvm stream --solver {solver} | {run['seconds']:.1f} | {size / 1e6 / run['seconds']:.0f} "
+        print(f"| blocksvm stream --solver {entry} | {run['seconds']:.1f} | {size / 1e6 / run['seconds']:.0f} "
               f"| {run['peak_rss_mb']:.0f} | {100 * accuracy['accuracy']:.2f}% "
               f"| {100 * summary['progressive_accuracy']:.2f}% |")  # fmt: skip
     vw = child({"kind": "vw_stream", "train": str(train_text), "test": str(test_text), "work": str(data),
