@@ -171,8 +171,8 @@ COMMON: tuple[Param, ...] = (
     Param("max_outer", 50, "Outer iterations (passes over the store) at most.", count, "an integer >= 1",
           parse=int, safe_to_change=True),
     Param("average", False, "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: "
-          "every step, the averaged Perceptron).", boolean, "True or False", parse=bool,
-          solvers=("pegasos", "perceptron")),
+          "every step, the averaged Perceptron; ogd: every step, the online-to-batch average).", boolean,
+          "True or False", parse=bool, solvers=("pegasos", "perceptron", "ogd")),
     Param("l1", 0.0, "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the "
           "sum of the losses (McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 "
           "rows); fobos: against the mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",

@@ -21,10 +21,10 @@ def test_scikit_learn_estimator_checks(estimator, check):
 
 @pytest.mark.parametrize("solver", ONLINE)
 def test_every_online_learner_fits_and_predicts(solver):
-    X, y = make_classification(n_samples=400, n_features=8, n_informative=5, random_state=1)
+    X, y = make_classification(n_samples=400, n_features=8, n_informative=5, class_sep=2.0, random_state=1)
     clf = OnlineClassifier(solver=solver, average=True, random_state=0).fit(X, y)
     assert clf.coef_.shape == (1, 8) and clf.n_iter_ == 5
-    assert clf.score(X, y) > 0.65  # chance: 0.5; the oracles of each learner are in its own tests
+    assert clf.score(X, y) > 0.75  # chance: 0.5; the oracles of each learner are in its own tests
 
 
 def test_partial_fit_in_file_order_is_scikit_learns_perceptron():

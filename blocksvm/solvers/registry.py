@@ -13,6 +13,12 @@ DRIVERS = (
     "blocksvm.solvers.dual_cd:DualCDSolver",
     "blocksvm.solvers.pegasos:PegasosSolver",
     "blocksvm.solvers.perceptron:PerceptronSolver",
+    "blocksvm.solvers.passive_aggressive:PassiveAggressiveSolver",
+    "blocksvm.solvers.passive_aggressive:PA1Solver",
+    "blocksvm.solvers.passive_aggressive:PA2Solver",
+    "blocksvm.solvers.confidence_weighted:ConfidenceWeightedSolver",
+    "blocksvm.solvers.confidence_weighted:AROWSolver",
+    "blocksvm.solvers.ogd:OGDSolver",
     "blocksvm.solvers.ftrl:FTRLSolver",
     "blocksvm.solvers.fobos:FOBOSSolver",
 )

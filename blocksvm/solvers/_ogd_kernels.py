@@ -1,0 +1,166 @@
+"""Projected online (sub)gradient descent on the SVM objective, with the iterates' average, on one block.
+
+Problem (the same minimizer as the dual solvers, divided by ``l C``)::
+
+    min_w  f(w) = lambda/2 ||w||^2 + 1/l sum_i loss(y_i w.x_i),    lambda = 1 / (l C)
+
+Zinkevich, "Online Convex Programming and Generalized Infinitesimal Gradient Ascent", ICML 2003
+(steps ``eta / sqrt(t)``); Hazan, Agarwal & Kale, "Logarithmic Regret Algorithms for Online Convex
+Optimization", Machine Learning 2007 (steps ``1 / (lambda t)`` for a ``lambda``-strongly convex
+objective, as Pegasos takes them). Row ``t`` (counted from 1 across blocks and passes) makes, with the
+sub-gradient of ``f_t(w) = lambda/2 ||w||^2 + loss(y_t w.x_t)`` at ``w_t``::
+
+    w <- (1 - eta_t lambda) w + eta_t g_t y_t x_t       g_t = -loss'(y_t w_t.x_t)  (0 at the hinge's kink)
+    w <- min(1, R / ||w||) w                              R = 1/sqrt(lambda) (hinge), sqrt(2/lambda) (squared)
+
+with ``eta_t lambda = rate * t^-power``: ``(1, 1)`` or ``(eta lambda, 1/2)``, the schedule as data
+(so that the first step of ``1 / (lambda t)`` shrinks by exactly 0; a shrink below 0 stops at 0).
+The ball holds the optimum (:meth:`blocksvm.losses.Loss.pegasos_radius`). A row's class weight
+scales its ``g_t``. The online-to-batch average (Cesa-Bianchi, Conconi & Gentile, IEEE Trans. Inf.
+Theory 2004) is ``1/T sum_t w_{t+1}``, the mean of ``w`` after each of the ``T`` rows seen.
+
+A row costs O(nnz) by a scale trick: ``w = scale * v``, so the shrink and the projection change
+``scale`` only, and ``||w||^2`` is tracked as rows change ``v``. The sum of the iterates is kept as
+``p + q v`` (``q`` a number): adding ``w`` is ``q <- q + scale``, and a change ``delta`` of ``v``
+is balanced by ``p <- p - q delta`` on the row's own coordinates. Steps that zero ``w`` (a shrink
+factor ``1 - eta_t lambda <= 0``, as at ``t = 1`` with ``1 / (lambda t)``) fold ``scale`` into
+``v`` (and ``q v`` into ``p``), O(n); so does a ``q`` grown to ``FOLD`` times ``scale``: ``p`` and
+``q v`` would then be far larger than the sum they make (whose rounding error grows with
+``q / scale``), as after the early steps of ``1 / (lambda t)``, where the projection shrinks
+``scale`` at almost every row. Without projections, that is once in about ``FOLD`` rows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from blocksvm.solvers._common import visit_order
+
+# Indices into the OGD state array: w = scale * v, ||w||^2, the step t, the sum's coefficient q.
+SCALE, SQ_NORM, STEP, SUM_SCALE = range(4)
+N_STATE = 4
+# q / scale beyond which the sum of the iterates is folded into p (its relative rounding error: ~1e-16 FOLD)
+FOLD = 1e6
+# Indices into the stats array ogd_block returns.
+LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
+
+
+@njit(cache=True, nogil=True)
+def fold(v, total, state):
+    """``v <- scale v``, ``scale <- 1`` and ``total <- total + q v``, ``q <- 0``: the same ``w`` and sum."""
+    scale, q = state[SCALE], state[SUM_SCALE]
+    for j in range(v.shape[0]):
+        total[j] += q * v[j]
+        v[j] *= scale
+    state[SCALE] = 1.0
+    state[SUM_SCALE] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def ogd_block(indptr, indices, data, y, v, total, state, bias, lam, R, rate, power, loss, cost, weight, seed):
+    """One pass of projected OGD steps over a block's rows (file order when ``seed < 0``).
+
+    Parameters
+    ----------
+    indptr, indices, data : CSR arrays of the block.
+    y : ndarray of float64, shape (n_rows,)
+        +1 or -1.
+    v : ndarray of float64, shape (n_features + 1,)
+        Direction of ``w = state[SCALE] * v``; last entry for the bias feature of value ``bias``
+        (none when ``bias <= 0``).
+    total : ndarray of float64, shape (n_features + 1,)
+        ``p``: the sum of the iterates is ``p + state[SUM_SCALE] * v``.
+    state : ndarray of float64, shape (N_STATE,)
+        ``[scale, ||w||^2, t, q]``, updated in place.
+    lam, R : float
+        ``lambda = 1 / (l C)`` and the radius of the ball.
+    rate, power : float
+        The steps: ``eta_t lambda = rate * t^-power``.
+    loss : ndarray of float64, shape (3,)
+        The loss table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`.
+    cost : ndarray of float64, shape (2,)
+        Weight of the reported loss of negative and positive rows.
+    weight : ndarray of float64, shape (2,)
+        Multiplier of ``g_t`` for negative and positive rows: the class weights (1 without them).
+    seed : int
+
+    Returns
+    -------
+    stats : ndarray of float64, shape (3,)
+        Loss sum and rows with a positive margin, each at the ``w`` the row saw; rows with a
+        nonzero loss gradient.
+    """
+    n_rows = indptr.shape[0] - 1
+    n_w = v.shape[0] - 1
+    bias_sq = bias * bias if bias > 0 else 0.0
+    order = np.empty(n_rows, np.int64)
+    visit_order(order, np.arange(n_rows), n_rows, seed)
+    stats = np.zeros(3, np.float64)
+    for s in range(n_rows):
+        i = order[s]
+        start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
+        # v.x and ||x||^2 in one sweep of the row; w.x = scale v.x
+        dot = v[n_w] * bias if bias > 0 else 0.0
+        x_sq = bias_sq
+        for k in range(start, stop):
+            x = np.float64(data[k])
+            dot += v[np.uint32(indices[k])] * x
+            x_sq += x * x
+        margin = y[i] * state[SCALE] * dot
+        label = 1 if y[i] > 0 else 0
+        slack = loss[0] - margin
+        g = 0.0
+        if slack > 0:
+            stats[LOSS_SEEN] += cost[label] * (slack * (loss[1] + loss[2] * slack))
+            g = weight[label] * (loss[1] + 2.0 * loss[2] * slack)
+            stats[UPDATES] += 1
+        if margin > 0:
+            stats[CORRECT_SEEN] += 1
+        t = state[STEP]
+        eta_lam = rate * t**-power
+        # shrink: w <- (1 - eta lambda) w
+        shrink = 1.0 - eta_lam
+        if shrink <= 0.0:
+            fold(v, total, state)
+            v[:] = 0.0
+            dot = 0.0
+            state[SQ_NORM] = 0.0
+        else:
+            state[SCALE] *= shrink
+            state[SQ_NORM] *= shrink * shrink
+        scale = state[SCALE]
+        # step: w <- w + a x with a = eta g y; ||w + a x||^2 = ||w||^2 + 2 a scale v.x + a^2 ||x||^2
+        if g != 0.0:
+            a = eta_lam / lam * g * y[i]
+            state[SQ_NORM] = max(0.0, state[SQ_NORM] + 2.0 * a * scale * dot + a * a * x_sq)
+            a_v = a / scale
+            q = state[SUM_SCALE]
+            for k in range(start, stop):
+                j = np.uint32(indices[k])
+                delta = a_v * data[k]
+                v[j] += delta
+                total[j] -= q * delta
+            if bias > 0:
+                delta = a_v * bias
+                v[n_w] += delta
+                total[n_w] -= q * delta
+        # project onto the ball of radius R
+        if state[SQ_NORM] > R * R:
+            state[SCALE] *= R / math.sqrt(state[SQ_NORM])
+            state[SQ_NORM] = R * R
+        # the sum of the iterates: + w = scale v
+        state[SUM_SCALE] += state[SCALE]
+        if state[SUM_SCALE] > FOLD * state[SCALE]:  # (also before scale could underflow)
+            fold(v, total, state)
+        state[STEP] = t + 1.0
+    return stats
+
+
+@njit(cache=True, nogil=True)
+def average(v, total, state):
+    """The mean of ``w`` after each row seen (zeros before any): ``(p + q v) / (t - 1)``."""
+    rows = max(state[STEP] - 1.0, 1.0)
+    return (total + state[SUM_SCALE] * v) / rows

@@ -1,0 +1,181 @@
+"""Projected online gradient descent, added through the solver contract: a numpy transcription, Pegasos,
+and LIBLINEAR's optimum.
+
+The transcription keeps ``w`` and the sum of the iterates as plain vectors and makes, row by row, the
+step the textbook writes: ``w <- Pi_R((1 - eta_t lambda) w + eta_t g_t y_t x_t)``, with no scale trick
+and no deferred sums (the kernel has both). It visits the rows in the kernel's order: the text file's, or
+the trainer's schedule (block order, then each block's row order from its seed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from oracle import liblinear_fit, primal
+from sklearn.datasets import load_svmlight_file
+from test_ftrl import loss_gradient, schedule, sparse_rows, write_libsvm
+
+from blocksvm.cli import main
+from blocksvm.errors import ParameterError
+from blocksvm.io import convert
+from blocksvm.model import LinearModel
+from blocksvm.stream import stream
+from blocksvm.train import train
+
+FEATURES = 50
+ROWS = 600
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ogd") / "train.svm"
+    idx, val, y = sparse_rows(np.random.default_rng(19), ROWS, FEATURES, 7, 10, 0.1)
+    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
+    write_libsvm(path, idx, val, y)
+    return path
+
+
+@pytest.fixture(scope="module")
+def in_file_order(text):
+    """The rows of ``text`` in four blocks, stored in file order, values as float64."""
+    path = text.with_suffix(".bsvm")
+    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shuffled(text):
+    path = text.with_suffix(".shuffled.bsvm")
+    convert(text, path, block_rows=150, progress=False)
+    return path
+
+
+class NumpyOGD:
+    """Projected OGD on lambda/2 ||w||^2 + loss(y w.x), one row at a time, and the mean of the iterates."""
+
+    def __init__(self, n_weights: int, rows: int, C: float, loss: str, step_schedule: str, eta: float):
+        self.lam = 1.0 / (rows * C)
+        self.radius = 1.0 / np.sqrt(self.lam) if loss == "hinge" else np.sqrt(2.0 / self.lam)
+        self.w, self.sum, self.t = np.zeros(n_weights), np.zeros(n_weights), 0
+        self.loss, self.step_schedule, self.eta = loss, step_schedule, eta
+        self.correct, self.losses = 0, 0.0  # progressive validation: each row before its update
+
+    def learn(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
+        self.t += 1
+        eta_t = 1.0 / (self.lam * self.t) if self.step_schedule == "inverse" else self.eta / np.sqrt(self.t)
+        margin = y * (self.w @ x)
+        self.correct += margin > 0
+        self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
+        # w - eta_t (lambda w - g y x), a shrink never below 0
+        w = max(0.0, 1.0 - eta_t * self.lam) * self.w + eta_t * weight * loss_gradient(self.loss, margin) * y * x
+        norm = np.linalg.norm(w)
+        self.w = w * self.radius / norm if norm > self.radius else w
+        self.sum += self.w
+
+    def average(self) -> np.ndarray:
+        return self.sum / self.t
+
+
+def dense(X, bias: float) -> np.ndarray:
+    return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
+
+
+@pytest.mark.parametrize("loss, bias, step_schedule, eta, C, class_weight", [
+    ("hinge", 1.0, "inverse", 1.0, 0.5, None), ("squared-hinge", -1.0, "inverse", 1.0, 0.05, None),
+    ("hinge", -1.0, "sqrt", 0.5, 1.0, None), ("squared-hinge", 2.0, "sqrt", 0.2, 0.1, {1: 3.0, -1: 0.5}),
+    ("hinge", 1.0, "sqrt", 130.0, 0.01, None),  # eta lambda / sqrt(t) > 1 for 470 rows: the shrink stops at 0
+])  # fmt: skip
+@pytest.mark.parametrize("average", [False, True])
+def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, loss, bias, step_schedule, eta, C,
+                                                      class_weight, average):  # fmt: skip
+    result = train(in_file_order, solver="ogd", order="file", max_outer=3, loss=loss, bias=bias, C=C,
+                   class_weight=class_weight, ogd_schedule=step_schedule, ogd_eta=eta, average=average,
+                   verbose=0)  # fmt: skip
+    X, y = load_svmlight_file(str(text), n_features=FEATURES)
+    oracle = NumpyOGD(FEATURES + 1, ROWS, C, loss, step_schedule, eta)
+    for _ in range(3):
+        oracle.correct, oracle.losses = 0, 0.0
+        for x, label in zip(dense(X, bias), y):
+            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
+    w = oracle.average() if average else oracle.w
+    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-9, atol=1e-9 * np.abs(w).max())
+    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-9,
+                               atol=1e-9 * np.abs(w).max())  # fmt: skip
+    last = result.history[-1]
+    assert last["progressive_accuracy"] == pytest.approx(oracle.correct / ROWS)
+    assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-9)
+
+
+def test_multiclass_averaged_ogd_is_one_vs_rest_in_the_schedules_order(tmp_path):
+    idx, val, y = sparse_rows(np.random.default_rng(9), 600, 30, 6, 10, 0.05, classes=3)
+    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
+    result = train(tmp_path / "multi.bsvm", solver="ogd", loss="hinge", average=True, max_outer=2, seed=4, verbose=0)
+    assert result.model.coef.shape == (3, 30)
+    oracles = [NumpyOGD(31, 600, 1.0, "hinge", "sqrt", 1.0) for _ in range(3)]
+    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
+        rows = dense(X, 1.0)
+        for i in order:
+            oracles[k].learn(rows[i], 1.0 if labels[i] == k + 1 else -1.0)
+    for k in range(3):
+        w = oracles[k].average()
+        np.testing.assert_allclose(result.model.coef[k], w[:-1], rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(result.model.intercept[k], w[-1], rtol=1e-9, atol=1e-12)
+
+
+def test_steps_of_one_over_lambda_t_are_pegasos_with_batches_of_one(shuffled):
+    """The same algorithm, written apart (Pegasos's kernel steps per mini-batch): the same iterate."""
+    for loss in ("hinge", "squared-hinge"):
+        ogd = train(shuffled, solver="ogd", ogd_schedule="inverse", loss=loss, max_outer=3, seed=2, verbose=0)
+        pegasos = train(shuffled, solver="pegasos", batch_size=1, loss=loss, max_outer=3, seed=2, tol=0, verbose=0)
+        np.testing.assert_allclose(ogd.model.coef, pegasos.model.coef, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(ogd.model.intercept, pegasos.model.intercept, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss, step_schedule, passes, within", [
+    ("hinge", "inverse", 5, 0.02), ("squared-hinge", "sqrt", 10, 0.05),
+])  # fmt: skip
+def test_the_average_nears_the_svm_optimum(small_libsvm, tmp_path, loss, step_schedule, passes, within):
+    """The online-to-batch average's objective, a few passes in, within a few % of LIBLINEAR's optimum."""
+    C = 0.1
+    convert(small_libsvm, tmp_path / "small.bsvm", block_rows=1000, progress=False)
+    result = train(tmp_path / "small.bsvm", solver="ogd", ogd_schedule=step_schedule, loss=loss, C=C, average=True,
+                   max_outer=passes, verbose=0)  # fmt: skip
+    X, y = load_svmlight_file(str(small_libsvm), n_features=result.model.n_features)
+    optimum = primal(*liblinear_fit(X, y, loss, C, 1.0), X, y, C, loss)
+    objective = primal(result.model.coef[0], result.model.intercept[0], X, y, C, loss)
+    assert optimum <= objective <= (1 + within) * optimum
+    assert result.history[-1]["primal"] == pytest.approx(objective, rel=1e-9)  # the final record is exact
+
+
+def test_cli_trains_and_resumes_exactly(shuffled, tmp_path):
+    flags = ["--solver", "ogd", "--average", "--ogd-schedule", "sqrt", "--ogd-eta", "0.7", "--loss", "hinge",
+             "--seed", "9", "-q"]  # fmt: skip
+    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
+    kw = dict(solver="ogd", average=True, ogd_schedule="sqrt", ogd_eta=0.7, loss="hinge", seed=9, verbose=0)
+    whole = train(shuffled, max_outer=4, **kw)
+    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
+    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
+    assert cut.stop_reason.startswith("max_outer")
+    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
+    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
+    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
+    other = train(shuffled, max_outer=4, **{**kw, "ogd_eta": 0.3})
+    assert not np.allclose(other.model.coef, whole.model.coef)  # the flag reaches the learner
+
+
+def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
+    """A stream knows no row count: lambda = 1 / C there (its problem has one row), and so here."""
+    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
+    kw = dict(solver="ogd", average=True, loss="hinge")
+    streamed = stream(text, verbose=0, chunk_bytes=4096, C=1.0, **kw)
+    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, C=1.0 / ROWS, **kw)
+    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+
+
+def test_warm_start_is_refused(shuffled, tmp_path):
+    """OGD's step count and average are more than a model's weights."""
+    train(shuffled, solver="ogd", max_outer=1, verbose=0).model.save(tmp_path / "first.h5")
+    with pytest.raises(ParameterError, match="--solver ogd cannot continue a saved model"):
+        train(shuffled, solver="ogd", max_outer=1, verbose=0, warm_start=tmp_path / "first.h5")
