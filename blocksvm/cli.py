@@ -216,14 +216,17 @@ def _is_number(text: str) -> bool:
     return True
 
 
-@command("train", "train a linear classifier on a block store by block minimization")
+@command("train", "train a linear classifier on a block store (or a LIBSVM file) by block minimization")
 def _train_args(p: argparse.ArgumentParser) -> None:
 
-    p.add_argument("store", help="training store (from 'blocksvm convert')")
+    p.add_argument("store", help="training store (from 'blocksvm convert'), or a LIBSVM file (.gz/.bz2/.xz too), "
+                   "converted once into a cached store beside it")  # fmt: skip
     p.add_argument("model", help="model file to write")
     _add_training_params(p)
     p.add_argument("--warm-start", metavar="MODEL", help="continue this model (online learners)")
-    p.add_argument("--validation", metavar="STORE", help="store whose accuracy is tracked each pass")
+    p.add_argument("--validation", metavar="STORE", help="store (or LIBSVM file) whose accuracy is tracked each pass")
+    p.add_argument("--cache-dir", metavar="DIR", help="keep the cached stores of LIBSVM files here "
+                   "(default: beside each file, as FILE.bsvm-cache)")  # fmt: skip
     p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
     p.add_argument("--checkpoint", metavar="PATH",
                    help="write checkpoints here (every outer iteration, and when stopped)")  # fmt: skip
@@ -270,7 +273,7 @@ def _run_train(args) -> int:
                    verbose=0 if args.quiet else 2 if args.verbose else 1,
                    progress=None if not args.quiet else False, checkpoint=args.checkpoint,
                    checkpoint_every=args.checkpoint_every, checkpoint_seconds=args.checkpoint_seconds,
-                   resume=args.resume, warm_start=args.warm_start)  # fmt: skip
+                   resume=args.resume, warm_start=args.warm_start, cache_dir=args.cache_dir)  # fmt: skip
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})

@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm.errors import ModelError, ParameterError
+from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
@@ -150,7 +151,8 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features), or str, PathLike or
             BlockStore
             Training rows; or the directory of a store made by ``blocksvm convert`` (its labels
-            are the targets).
+            are the targets); or a LIBSVM file, converted once into a cached store beside it
+            (``FILE.bsvm-cache``, reused while the file is unchanged).
         y : array-like of shape (n_samples,), or None
             Target labels; must be None when ``X`` is a store.
 
@@ -163,10 +165,11 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         if _is_store(X):
             if y is not None:
                 raise ValueError("y must be None when X is a block store: the store holds the labels")
-            store = _open_store(X)
+            params = self._train_params(self.class_weight, seed)  # checked before a text file's conversion
+            store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
             self.n_features_in_ = store.n_features
             self._store_index_base = store.index_base
-            return self._fit_store(store, store.classes, self._train_params(self.class_weight, seed))
+            return self._fit_store(store, store.classes, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
         encoder = LabelEncoder().fit(y)

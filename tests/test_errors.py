@@ -402,7 +402,18 @@ CASES = [
     # -- reading a block store (info, train, predict, --validation)
     ("<store>: no such block store", "error", lambda e, t, mp: ["info", t / "absent.bsvm"]),
     ("<path> is not a block store (a store is a directory made by 'blocksvm convert'; convert a LIBSVM file "
-     "first)", "error", lambda e, t, mp: ["train", e.text, t / "m.h5"]),
+     "first)", "error", lambda e, t, mp: ["info", e.text]),
+    # -- training on a LIBSVM file: its cached store
+    ("<path>: no such file or block store", "error", lambda e, t, mp: ["train", t / "absent.txt", t / "m.h5"]),
+    ("cannot create the cached store <store> for <file>: folder <folder> is not writable (permission denied or a "
+     "read-only file system); pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere", "error",
+     read_only(lambda e, t, mp: ["train", e.copy(t / "ro", e.text), t / "m.h5"])),
+    ("cannot create the cached store <store> for <file>: folder <folder> cannot be created (<reason>); pass "
+     "--cache-dir DIR (cache_dir= in Python) to put it elsewhere", "error",
+     lambda e, t, mp: ["train", e.text, t / "m.h5", "--cache-dir", write(t / "f", "") / "sub"]),
+    ("cannot create the cached store <store> for <file>: <store> exists and is not a block store; remove it, or "
+     "pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere", "error",
+     lambda e, t, mp: (t / "train.txt.bsvm-cache").mkdir() or ["train", e.copy(t, e.text), t / "m.h5"]),
     ("<store> is not a complete block store: it has no manifest.json", "error",
      lambda e, t, mp: ["info", t]),
     ("<store> is not a complete block store: it has no manifest.json (an interrupted conversion leaves such a "

@@ -309,13 +309,15 @@ def train(store, params: TrainParams | None = None, *, validation=None,
           history_path: str | os.PathLike | None = None, verbose: int = 1, progress: bool | None = None,
           checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 0,
           checkpoint_seconds: float | None = None, resume: str | os.PathLike | None = None,
-          warm_start: str | os.PathLike | None = None, **overrides) -> TrainResult:  # fmt: skip
+          warm_start: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None,
+          **overrides) -> TrainResult:  # fmt: skip
     """Train a linear SVM on a block store by block minimization.
 
     Parameters
     ----------
     store : BlockStore or path
-        Training data, from :func:`blocksvm.convert`.
+        Training data, from :func:`blocksvm.convert`; or a LIBSVM text file, converted once into a
+        cached store (:mod:`blocksvm.io.text_cache`) and reused while the file is unchanged.
     params : TrainParams, optional
         Hyper-parameters and stopping rules; keyword ``overrides`` (``C=0.1``, ``loss="hinge"``,
         ...) replace its fields.
@@ -334,6 +336,8 @@ def train(store, params: TrainParams | None = None, *, validation=None,
     warm_start : path, optional
         Start from this model's weights (same classes; features beyond the model's start at zero).
         For solvers whose state is their weights (the online learners).
+    cache_dir : path, optional
+        Folder of the cached stores of text inputs (default: beside each text file).
 
     Returns
     -------
@@ -355,6 +359,12 @@ def train(store, params: TrainParams | None = None, *, validation=None,
     if checkpoint and not resume and os.path.exists(checkpoint):
         raise CheckpointError(f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
                               "continue that run, or remove it to start anew")  # fmt: skip
+    from blocksvm.io.text_cache import say_to_stderr, store_or_cached
+
+    params.validate()  # a bad parameter must not wait for the conversion of a text input
+    say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
+    store = store_or_cached(store, cache_dir, say=say, progress=bars)
+    validation = store_or_cached(validation, cache_dir, say=say, progress=bars)
     checkpointer = (Checkpointer(checkpoint, every_blocks=checkpoint_every, every_seconds=checkpoint_seconds)
                     if checkpoint else None)  # fmt: skip
     trainer = Trainer(store, params, validation=validation, history_path=history_path,

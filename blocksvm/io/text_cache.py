@@ -1,0 +1,174 @@
+"""A LIBSVM text file as a training input: converted once into a cached block store, reused while unchanged.
+
+``blocksvm train data.txt model.h5`` trains from ``data.txt.bsvm-cache/`` beside the file (or under
+``--cache-dir``). The cache is a plain store (docs/FORMAT.md) plus ``source.json``, the fingerprint
+it was made from: the text file's size and mtime (ns), the conversion options and the blocksvm
+version, and the store's id. The cache is reused only while all of them match; otherwise it is
+converted again, atomically replacing the stale one.
+
+Why a kill never leaves a cache that looks valid: the converter publishes the store by one
+rename, and ``source.json`` is written (atomically) only after that; a store without a matching
+``source.json`` is stale, whatever else it holds. The fingerprint is taken before converting,
+so a file changed during the conversion does not match it afterwards either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from blocksvm import __version__
+from blocksvm.errors import ParameterError, StoreError
+from blocksvm.io.convert import convert
+from blocksvm.store import BlockStore
+from blocksvm.store import format as F
+from blocksvm.store.writer import write_json_atomic
+
+CACHE_SUFFIX = ".bsvm-cache"
+SOURCE_FILE = "source.json"  # the fingerprint, beside the manifest
+# convert()'s keywords that are not conversion options; "jobs" changes the speed, not the store
+NOT_OPTIONS = ("input", "output", "overwrite", "progress")
+NOT_FINGERPRINTED = ("jobs",)
+
+
+def say_to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def store_for(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
+              convert_options: dict | None = None, say: Callable[[str], None] | None = say_to_stderr,
+              progress: bool | None = False) -> Path:  # fmt: skip
+    """The store to train from: ``path`` itself if it is a directory, else the cached store of the text file.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A block store directory, or a LIBSVM/svmlight file (plain, .gz, .bz2, .xz).
+    cache_dir : str or PathLike, optional
+        Folder of the cached store (created if missing); default: beside the text file.
+    convert_options : dict, optional
+        Keywords of :func:`blocksvm.convert` (``block_mb``, ``dtype``, ``seed``, ...); default: its defaults.
+    say : callable, optional
+        Told one line when the file is converted or its cache reused; None is quiet.
+    progress : bool, optional
+        Progress bars while converting (None: when standard error is a terminal).
+
+    Returns
+    -------
+    Path
+        A directory that :class:`~blocksvm.store.BlockStore` opens.
+
+    Raises
+    ------
+    StoreError
+        ``path`` does not exist, or the cache cannot be written where it goes.
+    InputFormatError
+        The text file is malformed (file and line in the message).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return path  # a store (BlockStore says what is wrong if it is not one)
+    if not path.exists():
+        raise StoreError(f"{path}: no such file or block store")
+    options = conversion_options(convert_options)
+    cache = cache_path(path, cache_dir)
+    stat = path.stat()  # before converting: a file changed meanwhile must not match afterwards
+    wanted = _fingerprint(path, stat, options)
+    found = _cached_fingerprint(cache)
+    if found is not None and _same_source(found, wanted):
+        _say(say, f"using the cached store {cache}")
+        return cache
+    _check_cache_location(cache, path)
+    why = "again: the file or the conversion options changed" if found else "once; reused while the file is unchanged"
+    _say(say, f"converting {path} into the cached store {cache} ({why})")
+    jobs = options.pop("jobs", None)
+    convert(path, cache, overwrite=True, progress=progress, jobs=jobs, **options)
+    wanted["store_id"] = BlockStore(cache).store_id
+    write_json_atomic(cache / SOURCE_FILE, wanted)
+    return cache
+
+
+def store_or_cached(source, cache_dir: str | os.PathLike | None = None, *,
+                    say: Callable[[str], None] | None = say_to_stderr, progress: bool | None = False):  # fmt: skip
+    """``source`` as a training input: None or an open :class:`BlockStore` as is, a path through :func:`store_for`."""
+    if source is None or isinstance(source, BlockStore):
+        return source
+    return store_for(source, cache_dir, say=say, progress=progress)
+
+
+def cache_path(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Where the cached store of the text file ``path`` goes.
+
+    Beside the file: ``data.txt.bsvm-cache``. Under ``cache_dir`` the name also carries a digest of
+    the file's folder, so that two ``data.txt`` of different folders do not evict each other.
+    """
+    path = Path(path)
+    if cache_dir is None:
+        return path.with_name(path.name + CACHE_SUFFIX)
+    folder = hashlib.sha256(str(path.resolve().parent).encode()).hexdigest()[:8]
+    return Path(cache_dir) / f"{path.name}.{folder}{CACHE_SUFFIX}"
+
+
+def conversion_options(given: dict | None = None) -> dict:
+    """:func:`blocksvm.convert`'s defaults, updated by ``given`` (unknown names refused)."""
+    defaults = {name: p.default for name, p in inspect.signature(convert).parameters.items()
+                if p.kind is p.KEYWORD_ONLY and name not in NOT_OPTIONS}  # fmt: skip
+    unknown = set(given or {}) - set(defaults)
+    if unknown:
+        raise ParameterError(f"unknown conversion option(s) {', '.join(sorted(unknown))}; "
+                             f"choose among {', '.join(sorted(defaults))}")  # fmt: skip
+    return {**defaults, **(given or {})}
+
+
+def _fingerprint(path: Path, stat: os.stat_result, options: dict) -> dict:
+    kept = {name: value for name, value in options.items() if name not in NOT_FINGERPRINTED}
+    return {
+        "source": str(path.resolve()),  # for a reader; moving file and cache together keeps the cache
+        "bytes": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "options": json.loads(json.dumps(kept)),  # as read back: tuples become lists, keys strings
+        "blocksvm": __version__,
+    }
+
+
+def _same_source(found: dict, wanted: dict) -> bool:
+    return all(found.get(key) == wanted[key] for key in ("bytes", "mtime_ns", "options", "blocksvm"))
+
+
+def _cached_fingerprint(cache: Path) -> dict | None:
+    """The fingerprint of a complete cached store at ``cache``, or None if there is none that opens."""
+    try:
+        found = json.loads((cache / SOURCE_FILE).read_text())
+        store_id = BlockStore(cache).store_id
+    except (OSError, ValueError, StoreError):
+        return None
+    if not isinstance(found, dict) or found.get("store_id") != store_id:
+        return None  # the store was replaced after its fingerprint was written
+    return found
+
+
+def _check_cache_location(cache: Path, source: Path) -> None:
+    """Refuse, in one line, a cache that cannot be written, or a path the cache would wrongly replace."""
+    remedy = "pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere"
+    folder = cache.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)  # a --cache-dir may not exist yet
+    except OSError as exc:
+        raise StoreError(f"cannot create the cached store {cache} for {source}: folder {folder} cannot be "
+                         f"created ({exc.strerror or exc}); {remedy}") from None  # fmt: skip
+    if not os.access(folder, os.W_OK):
+        raise StoreError(f"cannot create the cached store {cache} for {source}: folder {folder} is not writable "
+                         f"(permission denied or a read-only file system); {remedy}")  # fmt: skip
+    if cache.exists() and not (cache / F.MANIFEST).is_file():  # not one of ours: never delete it
+        raise StoreError(f"cannot create the cached store {cache} for {source}: {cache} exists and is not a block "
+                         f"store; remove it, or {remedy}")  # fmt: skip
+
+
+def _say(say: Callable[[str], None] | None, text: str) -> None:
+    if say is not None:
+        say(text)
