@@ -9,6 +9,7 @@ Ctrl-C (SIGINT), 143 stopped by SIGTERM (training saves its model and checkpoint
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -235,6 +236,9 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint-seconds", type=float, metavar="SECONDS",
                    help="also checkpoint when this many seconds passed since the last one")  # fmt: skip
     p.add_argument("--resume", metavar="PATH", help="continue from this checkpoint (and keep writing it)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="train on this dask.distributed cluster (e.g. "
+                   "tcp://host:8786) by CoCoA+ rounds, --workers shards (default: one per worker); the workers read "
+                   "the store at the same path (docs/PARALLEL.md)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the training summary as JSON")
     p.set_defaults(run=_run_train)
 
@@ -262,6 +266,7 @@ def _train_params(args):
 
 def _run_train(args) -> int:
     from blocksvm.train import train
+    from blocksvm.train.parallel import connect
 
     params = _train_params(args)
     history = args.history or f"{args.model}.history.jsonl"
@@ -269,11 +274,14 @@ def _run_train(args) -> int:
     for what, path in outputs.items():  # before training, not after hours of it
         if path:
             check_writable(path, what)
-    result = train(args.store, params, validation=args.validation, history_path=history,
-                   verbose=0 if args.quiet else 2 if args.verbose else 1,
-                   progress=None if not args.quiet else False, checkpoint=args.checkpoint,
-                   checkpoint_every=args.checkpoint_every, checkpoint_seconds=args.checkpoint_seconds,
-                   resume=args.resume, warm_start=args.warm_start, cache_dir=args.cache_dir)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(connect(args.scheduler)) if args.scheduler else None
+        result = train(args.store, params, validation=args.validation, history_path=history,
+                       verbose=0 if args.quiet else 2 if args.verbose else 1,
+                       progress=None if not args.quiet else False, checkpoint=args.checkpoint,
+                       checkpoint_every=args.checkpoint_every, checkpoint_seconds=args.checkpoint_seconds,
+                       resume=args.resume, warm_start=args.warm_start, cache_dir=args.cache_dir,
+                       client=client)  # fmt: skip
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})

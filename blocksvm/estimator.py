@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm.errors import ModelError, ParameterError
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
+from blocksvm.params import ESTIMATOR_NAMES
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
@@ -36,15 +37,18 @@ from blocksvm.train import TrainParams, train
 from blocksvm.train.params import PARAMS
 from blocksvm.train.records import StopRules
 
-# Parameters of the estimator besides the training parameters (``seed`` is ``random_state`` here).
+# Parameters of the estimator besides the training parameters (those of ESTIMATOR_NAMES are named as
+# scikit-learn names them).
 OWN_PARAMS: dict[str, tuple[object, str]] = {
     "block_size": (100_000, "Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf)."),
     "random_state": (None, "int, RandomState instance or None. Seeds the row shuffle of the temporary store and "
                            "the block and row orders of training (the training parameter ``seed``)."),
     "verbose": (0, "0 silent, 1 one line per pass (standard error)."),
     "tmp_dir": (None, "Folder for the temporary store (default: the system's temporary folder)."),
+    "n_jobs": (None, "int or None. Shards of the blocks solved at once on threads by CoCoA+ rounds (the training "
+                     "parameter ``workers``, docs/PARALLEL.md); None or 1: the serial trainer."),
 }
-TRAINING = tuple(name for name in PARAMS if name != "seed")  # the training parameters, as declared
+TRAINING = tuple(name for name in PARAMS if name not in ESTIMATOR_NAMES)  # the training parameters, as declared
 
 
 def declared_init(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None):
@@ -180,6 +184,8 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         codes = encoder.transform(y).astype(np.float64)
         params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
         block_size = self._checked_block_size()
+        if params.workers and params.workers > 1:  # each of the n_jobs shards needs blocks of its own
+            block_size = min(block_size, -(-X.shape[0] // params.workers))
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
             store = write_array_store(Path(folder) / "train.bsvm", X, codes, block_size=block_size, seed=seed)
@@ -222,7 +228,7 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
     def _train_params(self, class_weight, seed: int) -> TrainParams:
         """The estimator's parameters as checked training parameters (the CLI's check)."""
         values = {name: _plain(getattr(self, name)) for name in TRAINING}
-        values.update(class_weight=_plain(class_weight), seed=seed)
+        values.update(class_weight=_plain(class_weight), seed=seed, workers=_plain(self.n_jobs))
         if isinstance(values["class_weight"], dict):
             values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] == "squared_hinge":

@@ -197,6 +197,10 @@ COMMON: tuple[Param, ...] = (
 )
 
 
+# Training parameters the estimators name as scikit-learn does.
+ESTIMATOR_NAMES = {"seed": "random_state", "workers": "n_jobs"}
+
+
 def markdown_table(params: tuple[Param, ...], estimator_names: dict[str, str]) -> str:
     """The reference table of docs/PARAMETERS.md."""
     lines = ["| parameter | `blocksvm train` | `BlockSVC` | default | range | solvers | what it does |",

@@ -15,6 +15,7 @@ import errno
 import gzip
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -181,6 +182,46 @@ def fail_with(exc: BaseException):
         raise exc
 
     return fail
+
+
+class NoWorkersClient:
+    """A dask client of a scheduler that no worker has joined."""
+
+    def __init__(self, address, timeout=None):
+        self.scheduler = type("Scheduler", (), {"address": address})()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        pass
+
+    def scheduler_info(self):
+        return {"workers": {}}
+
+    def wait_for_workers(self, n, timeout=None):
+        raise TimeoutError
+
+
+def a_scheduler_without_workers(e, t, mp):
+    mp.setattr(pytest.importorskip("distributed"), "Client", NoWorkersClient)
+    return ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1"]
+
+
+def shipped_to_a_worker_with_another_store(e, t, mp):
+    """``--workers 2`` whose shards, as if pickled to a worker, find another store at the path."""
+    from blocksvm.train import parallel
+
+    def shipped(self, shards):
+        self.shards = pickle.loads(pickle.dumps(shards))
+        for shard in self.shards:
+            shard.view.fingerprint = "another store"
+
+    mp.setattr(parallel.ThreadEngine, "__init__", shipped)
+    return ["train", e.store, t / "m.h5", "--workers", "2"]
 
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -586,6 +627,21 @@ CASES = [
      patched("blocksvm.cli", "_print_info", fail_with(RuntimeError("oops")), lambda e, t, mp: ["info", e.store])),
     ("out of memory (smaller blocks need less: convert with a smaller --block-mb)", "error",
      patched("blocksvm.cli", "_print_info", fail_with(MemoryError()), lambda e, t, mp: ["info", e.store])),
+    # -- parallel training (--workers, --scheduler)
+    ("--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not <solver>", "error",
+     lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "2", "--solver", "pegasos"]),
+    ("workers (<k>) must be at most the store's blocks (<n>): each shard is whole blocks; convert with a smaller "
+     "--block-size for more", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "999"]),
+    ("--scheduler needs dask.distributed: pip install 'blocksvm[dask]'", "error",
+     lambda e, t, mp: mp.setitem(sys.modules, "distributed", None) or ["train", e.store, t / "m.h5", "--scheduler",
+                                                                        "tcp://127.0.0.1:1"]),
+    ("cannot reach a dask scheduler at <address> (<error>): start one ('dask scheduler') or check the address",
+     "error", patched("blocksvm.train.parallel", "CONNECT_SECONDS", 0.5, lambda e, t, mp: pytest.importorskip(
+         "distributed") and ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1"])),
+    ("the dask scheduler at <address> has no workers (waited <n> s): start some ('dask worker ADDRESS')", "error",
+     a_scheduler_without_workers),
+    ("<store> on this worker is not the store being trained: the workers must read the same store at the same path "
+     "(a shared file system)", "error", shipped_to_a_worker_with_another_store),
 ]  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from blocksvm import BlockSVC
 from blocksvm.cli import build_parser
 from blocksvm.errors import ParameterError
 from blocksvm.estimator import OWN_PARAMS
+from blocksvm.params import ESTIMATOR_NAMES
 from blocksvm.solvers import SOLVERS
 from blocksvm.train import TrainParams
 from blocksvm.train.params import PARAMS, reference_page
@@ -41,15 +42,17 @@ def test_every_declared_flag_is_in_train_help():
 def test_train_help_has_no_training_flag_that_is_not_declared():
     parser = next(a for a in build_parser()._actions if a.dest == "command").choices["train"]
     run_options = {"help", "quiet", "verbose", "debug", "store", "model", "validation", "history", "checkpoint",
-                   "checkpoint_every", "checkpoint_seconds", "resume", "json", "cache_dir", "warm_start"}  # fmt: skip
+                   "checkpoint_every", "checkpoint_seconds", "resume", "json", "cache_dir", "warm_start",
+                   "scheduler"}  # fmt: skip
     assert {a.dest for a in parser._actions} - run_options == set(PARAMS)
 
 
 def test_estimator_parameters_are_the_declared_ones():
     names = set(inspect.signature(BlockSVC.__init__).parameters) - {"self"}
-    assert names == (set(PARAMS) - {"seed"}) | set(OWN_PARAMS)
+    assert names == (set(PARAMS) - set(ESTIMATOR_NAMES)) | set(OWN_PARAMS)
+    assert set(ESTIMATOR_NAMES.values()) <= set(OWN_PARAMS)
     defaults = BlockSVC().get_params()
-    for name in set(PARAMS) - {"seed"}:
+    for name in set(PARAMS) - set(ESTIMATOR_NAMES):
         assert defaults[name] == PARAMS[name].default, name
         assert f"    {name} : default=" in BlockSVC.__doc__
 

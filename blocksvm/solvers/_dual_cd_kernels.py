@@ -40,7 +40,7 @@ AHEAD = 8
 @njit(cache=True, nogil=True)
 def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
                 b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha,
-                w, bias, upper, diag, cost, loss, max_passes, inner_eps, seed):  # fmt: skip
+                w, bias, upper, diag, cost, loss, max_passes, inner_eps, seed, sigma=1.0):  # fmt: skip
     """Run dual CD passes over the rows of block A and companion rows B, updating alpha and w.
 
     The free coordinates are A's rows and B's rows, visited together in one random order per
@@ -72,6 +72,9 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
         Stop after a pass whose PG violation ``max PG - min PG`` is at most this (< 0: never).
     seed : int
         Seed of the row orders (< 0: the rows in stored order, every pass).
+    sigma : float
+        CoCoA+'s sigma' (>= 1): ``w`` is a worker's local ``w + sigma' dw`` and the local
+        subproblem's curvature is ``sigma' ||x_i||^2 + D_ii`` (docs/PARALLEL.md); 1 is plain dual CD.
 
     Returns
     -------
@@ -88,9 +91,9 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
     # step reads one array of each whichever block a row comes from.
     y = np.concatenate((a_y, b_y))
     alpha = np.concatenate((a_alpha, b_alpha))  # copied back to a_alpha and b_alpha at the end
-    qd_inv = np.concatenate((a_sq_norms, b_sq_norms))  # 1 / Qbar_ii = 1 / (||x_i||^2 + B^2 + D_ii)
+    qd_inv = np.concatenate((a_sq_norms, b_sq_norms))  # 1 / Qbar_ii = 1 / (sigma (||x_i||^2 + B^2) + D_ii)
     for i in range(n_rows):
-        qd = qd_inv[i] + bias_sq + diag[1 if y[i] > 0 else 0]
+        qd = sigma * (qd_inv[i] + bias_sq) + diag[1 if y[i] > 0 else 0]
         # A row with no features, no bias and the hinge loss has Qbar_ii = 0: as in LIBLINEAR,
         # G / Qbar_ii is then -inf (G = -1), and the step clips alpha_i to its upper bound C.
         qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
@@ -176,10 +179,10 @@ def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
                 first_min = min(first_min, PG)
             if abs(PG) <= 1.0e-12:
                 continue
-            # clipped Newton step, then w += (alpha_i - alpha_old) y_i x_i
+            # clipped Newton step, then w += sigma (alpha_i - alpha_old) y_i x_i
             alpha_new = min(max(alpha_old - G * qd_inv[i], 0.0), U)
             alpha[i] = alpha_new
-            d = (alpha_new - alpha_old) * yi
+            d = (alpha_new - alpha_old) * yi * sigma
             if i < n_a:
                 for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
                     w[np.uint32(a_indices[k])] += d * a_data[k]

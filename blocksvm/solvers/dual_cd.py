@@ -35,6 +35,10 @@ class DualCDSolver(Solver):
               "a positive number of megabytes", metavar="MB", solvers=("dual-cd",)),
         Param("inner_passes", 5, "Passes of dual CD over its working set per visit at most.", count,
               "an integer >= 1", parse=int, solvers=("dual-cd",)),
+        Param("workers", None, "Shards of the blocks solved at once by CoCoA+ rounds (docs/PARALLEL.md): on "
+              "threads of this process, or one per worker of a dask cluster (--scheduler). None: 1, or with a "
+              "cluster, one per worker. 1 is the serial trainer.", count, "an integer >= 1 or None", none_ok=True,
+              parse=int, metavar="K", solvers=("dual-cd",)),
         Param("inner_eps", 0.0, "Inner early stop: a visit ends after a pass whose PG violation is at most this "
               "(0: always make inner_passes passes).", non_negative, "a number >= 0", solvers=("dual-cd",)),
     )
@@ -46,6 +50,7 @@ class DualCDSolver(Solver):
         self.inner_passes = params.inner_passes
         self.inner_eps = params.inner_eps if params.inner_eps > 0 else -1.0
         self.working_set = params.working_set
+        self.sigma = 1.0  # CoCoA+'s sigma' when this solver is one worker's of K (blocksvm.train.parallel)
         n_k = problem.n_problems
         self.w = np.zeros((n_k, problem.n_weights))
         self.alpha = np.zeros((n_k, problem.n_rows))
@@ -82,7 +87,7 @@ class DualCDSolver(Solver):
                 a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], a_alpha,
                 b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], b_alpha,
                 W[k], p.bias, upper, diag, p.costs[k], p.loss.table, self.inner_passes,
-                self.inner_eps, int(seeds[k]),
+                self.inner_eps, int(seeds[k]), self.sigma,
             )  # fmt: skip
             local["alpha"][k] = a_alpha
             local["sums"][k] = _sums(a["y"][k], a_alpha, diag)

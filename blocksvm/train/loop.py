@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -30,6 +30,7 @@ from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import correct_predictions, evaluate_block
 from blocksvm.store import BlockStore, ReadStats
+from blocksvm.train.parallel import CoCoASolver
 from blocksvm.train.params import TrainParams
 from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
 from blocksvm.train.schedule import kernel_seeds, remaining_blocks
@@ -73,16 +74,23 @@ class Trainer:
         tqdm bar over the blocks of a pass (default: when standard error is a terminal).
     checkpointer : Checkpointer, optional
         Told after every block, every pass and at the stop; given :meth:`snapshot` to write.
+    client : dask.distributed.Client, optional
+        Run CoCoA+ rounds on this cluster (:mod:`.parallel`); ``params.workers`` shards (default:
+        one per worker of the cluster). Without a client, ``workers > 1`` runs them on threads.
     """
 
     def __init__(self, store, params: TrainParams, *, validation=None, history_path=None,
-                 verbose: int = 1, progress: bool | None = None, checkpointer=None):  # fmt: skip
+                 verbose: int = 1, progress: bool | None = None, checkpointer=None, client=None):  # fmt: skip
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
-        self.params = params.validate()
+        self.params = _with_workers(params.validate(), client)
         self.validation = _open_validation(validation, self.store)
         solver_class = SOLVERS[self.params.solver]
         self.problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
-        self.solver = solver_class(self.problem, self.params, self.store)
+        self.parallel = client is not None or self.params.workers > 1
+        if self.parallel:  # CoCoA+ rounds: a pass is one round of every shard at once
+            self.solver = CoCoASolver(self.problem, self.params, self.store, client)
+        else:
+            self.solver = solver_class(self.problem, self.params, self.store)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         self.state = TrainState(sums=PassSums.zeros(self.problem.n_problems))
         self.monitor = Monitor(history_path, verbose=verbose)
@@ -137,6 +145,8 @@ class Trainer:
 
     def _run_pass(self, stop) -> bool:
         """Solve the remaining blocks of the current outer iteration; False if stopped early."""
+        if self.parallel:
+            return self._run_round()
         p, st, store = self.params, self.state, self.store
         self.solver.start_pass(st.outer)
         n_k = self.problem.n_problems
@@ -162,6 +172,17 @@ class Trainer:
                     return st.position == store.n_blocks and not stop
         finally:
             bar.close()
+        return True
+
+    def _run_round(self) -> bool:
+        """One CoCoA+ round: every block once, on the shards at once (signals and the time limit wait for its end)."""
+        st = self.state
+        self.solver.start_pass(st.outer)
+        start = time.perf_counter()
+        st.sums, self.read_stats = self.solver.round(st.outer)
+        self.monitor.detail(f"round {st.outer}: {time.perf_counter() - start:.2f} s on {self.params.workers} shards")
+        st.position = st.sums.blocks
+        st.blocks_visited += st.sums.blocks
         return True
 
     def _checkpoint(self, write) -> None:
@@ -235,6 +256,8 @@ class Trainer:
 
     def evaluate(self) -> tuple[np.ndarray, int]:
         """Exact pass: loss sums per problem and correct rows, at the current weights."""
+        if self.parallel:
+            return self.solver.evaluate()
         W = self.solver.weights()
         losses = np.zeros(self.problem.n_problems)
         correct = 0
@@ -293,6 +316,14 @@ def _final_line(summary: dict) -> str:
     return ", ".join(parts)
 
 
+def _with_workers(params: TrainParams, client) -> TrainParams:
+    """``params`` with the number of shards settled: as given, else one per worker of ``client``'s cluster, else 1."""
+    if params.workers is not None:
+        return params
+    workers = len(client.scheduler_info()["workers"]) if client is not None else 1
+    return replace(params, workers=max(workers, 1))
+
+
 def _open_validation(validation, store: BlockStore) -> BlockStore | None:
     if validation is None:
         return None
@@ -310,7 +341,7 @@ def train(store, params: TrainParams | None = None, *, validation=None,
           checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 0,
           checkpoint_seconds: float | None = None, resume: str | os.PathLike | None = None,
           warm_start: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None,
-          **overrides) -> TrainResult:  # fmt: skip
+          client=None, **overrides) -> TrainResult:  # fmt: skip
     """Train a linear SVM on a block store by block minimization.
 
     Parameters
@@ -338,6 +369,10 @@ def train(store, params: TrainParams | None = None, *, validation=None,
         For solvers whose state is their weights (the online learners).
     cache_dir : path, optional
         Folder of the cached stores of text inputs (default: beside each text file).
+    client : dask.distributed.Client, optional
+        Train on this dask cluster by CoCoA+ rounds (``workers`` shards, default one per worker;
+        docs/PARALLEL.md). The workers read the store at the same path. ``workers=K`` without a
+        client runs the K shards on threads of this process.
 
     Returns
     -------
@@ -368,7 +403,7 @@ def train(store, params: TrainParams | None = None, *, validation=None,
     checkpointer = (Checkpointer(checkpoint, every_blocks=checkpoint_every, every_seconds=checkpoint_seconds)
                     if checkpoint else None)  # fmt: skip
     trainer = Trainer(store, params, validation=validation, history_path=history_path,
-                      verbose=verbose, progress=progress, checkpointer=checkpointer)  # fmt: skip
+                      verbose=verbose, progress=progress, checkpointer=checkpointer, client=client)  # fmt: skip
     if warm_start and not resume:
         trainer.start_from(LinearModel.load(warm_start), str(warm_start))
     if checkpointer is None:

@@ -81,7 +81,7 @@ TrainParams = make_dataclass(
 
 def reference_page() -> str:
     """docs/PARAMETERS.md: ``python -m blocksvm.train.params > docs/PARAMETERS.md`` writes it."""
-    from blocksvm.params import markdown_table
+    from blocksvm.params import ESTIMATOR_NAMES, markdown_table
 
     return (
         "# Training parameters\n\n"
@@ -89,7 +89,7 @@ def reference_page() -> str:
         "`python -m blocksvm.train.params > docs/PARAMETERS.md`; tests/test_params.py checks that this page, "
         "`blocksvm train --help` and `BlockSVC` agree with them. Parameters marked safe to change in "
         "docs/CHECKPOINTS.md may differ when a run resumes.\n\n"
-        + markdown_table(tuple(PARAMS.values()), {"seed": "random_state"})
+        + markdown_table(tuple(PARAMS.values()), ESTIMATOR_NAMES)
     )
 
 

@@ -1,0 +1,340 @@
+"""CoCoA+ rounds: dual CD on K shards of the blocks at once, on joblib threads or a dask cluster.
+
+CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtarik & Takac, ICML 2015; Smith et al., JMLR 2018) with
+adding (gamma = 1) and sigma' = K. The store's blocks are dealt to K shards (block ``b`` to shard
+``b mod K``). Each round, every worker
+
+1. starts from the current ``w``,
+2. makes one pass of block minimization over its shard's blocks (blocks in a random order, its
+   working set included) on its local subproblem: dual CD whose steps move the local
+   ``w_k = w + sigma' dw_k`` and whose curvature is ``sigma' ||x_i||^2 + D_ii``,
+3. returns ``w_k`` and its blocks' dual sums.
+
+The driver adds the updates: ``w + sum_k dw_k = mean_k w_k`` (with sigma' = K), so ``w = sum_i
+alpha_i y_i x_i`` still holds and the dual objective stays exact from the per-block sums: the
+duality gap, the stop rule and the certificate are the serial trainer's. With K = 1 a round is a
+serial pass, bit for bit. docs/PARALLEL.md has the guarantee, the costs and the scale on paper.
+
+Engines: :class:`ThreadEngine` runs the shards on joblib threads in this process (the kernels
+release the GIL); :class:`DaskEngine` keeps each shard (its ``alpha`` and working set) on a dask
+worker as a future, sends ``w`` out and gets ``w_k`` back. A shard's round is a pure function of
+(shard, w, round), so dask may run it again after a worker dies: no update is lost or applied twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import operator
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from blocksvm.errors import ParameterError, StoreError
+from blocksvm.solvers.base import Solver
+from blocksvm.solvers.dual_cd import DualCDSolver
+from blocksvm.solvers.evaluate import evaluate_block
+from blocksvm.store import BlockStore, ReadStats
+from blocksvm.train.records import PassSums
+from blocksvm.train.schedule import block_order, kernel_seeds
+
+# Test-only fault: "ROUND,SHARD,MARKER" makes that shard's task end its process (os._exit, as a
+# SIGKILL would) in that round, once: the first time, when MARKER does not exist yet.
+FAULT_VARIABLE = "BLOCKSVM_TEST_EXIT_IN_ROUND"
+# Seconds to reach a scheduler, and to wait for its first worker.
+CONNECT_SECONDS = 20.0
+
+
+def shard_blocks(n_blocks: int, n_shards: int) -> list[np.ndarray]:
+    """The blocks of each shard: block ``b`` goes to shard ``b mod n_shards``."""
+    if n_shards > n_blocks:
+        raise ParameterError(f"workers ({n_shards}) must be at most the store's blocks ({n_blocks}): each "
+                             "shard is whole blocks; convert with a smaller --block-size for more")  # fmt: skip
+    return [np.arange(k, n_blocks, n_shards) for k in range(n_shards)]
+
+
+class ShardView:
+    """The blocks of one shard as a store of their own: local block indices and row offsets.
+
+    Pickled, it keeps the store's path and fingerprint, and reopens the store where it lands (a
+    dask worker reads the block files from the same path: a shared file system).
+    """
+
+    def __init__(self, store: BlockStore, blocks: np.ndarray):
+        self.path, self.fingerprint = store.path, store.fingerprint
+        self.blocks = np.asarray(blocks, dtype=np.int64)
+        self.row_offsets = np.concatenate(([0], np.cumsum(store.block_rows[self.blocks])))
+        self._store: BlockStore | None = store
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_store": None}
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.row_offsets[-1])
+
+    @property
+    def store(self) -> BlockStore:
+        if self._store is None:
+            store = BlockStore(self.path)
+            if store.fingerprint != self.fingerprint:
+                raise StoreError(f"{self.path} on this worker is not the store being trained: the workers must "
+                                 "read the same store at the same path (a shared file system)")  # fmt: skip
+            self._store = store
+        return self._store
+
+    def localize(self, block, local: int):
+        """``block`` renumbered as the shard's block ``local``."""
+        return dataclasses.replace(block, index=local, row_offset=int(self.row_offsets[local]))
+
+    def read_block(self, local: int):
+        return self.localize(self.store.read_block(int(self.blocks[local])), local)
+
+    def iter_blocks(self, local_order: np.ndarray, *, prefetch: int, stats: ReadStats):
+        blocks = self.store.iter_blocks(self.blocks[local_order], prefetch=prefetch, stats=stats)
+        for local, block in zip(local_order, blocks):
+            yield self.localize(block, int(local))
+
+
+class Shard:
+    """One worker's part: its blocks, their dual variables and its working set (a dual-CD solver
+    over the shard, with sigma' = ``n_shards``)."""
+
+    def __init__(self, index: int, view: ShardView, problem, params, n_shards: int):
+        self.index, self.view, self.params = index, view, params
+        local = dataclasses.replace(problem, n_rows=view.n_rows, n_blocks=view.n_blocks,
+                                    row_offsets=view.row_offsets)  # fmt: skip
+        self.solver = DualCDSolver(local, params, view)
+        self.solver.sigma = float(n_shards)
+
+
+@dataclass
+class ShardRound:
+    """What a worker sends back after a round: ``w`` is its local ``w + sigma' dw``."""
+
+    w: np.ndarray
+    sums: PassSums
+    block_sums: np.ndarray  # (n_problems, the shard's blocks, 2)
+    support_vectors: int
+    read: ReadStats
+
+
+def run_round(shard: Shard, W: np.ndarray, outer: int) -> ShardRound:
+    """One round of ``shard`` from the weights ``W``: a pass over its blocks, as the serial loop makes one."""
+    p, solver, view = shard.params, shard.solver, shard.view
+    _inject_fault(outer, shard.index)
+    n_k = solver.problem.n_problems
+    solver.w[...] = W
+    solver.start_pass(outer)
+    shuffle = p.order == "random"
+    sums, read = PassSums.zeros(n_k), ReadStats()
+    for block in view.iter_blocks(block_order(p.seed, outer, view.n_blocks, shuffle), prefetch=p.prefetch,
+                                  stats=read):  # fmt: skip
+        seeds = kernel_seeds(p.seed, outer, int(view.blocks[block.index]), n_k, shuffle)
+        start = time.perf_counter()
+        report = solver.visit(block, seeds)
+        sums.add(report, block.n_rows, time.perf_counter() - start, solver.combine)
+    return ShardRound(solver.w.copy(), sums, solver.block_sums.copy(), solver.support_vectors(), read)
+
+
+def evaluate_shard(shard: Shard, W: np.ndarray) -> tuple[np.ndarray, int]:
+    """Loss sums per problem and correct rows of the shard's blocks at ``W``."""
+    losses, correct = np.zeros(W.shape[0]), 0
+    for block in shard.view.iter_blocks(np.arange(shard.view.n_blocks), prefetch=shard.params.prefetch,
+                                        stats=ReadStats()):  # fmt: skip
+        block_losses, block_correct = evaluate_block(shard.solver.problem, W, block)
+        losses, correct = losses + block_losses, correct + block_correct
+    return losses, correct
+
+
+def _inject_fault(outer: int, shard: int) -> None:
+    spec = os.environ.get(FAULT_VARIABLE)
+    if not spec:
+        return
+    at_round, at_shard, marker = spec.split(",", 2)
+    if (outer, shard) == (int(at_round), int(at_shard)) and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(137)
+
+
+def connect(address: str):
+    """A ``dask.distributed.Client`` of the scheduler at ``address`` (one clear error if there is none)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ParameterError("--scheduler needs dask.distributed: pip install 'blocksvm[dask]'") from None
+    try:
+        return Client(address, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError) as exc:
+        raise ParameterError(f"cannot reach a dask scheduler at {address} ({type(exc).__name__}): start one "
+                             "('dask scheduler') or check the address") from None  # fmt: skip
+
+
+# ---- engines: where the shards' rounds run -------------------------------------------------------
+
+
+class ThreadEngine:
+    """The shards in this process, their rounds on joblib threads (the numba kernels release the GIL)."""
+
+    def __init__(self, shards: list[Shard]):
+        self.shards = shards
+
+    def _map(self, function, *args) -> list:
+        from joblib import Parallel, delayed
+
+        with Parallel(n_jobs=len(self.shards), backend="threading") as pool:
+            return pool(delayed(function)(shard, *args) for shard in self.shards)
+
+    def round(self, W: np.ndarray, outer: int) -> list[ShardRound]:
+        return self._map(run_round, W, outer)
+
+    def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int]]:
+        return self._map(evaluate_shard, W)
+
+    def get(self) -> list[Shard]:
+        return self.shards
+
+    def put(self, shards: list[Shard]) -> None:
+        self.shards = shards
+
+
+def _pure_round(shard: Shard, W: np.ndarray, outer: int) -> tuple[Shard, ShardRound]:
+    """A round that leaves its input alone: dask may run it again from the same shard."""
+    shard = copy.deepcopy(shard)
+    return shard, run_round(shard, W, outer)
+
+
+def _same(value):
+    return value
+
+
+class DaskEngine:
+    """Each shard a future on a dask worker (its ``alpha`` and working set stay there between rounds).
+
+    A round submits one task per shard, pinned to the shard's worker (another may take it if that
+    one is gone), with ``w`` as one task's result that every worker fetches; only the ``w_k`` and
+    the dual sums come back. A worker that dies loses its shards' futures; the scheduler runs
+    their rounds again from the last ones it holds (the tasks are pure), so the run goes on.
+    """
+
+    def __init__(self, client, shards: list[Shard]):
+        self.client = client
+        try:
+            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+        except TimeoutError:
+            raise ParameterError(f"the dask scheduler at {client.scheduler.address} has no workers (waited "
+                                 f"{CONNECT_SECONDS:g} s): start some ('dask worker ADDRESS')") from None  # fmt: skip
+        workers = sorted(client.scheduler_info()["workers"])
+        self.pins = [[workers[k % len(workers)]] for k in range(len(shards))]
+        self.put(shards)
+
+    def _submit(self, function, *args, shard: int):
+        return self.client.submit(function, *args, workers=self.pins[shard], allow_other_workers=True, pure=False)
+
+    def round(self, W: np.ndarray, outer: int) -> list[ShardRound]:
+        w = self.client.submit(_same, W, pure=False)
+        tasks = [self._submit(_pure_round, state, w, outer, shard=k) for k, state in enumerate(self.states)]
+        self.states = [self._submit(operator.itemgetter(0), t, shard=k) for k, t in enumerate(tasks)]
+        return self.client.gather([self._submit(operator.itemgetter(1), t, shard=k) for k, t in enumerate(tasks)])
+
+    def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int]]:
+        w = self.client.submit(_same, W, pure=False)
+        return self.client.gather([self._submit(evaluate_shard, s, w, shard=k) for k, s in enumerate(self.states)])
+
+    def get(self) -> list[Shard]:
+        return self.client.gather(self.states)
+
+    def put(self, shards: list[Shard]) -> None:
+        # submitted, not scattered: a lost shard can be rebuilt from its task
+        self.states = [self._submit(_same, shard, shard=k) for k, shard in enumerate(shards)]
+
+
+# ---- the driver's view: one solver for the loop --------------------------------------------------
+
+
+class CoCoASolver(Solver):
+    """Dual CD over K shards in CoCoA+ rounds, seen by the loop as one solver that makes whole passes.
+
+    The driver holds ``w`` and every block's dual sums; the shards hold ``alpha`` and their working
+    sets (in this process or on dask workers).
+    """
+
+    name = DualCDSolver.name
+    stop_rules = DualCDSolver.stop_rules
+    combine = staticmethod(DualCDSolver.combine)
+
+    def __init__(self, problem, params, store: BlockStore, client=None):
+        super().__init__(problem, params, store)
+        if params.solver != DualCDSolver.name:
+            raise ParameterError(f"--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not "
+                                 f"{params.solver}")  # fmt: skip
+        self.n_shards = params.workers
+        views = [ShardView(store, blocks) for blocks in shard_blocks(store.n_blocks, self.n_shards)]
+        shards = [Shard(k, view, problem, params, self.n_shards) for k, view in enumerate(views)]
+        self.engine = DaskEngine(client, shards) if client is not None else ThreadEngine(shards)
+        self.views = views
+        self.w = np.zeros((problem.n_problems, problem.n_weights))
+        self.block_sums = np.zeros((problem.n_problems, problem.n_blocks, 2))
+        self.nsv = 0
+
+    def round(self, outer: int) -> tuple[PassSums, ReadStats]:
+        """One CoCoA+ round: every shard's pass from the current ``w``, then ``w`` = the mean of theirs."""
+        results = self.engine.round(self.w, outer)
+        self.w = np.mean([r.w for r in results], axis=0)  # of one shard: its w, bit for bit
+        sums, read = PassSums.zeros(self.problem.n_problems), ReadStats()
+        for view, r in zip(self.views, results):
+            self.block_sums[:, view.blocks] = r.block_sums
+            sums = _merged(sums, r.sums)
+            read.read_seconds += r.read.read_seconds
+            read.wait_seconds += r.read.wait_seconds
+            read.bytes_read += r.read.bytes_read
+        self.nsv = sum(r.support_vectors for r in results)
+        return sums, read
+
+    def evaluate(self) -> tuple[np.ndarray, int]:
+        """Exact loss sums and correct rows at ``w``, each shard evaluating its blocks."""
+        parts = self.engine.evaluate(self.w)
+        return sum(losses for losses, _ in parts), sum(correct for _, correct in parts)
+
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    dual_objectives = DualCDSolver.dual_objectives
+
+    def pass_figures(self, total: dict) -> dict:
+        violation = float(np.max(np.subtract(total["pg_max"], total["pg_min"]))) if total else None
+        return {"pg_violation": violation, "nsv": self.nsv}
+
+    def state(self) -> dict[str, np.ndarray]:
+        arrays = {"w": self.w, "block_sums": self.block_sums}
+        for k, shard in enumerate(self.engine.get()):
+            arrays |= {f"shard{k}.{name}": value for name, value in shard.solver.state().items() if name != "w"}
+        return arrays
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        for name in ("w", "block_sums"):
+            if arrays[name].shape != getattr(self, name).shape:
+                raise ValueError(f"state {name!r} has shape {arrays[name].shape}")
+            setattr(self, name, np.array(arrays[name]))
+        shards = self.engine.get()
+        for k, shard in enumerate(shards):
+            prefix = f"shard{k}."
+            own = {name[len(prefix):]: value for name, value in arrays.items() if name.startswith(prefix)}
+            shard.solver.load_state({"w": shard.solver.w, **own})
+        self.engine.put(shards)
+        self.nsv = sum(s.solver.support_vectors() for s in shards)
+
+
+def _merged(a: PassSums, b: PassSums) -> PassSums:
+    """The sums of two shards' passes as one pass."""
+    return PassSums(
+        loss=(np.asarray(a.loss) + b.loss).tolist(), correct=a.correct + b.correct, rows=a.rows + b.rows,
+        blocks=a.blocks + b.blocks, passes=a.passes + b.passes, updates=a.updates + b.updates,
+        compute_seconds=a.compute_seconds + b.compute_seconds, figures=DualCDSolver.combine(a.figures, b.figures),
+    )  # fmt: skip

@@ -1,0 +1,266 @@
+"""CoCoA+ rounds (blocksvm.train.parallel) on joblib threads and on a real dask LocalCluster.
+
+Oracles: the serial trainer (K = 1 is it, bit for bit), the serial optimum (a gap certificate at a
+tight tolerance), a numpy transcription of CoCoA+ (Ma et al. 2015, Algorithm 1 with sigma' = K and
+dual CD as the local solver), and the dual's monotone increase that the sigma' = K bound guarantees.
+The fault tests make a worker exit inside a chosen round (a test-only hook), so they are
+deterministic: the kill always lands mid-round, whatever the machine's speed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from blocksvm.datasets import SyntheticSpec, make_store
+from blocksvm.errors import CheckpointError, ParameterError
+from blocksvm.model import LinearModel
+from blocksvm.store import BlockStore
+from blocksvm.train import train
+from blocksvm.train.parallel import FAULT_VARIABLE
+
+distributed = pytest.importorskip("distributed")
+
+# Rows spread over many features and no bias feature: a shared constant feature is CoCoA+'s worst
+# case (docs/PARALLEL.md), which the convergence tests would only make slow.
+SPEC = SyntheticSpec(rows=4000, features=5000, nnz=12, seed=3, noise=0.02, power=1.0)
+QUICK = {"verbose": 0, "bias": -1.0}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return make_store(tmp_path_factory.mktemp("par") / "s.bsvm", SPEC, block_rows=500, progress=False)
+
+
+@pytest.fixture(scope="module")
+def multiclass_store(tmp_path_factory):
+    spec = SyntheticSpec(rows=3000, features=3000, nnz=10, seed=4, noise=0.02, power=1.0, classes=3)
+    return make_store(tmp_path_factory.mktemp("par3") / "s.bsvm", spec, block_rows=500, progress=False)
+
+
+def new_cluster():
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with new_cluster() as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def same_model(a, b) -> None:
+    np.testing.assert_array_equal(a.model.coef, b.model.coef)
+    np.testing.assert_array_equal(a.model.intercept, b.model.intercept)
+
+
+# ---- K = 1 is the serial trainer ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options", [
+    {"working_set": "cache"}, {"working_set": "pair", "loss": "hinge"}, {"working_set": "block", "bias": 1.0},
+    {"class_weight": {1: 3.0}, "loss": "hinge"},
+])  # fmt: skip
+def test_one_shard_on_the_cluster_is_the_serial_trainer_bit_for_bit(store, client, options):
+    params = {**QUICK, "max_outer": 4, "tol": 0, **options}
+    same_model(train(store, workers=1, client=client, **params), train(store, **params))
+
+
+def test_one_shard_multiclass_is_the_serial_trainer_bit_for_bit(multiclass_store, client):
+    params = {**QUICK, "max_outer": 3, "tol": 0}
+    same_model(train(multiclass_store, workers=1, client=client, **params), train(multiclass_store, **params))
+
+
+# ---- the algorithm --------------------------------------------------------------------------------
+
+
+def dense_problem(path, bias: float):
+    s = BlockStore(path)
+    blocks = [s.read_block(b) for b in range(s.n_blocks)]
+    X = sp.vstack([b.to_csr(s.n_features) for b in blocks]).toarray().astype(np.float64)
+    if bias > 0:
+        X = np.hstack([X, np.full((len(X), 1), bias)])
+    y = np.where(np.concatenate([b.labels for b in blocks]) == s.classes[-1], 1.0, -1.0)
+    block_of = np.concatenate([np.full(b.n_rows, b.index) for b in blocks])
+    return X, y, block_of
+
+
+def cocoa_plus(X, y, block_of, K: int, rounds: int, C: float, loss: str):
+    """CoCoA+ (Ma et al. 2015, Algorithm 1; adding, sigma' = K): each round, every shard (blocks
+    b mod K) makes one pass of dual CD over its rows in stored order on its local subproblem from
+    the shared w; w becomes w + sum_k dw_k. Coordinates whose projected gradient is below 1e-12
+    are left alone (LIBLINEAR's rule)."""
+    upper, diag = (C, 0.0) if loss == "hinge" else (np.inf, 1.0 / (2.0 * C))
+    alpha, w, sigma = np.zeros(len(y)), np.zeros(X.shape[1]), float(K)
+    for _ in range(rounds):
+        dw = np.zeros((K, X.shape[1]))
+        for k in range(K):
+            u = w.copy()  # w + sigma' dw_k
+            for i in np.flatnonzero(block_of % K == k):
+                G = y[i] * (u @ X[i]) - 1.0 + diag * alpha[i]
+                pg = min(G, 0.0) if alpha[i] == 0 else max(G, 0.0) if alpha[i] == upper else G
+                if abs(pg) <= 1e-12:
+                    continue
+                qd = sigma * (X[i] @ X[i]) + diag
+                new = min(max(alpha[i] - G / qd, 0.0), upper) if qd > 0 else upper
+                dw[k] += (new - alpha[i]) * y[i] * X[i]
+                u += sigma * (new - alpha[i]) * y[i] * X[i]
+                alpha[i] = new
+        w = w + dw.sum(axis=0)
+    return w, alpha
+
+
+@pytest.mark.parametrize("K, loss, bias", [(2, "hinge", -1.0), (3, "squared-hinge", 1.0), (4, "hinge", 1.0)])
+def test_rounds_equal_a_numpy_transcription_of_cocoa_plus(store, K, loss, bias):
+    X, y, block_of = dense_problem(store, bias)
+    expected, _ = cocoa_plus(X, y, block_of, K, rounds=3, C=0.5, loss=loss)
+    result = train(store, workers=K, order="file", working_set="block", inner_passes=1, C=0.5, loss=loss,
+                   bias=bias, max_outer=3, tol=0, verbose=0)  # fmt: skip
+    got = np.hstack([result.model.coef[0], result.model.intercept / bias if bias > 0 else []])
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("working_set", ["cache", "pair", "block"])
+def test_the_dual_never_decreases_and_stays_exact(store, working_set):
+    """sigma' = K makes the sum of the local subproblems a lower bound of the dual: every round
+    raises it. The recorded dual (from per-block sums) equals the dual recomputed from scratch."""
+    result = train(store, workers=3, working_set=working_set, loss="hinge", max_outer=8, tol=0, **QUICK)
+    duals = [r["dual"] for r in result.history]
+    assert all(b >= a - 1e-9 * abs(a) for a, b in zip(duals, duals[1:])), duals
+    assert duals[-1] > duals[0]
+
+
+def test_a_parallel_dual_is_the_dual_of_its_alpha(store, tmp_path):
+    """The checkpoint holds every shard's alpha: the dual from them and w = sum alpha_i y_i x_i."""
+    ck = tmp_path / "ck.h5"
+    result = train(store, workers=2, loss="hinge", max_outer=3, tol=0, checkpoint=ck, **QUICK)
+    from blocksvm.checkpoint import read_latest
+
+    saved, _ = read_latest(ck)
+    X, y, block_of = dense_problem(store, -1.0)
+    alpha = np.zeros(len(y))
+    for k in range(2):
+        rows = np.flatnonzero(block_of % 2 == k)  # the shard's rows in its local order: its blocks ascending
+        alpha[rows] = saved.arrays[f"shard{k}.alpha"][0]
+    w = X.T @ (alpha * y)
+    np.testing.assert_allclose(result.model.coef[0], w, rtol=1e-9, atol=1e-12)
+    assert result.history[-1]["dual"] == pytest.approx(alpha.sum() - 0.5 * w @ w, rel=1e-12)
+
+
+# ---- the optimum, in every mode --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def serial_optimum(store):
+    return {loss: train(store, loss=loss, tol=1e-7, max_outer=200, **QUICK) for loss in ("hinge", "squared-hinge")}
+
+
+def assert_at_optimum(result, serial) -> None:
+    assert result.stop_reason.startswith("relative duality gap"), result.stop_reason
+    assert result.model.summary["primal"] <= serial.model.summary["primal"] * (1 + 1e-4)
+    agree = np.mean(np.sign(result.model.coef) == np.sign(serial.model.coef))
+    assert agree > 0.9
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared-hinge"])
+def test_threads_reach_the_serial_optimum(store, serial_optimum, loss):
+    result = train(store, workers=2, loss=loss, tol=1e-5, max_outer=150, **QUICK)
+    assert_at_optimum(result, serial_optimum[loss])
+
+
+def test_the_cluster_reaches_the_serial_optimum(store, client, serial_optimum):
+    result = train(store, client=client, loss="squared-hinge", tol=1e-5, max_outer=150, **QUICK)
+    assert result.model.params["workers"] == 2  # one shard per worker by default
+    assert_at_optimum(result, serial_optimum["squared-hinge"])
+
+
+def test_multiclass_with_class_weights_on_the_cluster(multiclass_store, client):
+    params = {**QUICK, "class_weight": {1: 2.0, 3: 0.5}, "loss": "squared-hinge"}
+    serial = train(multiclass_store, tol=1e-7, max_outer=200, **params)
+    result = train(multiclass_store, client=client, workers=3, tol=1e-5, max_outer=150, **params)
+    assert result.stop_reason.startswith("relative duality gap")
+    per_problem = np.array(result.history[-1]["per_problem_primal"])
+    optimum = np.array(serial.history[-1]["per_problem_primal"])
+    assert np.all(per_problem <= optimum * (1 + 1e-4))
+
+
+def test_threads_and_the_cluster_take_the_same_path(store, client):
+    params = {**QUICK, "workers": 2, "max_outer": 4, "tol": 0}
+    same_model(train(store, client=client, **params), train(store, **params))
+
+
+# ---- faults and resume ------------------------------------------------------------------------------
+
+
+def test_a_worker_killed_mid_round_is_replaced_and_nothing_is_lost(store, tmp_path, monkeypatch):
+    marker = tmp_path / "killed"
+    params = {**QUICK, "workers": 2, "loss": "hinge", "max_outer": 6, "tol": 0}
+    uninterrupted = train(store, **params)
+    monkeypatch.setenv(FAULT_VARIABLE, f"3,1,{marker}")  # inherited by the cluster's worker processes
+    with new_cluster() as cluster, distributed.Client(cluster) as client:
+        result = train(store, client=client, **params)
+    assert marker.exists(), "the worker running shard 1 in round 3 should have died"
+    same_model(result, uninterrupted)  # no update of alpha lost or applied twice
+    assert [r["outer"] for r in result.history] == list(range(1, 7))
+
+
+def test_a_killed_threaded_run_resumes_from_its_checkpoint_exactly(store, tmp_path):
+    marker, ck, model = tmp_path / "killed", tmp_path / "ck.h5", tmp_path / "m.h5"
+    args = [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model), "--workers", "2", "--bias", "-1",
+            "--loss", "hinge", "--max-outer", "6", "--tol", "0", "--checkpoint", str(ck), "-q"]  # fmt: skip
+    env = {**os.environ, FAULT_VARIABLE: f"4,0,{marker}"}
+    killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert killed.returncode == 137 and marker.exists(), killed.stderr
+    assert not model.exists()
+    resumed = subprocess.run([*args[:-3], "--resume", str(ck), "-q"], env=env, capture_output=True, text=True,
+                             timeout=600)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    uninterrupted = train(store, workers=2, loss="hinge", max_outer=6, tol=0, **QUICK)
+    got = LinearModel.load(model)
+    np.testing.assert_array_equal(got.coef, uninterrupted.model.coef)
+    assert got.summary["outer_iterations"] == 6
+
+
+def test_a_cluster_run_resumes_exactly_and_refuses_another_k(store, client, tmp_path):
+    ck = tmp_path / "ck.h5"
+    params = {**QUICK, "workers": 2, "working_set": "cache", "max_outer": 5, "tol": 0}
+    whole = train(store, **params)
+    train(store, client=client, checkpoint=ck, **{**params, "max_outer": 2})
+    with pytest.raises(CheckpointError, match="workers=2 there, 3 here"):
+        train(store, client=client, resume=ck, **{**params, "workers": 3})
+    same_model(train(store, client=client, resume=ck, **params), whole)
+
+
+# ---- refusals ----------------------------------------------------------------------------------------
+
+
+def test_only_dual_cd_runs_in_rounds(store):
+    with pytest.raises(ParameterError, match="needs --solver dual-cd, not pegasos"):
+        train(store, workers=2, solver="pegasos", **QUICK)
+
+
+def test_more_workers_than_blocks_is_refused(store):
+    with pytest.raises(ParameterError, match=r"workers \(9\) must be at most the store's blocks \(8\)"):
+        train(store, workers=9, **QUICK)
+
+
+# ---- the estimator ------------------------------------------------------------------------------------
+
+
+def test_blocksvc_n_jobs_runs_shards_on_threads_and_reaches_the_optimum(store):
+    from blocksvm import BlockSVC
+
+    s = BlockStore(store)
+    blocks = [s.read_block(b) for b in range(s.n_blocks)]
+    X = sp.vstack([b.to_csr(s.n_features) for b in blocks]).tocsr()
+    y = np.concatenate([b.labels for b in blocks])
+    serial = BlockSVC(bias=-1.0, tol=1e-7, max_outer=200, random_state=0).fit(X, y)
+    parallel = BlockSVC(bias=-1.0, tol=1e-5, max_outer=200, n_jobs=2, random_state=0).fit(X, y)
+    assert parallel.model_.params["workers"] == 2
+    assert parallel.stop_reason_.startswith("relative duality gap")
+    assert parallel.model_.summary["primal"] <= serial.model_.summary["primal"] * (1 + 1e-4)
+    assert abs(parallel.score(X, y) - serial.score(X, y)) <= 0.01
