@@ -33,6 +33,16 @@ from blocksvm.errors import CheckpointError
 CHECKPOINT_FORMAT = "blocksvm-checkpoint"
 CHECKPOINT_VERSION = 1
 
+# Test-only: BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE="N:STAGE:MARKER" stops the N-th checkpoint write of
+# this process at STAGE, creates the file MARKER and sleeps, so that tests/test_checkpoint.py SIGKILLs the
+# process at exactly that point whatever the machine's speed or load. STAGE is "before" (nothing of this
+# checkpoint on disk yet), "during" (PATH.tmp holds half its bytes, as a kill in the middle of writing it
+# leaves it) or "between" (PATH already renamed to PATH.prev, PATH.tmp not yet renamed to PATH). A process
+# left paused exits after 10 minutes as if killed. Unset, the hook costs one environment lookup per write.
+_TEST_PAUSE = "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE"
+_TEST_PAUSE_STAGES = ("before", "during", "between")
+_writes_in_this_process = 0
+
 
 @dataclass
 class Checkpoint:
@@ -87,16 +97,43 @@ def write_checkpoint(path: str | os.PathLike, checkpoint: Checkpoint) -> float:
         for name, array in checkpoint.arrays.items():
             f.create_dataset(f"arrays/{name}", data=array)
 
+    pause = _test_pause_stage()
+    _test_pause_if(pause, "before")
     try:
-        write_hdf5(tmp, fill)  # a full disk is an OSError, and no partial file stays
+        data = write_hdf5(tmp, fill)  # a full disk is an OSError, and no partial file stays
     except OSError as exc:
         kept = " (the one written before is intact: free space, then --resume it)" if path.exists() else ""
         raise CheckpointError(f"cannot write the checkpoint {path}: {exc.strerror or exc}{kept}") from None
+    if pause and pause[0] == "during":
+        os.truncate(tmp, len(data) // 2)
+    _test_pause_if(pause, "during")
     if path.exists():
         os.replace(path, previous_path(path))
+    _test_pause_if(pause, "between")
     os.replace(tmp, path)
     fsync_dir(path.parent)
     return time.perf_counter() - start
+
+
+def _test_pause_stage() -> tuple[str, Path] | None:
+    """``(stage, marker)`` if the test-only pause (see ``_TEST_PAUSE``) is due in this write, else None."""
+    spec = os.environ.get(_TEST_PAUSE)
+    if spec is None:
+        return None
+    global _writes_in_this_process
+    _writes_in_this_process += 1
+    number, stage, marker = spec.split(":", 2)
+    if stage not in _TEST_PAUSE_STAGES:
+        raise ValueError(f"{_TEST_PAUSE}: stage {stage!r} is not one of {', '.join(_TEST_PAUSE_STAGES)}")
+    return (stage, Path(marker)) if int(number) == _writes_in_this_process else None
+
+
+def _test_pause_if(pause: tuple[str, Path] | None, stage: str) -> None:
+    if pause is None or pause[0] != stage:
+        return
+    pause[1].touch()
+    time.sleep(600)  # the test kills this process long before
+    os._exit(137)  # ... or has gone: end as a SIGKILL would, without finishing the write
 
 
 def read_checkpoint(path: str | os.PathLike) -> Checkpoint:

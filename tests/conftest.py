@@ -6,9 +6,12 @@ files and Python's ``float`` for numbers.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
+import threading
 import time
+import unittest.mock
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +19,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
+import blocksvm.train.loop
+from blocksvm.checkpoint import Checkpointer, read_checkpoint
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.store import BlockStore
-from blocksvm.train import train
+from blocksvm.train import TrainResult, train
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -94,21 +99,73 @@ def check_store():
     return assert_store_matches_sklearn
 
 
-def _train_in_cuts(store, checkpoint, seconds: float, **params):
-    """Train, stopped by a time limit (``seconds`` more each time) and resumed until done; (result, stops)."""
-    result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, time_limit=seconds, **params)
-    stops = 1
-    while result.interrupted:
-        result = train(store, verbose=0, resume=checkpoint, checkpoint_every=1, time_limit=seconds * (stops + 1),
-                       **params)  # fmt: skip
-        stops += 1
-    return result, stops
+class _CutAfter(Checkpointer):
+    """A checkpointer that stops its run with a SIGTERM after the run's ``blocks``-th block.
+
+    ``signal.raise_signal`` delivers the signal to this thread and runs the trainer's handler before it
+    returns, so the stop request is set before the trainer looks for it after this very block: the
+    run stops at the same block on any machine, through the path a real SIGTERM takes.
+    """
+
+    blocks = 0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._done = 0
+
+    def after_block(self, snapshot, at_pass_end: bool) -> float | None:
+        seconds = super().after_block(snapshot, at_pass_end)
+        self._done += 1
+        if self._done == self.blocks:
+            signal.raise_signal(signal.SIGTERM)
+        return seconds
+
+
+def _train_in_cuts(store, checkpoint: Path, blocks: int, **params) -> tuple[TrainResult, int]:
+    """Train, stopped after every ``blocks`` blocks and resumed until done; ``(result, cuts)``.
+
+    Each run writes a checkpoint after every block and is stopped (as by SIGTERM) after its
+    ``blocks``-th block, wherever that falls in a pass, then resumed. Nothing depends on time: a run
+    of ``B`` blocks in all is cut exactly ``B // blocks`` times, each cut ``blocks`` blocks after the
+    one before (checked in the checkpoint).
+    """
+    assert threading.current_thread() is threading.main_thread(), "the trainer reads signals in the main thread"
+    cutting = type("CutAfter", (_CutAfter,), {"blocks": blocks})
+    cuts = 0
+    with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting):
+        result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, **params)
+        while result.interrupted:
+            cuts += 1
+            assert result.stop_reason == "stopped by SIGTERM", result.stop_reason
+            assert read_checkpoint(checkpoint).state["blocks_visited"] == cuts * blocks
+            result = train(store, verbose=0, resume=checkpoint, checkpoint_every=1, **params)
+    return result, cuts
 
 
 @pytest.fixture(scope="session")
 def train_in_cuts():
-    """``train_in_cuts(store, checkpoint, seconds, **params) -> (result, stops)``: a run cut and resumed."""
+    """``train_in_cuts(store, checkpoint, blocks, **params) -> (result, cuts)``: a run cut every ``blocks`` blocks."""
     return _train_in_cuts
+
+
+def _wait_for(condition, process: subprocess.Popen, what: str, timeout: float = 120.0) -> None:
+    """Poll ``condition()`` until it holds; fail if ``process`` ends first or after ``timeout`` seconds.
+
+    The timeout is only a guard against a hang: a loaded machine is slow, not 120 s slow.
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if process.poll() is not None:
+            pytest.fail(f"the process ended (exit {process.returncode}) before {what}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"no {what} after {timeout:g} s")
+        time.sleep(0.01)
+
+
+@pytest.fixture(scope="session")
+def wait_for():
+    """``wait_for(condition, process, what, timeout=120)``: poll until ``condition()``, failing if ``process`` ends."""
+    return _wait_for
 
 
 def _training_with_a_checkpoint(store, model, checkpoint) -> subprocess.Popen:
@@ -116,9 +173,12 @@ def _training_with_a_checkpoint(store, model, checkpoint) -> subprocess.Popen:
     process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
                                 "--checkpoint", str(checkpoint), "--tol", "0", "--max-outer", "100000"],
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
-    deadline = time.time() + 60
-    while not checkpoint.exists() and time.time() < deadline:
-        time.sleep(0.05)
+    try:
+        _wait_for(checkpoint.exists, process, f"checkpoint {checkpoint}")
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
     return process
 
 

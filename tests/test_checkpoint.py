@@ -1,14 +1,16 @@
-"""Long runs survive: checkpoints, resume to the same model, refusals, kills at random moments."""
+"""Long runs survive: checkpoints, resume to the same model, refusals, kills during and between writes.
+
+Nothing here depends on time or machine load: runs are cut after a given number of blocks, and
+killed at points the checkpoint writer itself announces (the test-only pause of blocksvm.checkpoint).
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -34,9 +36,12 @@ def uninterrupted(store):
     return train(store, verbose=0, **PARAMS)
 
 
+N_BLOCKS = 12  # the store's blocks: 60,000 rows in blocks of 5,000
+
+
 def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path, train_in_cuts):
-    result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.05, **PARAMS)
-    assert stops >= 3, "the time limit should have cut the run several times"
+    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 7, **PARAMS)  # 7: cuts at every position of a pass
+    assert cuts == PARAMS["max_outer"] * N_BLOCKS // 7
     np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)
     np.testing.assert_array_equal(result.model.intercept, uninterrupted.model.intercept)
     assert [r["outer"] for r in result.history] == list(range(1, PARAMS["max_outer"] + 1))
@@ -48,49 +53,100 @@ def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path, train_in
 def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant, train_in_cuts):
     params = {**PARAMS, **variant, "max_outer": 5}
     whole = train(store, verbose=0, **params)
-    result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.03, **params)
-    assert stops >= 2, "the time limit should have cut the run"
+    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 7, **params)
+    assert cuts == 5 * N_BLOCKS // 7
     np.testing.assert_array_equal(result.model.coef, whole.model.coef)
     np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
     assert [r["outer"] for r in result.history] == list(range(1, params["max_outer"] + 1))
 
 
-def test_sigkill_at_random_moments_then_resume(store, uninterrupted, tmp_path):
+def test_a_tiny_time_limit_cuts_after_exactly_one_block_and_resumes_bit_identical(store, tmp_path):
+    """The time limit counts from the start of each process: 1e-9 s lets exactly one block run."""
+    params = {**PARAMS, "max_outer": 2}
+    whole = train(store, verbose=0, **params)
+    ck = tmp_path / "ck.h5"
+    result = train(store, verbose=0, checkpoint=ck, time_limit=1e-9, **params)
+    for blocks in range(1, N_BLOCKS + 1):  # up to the end of pass 1
+        assert result.interrupted and result.stop_reason == "time limit reached"
+        assert read_checkpoint(ck).state["blocks_visited"] == blocks
+        if blocks < N_BLOCKS:
+            result = train(store, verbose=0, resume=ck, time_limit=1e-9, **params)
+    # at a pass boundary a time limit would stop the run before its first block: pass 2 runs unlimited
+    result = train(store, verbose=0, resume=ck, **params)
+    assert not result.interrupted and result.stop_reason.startswith("max_outer")
+    np.testing.assert_array_equal(result.model.coef, whole.model.coef)
+    assert [r["outer"] for r in result.history] == [1, 2]
+
+
+def _pause_at(write: int, stage: str, marker) -> dict:
+    """The environment of a child whose ``write``-th checkpoint write pauses at ``stage`` (blocksvm.checkpoint)."""
+    return {**os.environ, "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE": f"{write}:{stage}:{marker}"}
+
+
+def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninterrupted, tmp_path, wait_for):
+    """Four SIGKILLs, each at a point the child announces, then a resume to the uninterrupted model.
+
+    1. between writes, 4 blocks after the last checkpoint (their work is lost and done again);
+    2. during a write in the middle of a pass: PATH.tmp is half written, PATH is the checkpoint before;
+    3. between the two renames of a write: PATH is gone, PATH.prev is the checkpoint before;
+    4. during the write at the end of a pass, after that pass's history line was written: the resumed
+       run rewrites the history from the checkpoint, so the pass is in it once.
+    """
     ck, model, history = tmp_path / "ck.h5", tmp_path / "m.h5", tmp_path / "h.jsonl"
-    args = ["--checkpoint-every", "1", "-C", str(PARAMS["C"]), "--loss", "hinge", "--tol", "0", "--max-outer",
-            str(PARAMS["max_outer"]), "--seed", str(PARAMS["seed"]), "--history", str(history)]  # fmt: skip
-    rng = random.Random(0)
-    kills = kills_during_write = 0
-    while kills < 12 and (kills < 3 or kills_during_write < 1):
-        resume = ["--resume", str(ck)] if ck.exists() or previous_path(ck).exists() else ["--checkpoint", str(ck)]
-        before = _mtime(ck)
-        process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
-                                    "-q", *resume, *args])  # fmt: skip
-        deadline = time.time() + 60
-        while _mtime(ck) == before and time.time() < deadline and process.poll() is None:
-            time.sleep(0.005)  # until this process has written a checkpoint: it is training
-        time.sleep(rng.uniform(0.0, 0.5))
-        if process.poll() is not None:
-            break  # finished before the kill
-        process.send_signal(signal.SIGKILL)
-        process.wait()
-        kills += 1
-        kills_during_write += ck.with_name("ck.h5.tmp").exists()
-    assert kills >= 3 and kills_during_write >= 1, (kills, kills_during_write)
-    finished = subprocess.run([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model), "-q",
-                               "--resume", str(ck), *args], timeout=300)  # fmt: skip
-    assert finished.returncode == 0
+    tmp, prev = ck.with_name("ck.h5.tmp"), previous_path(ck)
+    args = ["-C", str(PARAMS["C"]), "--loss", "hinge", "--tol", "0", "--max-outer", str(PARAMS["max_outer"]),
+            "--seed", str(PARAMS["seed"]), "--history", str(history)]  # fmt: skip
+    logs = []
+
+    def killed(start: list[str], every: int, write: int, stage: str) -> None:
+        """Run the child until its ``write``-th checkpoint write pauses at ``stage``, then SIGKILL it."""
+        marker, log = tmp_path / f"paused-{len(logs)}", tmp_path / f"stderr-{len(logs)}"
+        logs.append(log)
+        with open(log, "w") as err:
+            process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
+                                        *start, "--checkpoint-every", str(every), *args],
+                                       stderr=err, env=_pause_at(write, stage, marker))  # fmt: skip
+        try:
+            wait_for(marker.exists, process, f"the pause at {stage} of checkpoint write {write}")
+            process.send_signal(signal.SIGKILL)
+        finally:
+            process.kill()
+            process.wait()
+        assert process.returncode == -signal.SIGKILL, log.read_text()
+
+    def visited(path) -> int:
+        return read_checkpoint(path).state["blocks_visited"]
+
+    resume = ["--resume", str(ck)]
+    # 1. a checkpoint every 4 blocks; killed when the second is due: blocks 5-8 are lost
+    killed(["--checkpoint", str(ck)], 4, 2, "before")
+    assert visited(ck) == 4 and not tmp.exists() and not prev.exists()
+    # 2. resumed at block 4, a checkpoint after every block; killed while writing the 10th (block 14)
+    killed(resume, 1, 10, "during")
+    assert "resuming at iteration 1, block 4/12" in logs[1].read_text()
+    assert tmp.exists() and visited(ck) == 13 and visited(prev) == 12
+    with pytest.raises(CheckpointError):
+        read_checkpoint(tmp)  # half a file: the next run must ignore it
+    # 3. resumed from ck (not the half-written tmp); killed between the renames of its 30th write
+    killed(resume, 1, 30, "between")
+    assert "resuming at iteration 2, block 1/12" in logs[2].read_text()
+    assert not ck.exists() and visited(prev) == 42 and visited(tmp) == 43
+    # 4. resumed from ck.prev; a checkpoint every 5 blocks; killed writing the one that ends pass 4
+    killed(resume, 5, 2, "during")
+    err = logs[3].read_text()
+    assert "resuming from the previous checkpoint" in err and "resuming at iteration 4, block 6/12" in err
+    assert tmp.exists() and visited(ck) == 47 and visited(prev) == 42
+    assert [json.loads(line)["outer"] for line in history.read_text().splitlines()] == [1, 2, 3, 4]  # not in ck
+    finished = subprocess.run([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
+                               *resume, *args], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert finished.returncode == 0, finished.stderr
+    assert "resuming at iteration 4, block 11/12" in finished.stderr  # ck, not the half-written tmp
     resumed = LinearModel.load(model)
     np.testing.assert_array_equal(resumed.coef, uninterrupted.model.coef)
+    np.testing.assert_array_equal(resumed.intercept, uninterrupted.model.intercept)
     records = [json.loads(line) for line in history.read_text().splitlines()]
     assert [r["outer"] for r in records] == list(range(1, PARAMS["max_outer"] + 1))
-
-
-def _mtime(path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except FileNotFoundError:
-        return 0
+    assert [r["dual"] for r in records] == [r["dual"] for r in uninterrupted.history]
 
 
 def test_refuses_a_checkpoint_of_another_store(store, tmp_path):
@@ -144,14 +200,12 @@ def test_truncated_checkpoint_and_previous_are_both_reported(store, tmp_path):
         train(store, verbose=0, resume=ck, **PARAMS)
 
 
-def test_a_locked_checkpoint_is_refused(store, tmp_path):
+def test_a_locked_checkpoint_is_refused(store, tmp_path, wait_for):
     ck = tmp_path / "ck.h5"
     process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(tmp_path / "m.h5"),
                                 "-q", "--checkpoint", str(ck), "--tol", "0", "--max-outer", "100000"])  # fmt: skip
     try:
-        deadline = time.time() + 60
-        while not ck.exists() and time.time() < deadline:
-            time.sleep(0.05)
+        wait_for(ck.exists, process, f"checkpoint {ck}")
         with pytest.raises(CheckpointError, match="in use by another training run"):
             train(store, verbose=0, resume=ck, tol=0.0, max_outer=100000)
     finally:
@@ -162,7 +216,6 @@ def test_a_locked_checkpoint_is_refused(store, tmp_path):
 def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path, training_with_a_checkpoint):
     ck = tmp_path / "ck.h5"
     process = training_with_a_checkpoint(store, tmp_path / "m.h5", ck)
-    time.sleep(0.2)
     os.kill(process.pid, signal.SIGTERM)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 143, err
@@ -175,6 +228,6 @@ def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path, training_with_a
 def test_resume_with_the_row_cache_is_bit_identical(store, tmp_path, train_in_cuts):
     params = {**PARAMS, "working_set": "cache", "cache_mb": 0.5, "max_outer": 4}
     uninterrupted = train(store, verbose=0, **params)
-    result, stops = train_in_cuts(store, tmp_path / "ck.h5", 0.05, **params)
-    assert stops >= 2
+    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 5, **params)
+    assert cuts == 4 * N_BLOCKS // 5
     np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)

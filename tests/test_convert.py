@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -226,59 +224,51 @@ def test_bad_parameters(tmp_path, small_libsvm, kwargs, message):
 
 @pytest.fixture(scope="module")
 def big_libsvm(tmp_path_factory) -> Path:
-    """About 40 MB of text: long enough to be killed while parsing or writing blocks."""
+    """About 40 MB of text: several chunks to parse (8 MB each) and 15 blocks to write."""
     path = tmp_path_factory.mktemp("big") / "big.txt"
     write_libsvm(path, SyntheticSpec(rows=60_000, features=100_000, nnz=50, seed=2), progress=False)
     return path
 
 
-def _start_convert(src: Path, out: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "blocksvm.cli", "convert", str(src), str(out), "-q",
-               "--block-size", "4000"]  # fmt: skip
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+# A conversion in a child that SIGKILLs itself at a fixed point, so the kill lands in the same stage
+# on any machine (polling for files from outside would race a fast conversion on a loaded machine).
+_KILLED_CONVERSION = """
+import importlib, os, signal, sys
+from blocksvm.cli import main
+from blocksvm.io.spill import SpillWriter
 
+def kill_after(owner, name, calls):
+    original, seen = getattr(owner, name), []
+    def wrapper(*args, **kwargs):
+        result = original(*args, **kwargs)
+        seen.append(1)
+        if len(seen) == calls:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+    setattr(owner, name, wrapper)
 
-def _wait_for(condition, process: subprocess.Popen, timeout: float = 60.0) -> bool:
-    """Poll ``condition()`` until it holds; False if the process ended first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        if process.poll() is not None:
-            return False
-        time.sleep(0.002)
-    raise AssertionError("the conversion neither progressed nor ended")
+if sys.argv[1] == "parsing":
+    kill_after(SpillWriter, "add", 2)  # two chunks parsed and spilled, more to come
+else:
+    kill_after(importlib.import_module("blocksvm.io.convert"), "_build_block", 1)  # a block file written
+sys.exit(main(["convert", *sys.argv[2:], "-q", "--block-size", "4000"]))
+"""
 
 
 def _partials(out: Path) -> list[Path]:
     return list(out.parent.glob(out.name + ".partial-*"))
 
 
-def _spilling(out: Path) -> bool:
-    return any((p / "spill.bin").exists() and (p / "spill.bin").stat().st_size > 0
-               for p in _partials(out))  # fmt: skip
-
-
-def _writing_blocks(out: Path) -> bool:
-    return any(any(p.glob("block-*.h5")) for p in _partials(out))
-
-
-@pytest.mark.parametrize("stage", [_spilling, _writing_blocks], ids=["parsing", "writing"])
+@pytest.mark.parametrize("stage", ["parsing", "writing"])
 def test_killed_conversion_is_never_a_complete_store(tmp_path, big_libsvm, stage):
     out = tmp_path / "store"
-    process = _start_convert(big_libsvm, out)
-    try:
-        reached = _wait_for(lambda: stage(out), process)
-        if not reached:
-            pytest.fail(f"conversion ended before the kill: {process.stderr.read().decode()}")
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == -signal.SIGKILL
+    done = subprocess.run([sys.executable, "-c", _KILLED_CONVERSION, stage, str(big_libsvm), str(out)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
     partials = _partials(out)
     assert len(partials) == 1
+    blocks = list(partials[0].glob("block-*.h5"))
+    assert (partials[0] / "spill.bin").exists() and (stage == "writing") == bool(blocks)
     for path in (out, partials[0]):
         with pytest.raises(StoreError, match="no such block store|not a complete block store"):
             BlockStore(path)

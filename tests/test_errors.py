@@ -21,7 +21,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -713,11 +712,9 @@ def test_every_parse_reason_has_a_case():
 
 def test_an_unwritable_model_folder_is_refused_before_training(env, tmp_path, capsys):
     """Hours of training must not end in 'cannot write the model': the CLI checks first."""
-    start = time.perf_counter()
     code, _, err = run(capsys, ["train", env.store, tmp_path / "no" / "m.h5", "--history", tmp_path / "h.jsonl"])
     assert code == 2 and "cannot write the model" in err
-    assert not (tmp_path / "h.jsonl").exists()  # training never started
-    assert time.perf_counter() - start < 5
+    assert not (tmp_path / "h.jsonl").exists()  # training never started (a run creates its history file first)
 
 
 def test_failed_writes_leave_no_partial_file(env, tmp_path, monkeypatch, capsys):

@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -128,7 +127,7 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, capsys):
     assert err.startswith("blocksvm: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_sigint_saves_the_model_and_exits_130(trained, tmp_path):
+def test_sigint_saves_the_model_and_exits_130(trained, tmp_path, wait_for):
     root, _ = trained
     model = tmp_path / "m.h5"
     process = subprocess.Popen(
@@ -137,11 +136,13 @@ def test_sigint_saves_the_model_and_exits_130(trained, tmp_path):
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     history = tmp_path / "m.h5.history.jsonl"
-    deadline = time.time() + 60
-    while time.time() < deadline and not (history.exists() and history.read_text().count("\n") >= 2):
-        time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        wait_for(lambda: history.exists() and history.read_text().count("\n") >= 2, process, "two passes")
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        process.kill()  # only if something above failed: it has ended otherwise
+        process.wait()
     assert process.returncode == 130, err
     assert "stopped by SIGINT" in err and "Traceback" not in err
     assert LinearModel.load(model).summary["stop_reason"].startswith("stopped by SIGINT")
