@@ -38,7 +38,8 @@ CHECKPOINT_VERSION = 1
 # process at exactly that point whatever the machine's speed or load. STAGE is "before" (nothing of this
 # checkpoint on disk yet), "during" (PATH.tmp holds half its bytes, as a kill in the middle of writing it
 # leaves it) or "between" (PATH already renamed to PATH.prev, PATH.tmp not yet renamed to PATH). A process
-# left paused exits after 10 minutes as if killed. Unset, the hook costs one environment lookup per write.
+# left paused exits after 10 minutes as if killed. The pause happens once: not if MARKER exists already.
+# Unset, the hook costs one environment lookup per write.
 _TEST_PAUSE = "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE"
 _TEST_PAUSE_STAGES = ("before", "during", "between")
 _writes_in_this_process = 0
@@ -125,7 +126,8 @@ def _test_pause_stage() -> tuple[str, Path] | None:
     number, stage, marker = spec.split(":", 2)
     if stage not in _TEST_PAUSE_STAGES:
         raise ValueError(f"{_TEST_PAUSE}: stage {stage!r} is not one of {', '.join(_TEST_PAUSE_STAGES)}")
-    return (stage, Path(marker)) if int(number) == _writes_in_this_process else None
+    due = int(number) == _writes_in_this_process and not Path(marker).exists()  # once: a resumed run goes on
+    return (stage, Path(marker)) if due else None
 
 
 def _test_pause_if(pause: tuple[str, Path] | None, stage: str) -> None:

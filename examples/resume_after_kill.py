@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blocksvm.checkpoint import read_checkpoint
+from blocksvm.checkpoint import read_latest
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError
 from blocksvm.model import LinearModel
@@ -53,12 +53,12 @@ def main(workdir: Path, small: bool = False) -> dict:
     while blocks_saved < 5 and run.poll() is None:
         time.sleep(0.02)
         try:
-            blocks_saved = read_checkpoint(ck).state["blocks_visited"]
+            blocks_saved = read_latest(ck)[0].state["blocks_visited"]
         except CheckpointError:  # not written yet
             continue
     run.send_signal(signal.SIGKILL)
     run.wait()
-    saved = read_checkpoint(ck).state
+    saved = read_latest(ck)[0].state  # a kill between two renames leaves only run.ckpt.prev
     print(f"killed (exit {run.returncode}); last checkpoint: pass {saved['outer']}, "
           f"{saved['position']} blocks into it")  # fmt: skip
 

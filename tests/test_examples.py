@@ -43,11 +43,15 @@ def test_grid_search_c(tmp_path):
     assert result["model"].exists()
 
 
-def test_resume_after_kill(tmp_path):
+def test_resume_after_kill(tmp_path, monkeypatch):
+    # the training child pauses before its 6th checkpoint (a test-only hook): the example's kill,
+    # which waits for 5 saved blocks, then lands there whatever the machine's speed
+    monkeypatch.setenv("BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE", f"6:before:{tmp_path / 'paused'}")
     result = load("resume_after_kill").main(tmp_path, small=True)
+    assert (tmp_path / "paused").exists()
     assert result["identical"]
     assert result["passes"] == list(range(1, 7))  # no pass lost or repeated
-    assert result["killed_at"] != (1, 0)  # killed in the middle of training, not before it
+    assert result["killed_at"] == (1, 5)  # killed in the middle of training, 5 blocks into it
 
 
 def test_multiclass(tmp_path):

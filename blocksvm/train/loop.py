@@ -111,7 +111,7 @@ class Trainer:
             self.monitor.say(f"note: {note}")
         reason, interrupted = None, False
         if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
-            reason = self.rules.reason(st.history[-1], self._out_of_time())
+            reason = self.rules.reason(st.history[-1], out_of_time=False)  # (the time limit: after a block)
         with deferred_signals() as stop:
             while reason is None:
                 completed = self._run_pass(stop)
