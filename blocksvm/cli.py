@@ -340,15 +340,27 @@ def _predict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="block store or LIBSVM text file")
     p.add_argument("--output", "-o", help="file for one prediction per row, in source order")
     p.add_argument("--decision-values", action="store_true", help="also write decision values")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse features outside the model's feature space (default: ignore them, with a warning)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=_run_predict)
 
 
 def _run_predict(args) -> int:
-    from blocksvm.predict import predict
+    import warnings
 
-    summary = predict(args.model, args.input, args.output, decision_values=args.decision_values,
-                      progress=None if not args.quiet else False)  # fmt: skip
+    from blocksvm.predict import FeatureSpaceWarning, predict
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FeatureSpaceWarning)
+        summary = predict(args.model, args.input, args.output, decision_values=args.decision_values,
+                          progress=None if not args.quiet else False, strict=args.strict)  # fmt: skip
+    for warning in caught:  # features outside the model's: one line; other warnings as Python shows them
+        if issubclass(warning.category, FeatureSpaceWarning):
+            if not args.quiet:
+                print(f"warning: {warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     if args.json:
         _print_json(summary.to_dict())
     elif not args.quiet:

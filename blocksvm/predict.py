@@ -4,22 +4,33 @@ A text file is read chunk by chunk and predictions are written as they come (con
 A store's rows are shuffled across blocks, so predictions are gathered with each row's source
 line number and sorted before writing: 16 bytes per row (+8 per class with decision values),
 the same order of memory as training's ``alpha``.
+
+Features beyond the model's (indices it never saw in training) count as zero, as in LIBLINEAR;
+they are counted on the way (nonzeros, and distinct indices in a bit array over the indices
+beyond the model's, grown to the largest one met: at most 256 MB, for index 2**31 - 1) and
+reported by a :class:`FeatureSpaceWarning`, or refused with ``strict=True``.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from blocksvm._progress import progress_bar
+from blocksvm.decision import count_outside
 from blocksvm.errors import BlocksvmError, ModelError, check_writable
 from blocksvm.io.libsvm import iter_parsed
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
+
+
+class FeatureSpaceWarning(UserWarning):
+    """The input has features outside the model's feature space: they were ignored."""
 
 
 @dataclass
@@ -30,6 +41,10 @@ class PredictSummary:
     correct: int
     seconds: float
     output: str | None
+    outside_indices: int = 0
+    """Distinct feature indices of the input outside the model's feature space (ignored)."""
+    outside_nonzeros: int = 0
+    """Nonzeros of the input at those indices."""
 
     @property
     def accuracy(self) -> float:
@@ -44,7 +59,8 @@ class PredictSummary:
 
 
 def predict(model: LinearModel | str | os.PathLike, data: str | os.PathLike, output=None, *,
-            decision_values: bool = False, progress: bool | None = None) -> PredictSummary:  # fmt: skip
+            decision_values: bool = False, progress: bool | None = None,
+            strict: bool = False) -> PredictSummary:  # fmt: skip
     """Predict every row of ``data`` (a block store directory or a LIBSVM file).
 
     Parameters
@@ -57,25 +73,76 @@ def predict(model: LinearModel | str | os.PathLike, data: str | os.PathLike, out
         File to write one prediction per row, in the source's row order: the label, then (with
         ``decision_values``) the decision value of each problem. Written to a temporary name
         and renamed when complete.
+    strict : bool
+        Refuse input features outside the model's feature space (indices beyond its features):
+        raise :class:`~blocksvm.errors.ModelError` at the first one, naming its line, and write no
+        output. By default they count as zero and one :class:`FeatureSpaceWarning` says how many
+        there were.
 
     Returns
     -------
     PredictSummary
-        Rows, how many were predicted right (labels of the source compared with predictions).
+        Rows, how many were predicted right (labels of the source compared with predictions), and
+        the input's distinct feature indices and nonzeros outside the model's feature space.
     """
     start = time.perf_counter()
+    name = "the model" if isinstance(model, LinearModel) else f"the model {model}"
     model = model if isinstance(model, LinearModel) else LinearModel.load(model)
     data = Path(data)
+    space = _FeatureSpace(model, name, data, strict)
     writer = _Writer(output, model, decision_values)
     with writer:
         if data.is_dir():
-            rows, correct = _predict_store(model, BlockStore(data), writer, progress)
+            rows, correct = _predict_store(model, BlockStore(data), writer, progress, space)
         else:
-            rows, correct = _predict_text(model, data, writer, progress)
-    return PredictSummary(rows, correct, time.perf_counter() - start, str(output) if output else None)
+            rows, correct = _predict_text(model, data, writer, progress, space)
+    summary = PredictSummary(rows, correct, time.perf_counter() - start, str(output) if output else None,
+                             space.indices, space.nonzeros)  # fmt: skip
+    if space.nonzeros:
+        warnings.warn(space.warning(), FeatureSpaceWarning, stacklevel=2)
+    return summary
 
 
-def _predict_text(model: LinearModel, path: Path, writer, progress) -> tuple[int, int]:
+class _FeatureSpace:
+    """Counts the input's nonzeros and distinct indices beyond the model's features; with ``strict``
+    refuses the first one."""
+
+    def __init__(self, model: LinearModel, name: str, data: Path, strict: bool):
+        self.n_features, self.base = model.n_features, model.index_base
+        self.name, self.data, self.strict = name, data, strict
+        self.seen = np.zeros(0, np.uint8)  # bit j - n_features: zero-based index j met
+        self.indices = self.nonzeros = 0
+
+    def _space(self) -> str:
+        last = self.base + self.n_features - 1
+        return f"{self.name}, whose {self.n_features} features are indices {self.base} to {last}"
+
+    def check(self, indptr: np.ndarray, indices: np.ndarray, lines: np.ndarray, largest: int) -> None:
+        """Count the rows' zero-based ``indices`` beyond the model's; ``largest`` bounds them."""
+        if largest < self.n_features:
+            return
+        need = (largest - self.n_features) // 8 + 1
+        if need > len(self.seen):  # grown geometrically: few copies however the largest index creeps up
+            grown = np.zeros(max(need, min(2 * len(self.seen), (2**31 - self.n_features) // 8 + 1)), np.uint8)
+            grown[: len(self.seen)] = self.seen
+            self.seen = grown
+        nonzeros, new, first = count_outside(indices, self.n_features, self.seen)
+        if self.strict and nonzeros:
+            line = lines[np.searchsorted(indptr, first, side="right") - 1]
+            where = f"{self.data} (the row of source line {line})" if self.data.is_dir() else f"{self.data}:{line}"
+            raise ModelError(
+                f"{where}: feature index {int(indices[first]) + self.base} is outside {self._space()} "
+                "(--strict; without it such features are ignored, with a warning)"
+            )
+        self.nonzeros += int(nonzeros)
+        self.indices += int(new)
+
+    def warning(self) -> str:
+        return (f"{self.data}: {self.indices} distinct feature indices ({self.nonzeros} nonzeros) are outside "
+                f"{self._space()}: they were ignored (--strict or strict=True makes this an error)")  # fmt: skip
+
+
+def _predict_text(model: LinearModel, path: Path, writer, progress, space: _FeatureSpace) -> tuple[int, int]:
     rows = correct = 0
     size = path.stat().st_size if path.exists() else None
     with progress_bar(size, "predict", unit="B", unit_scale=True, enabled=progress) as bar:
@@ -88,6 +155,7 @@ def _predict_text(model: LinearModel, path: Path, writer, progress) -> tuple[int
                     "indices: this file is in another feature space (zero-based)"
                 )
             indices = chunk.indices - np.int32(model.index_base)
+            space.check(chunk.indptr, indices, chunk.lines, chunk.max_index - model.index_base)
             values = model.decision_function_csr(chunk.indptr, indices, chunk.data)
             labels = model.labels_from_decisions(values)
             writer.write(labels, values)
@@ -97,7 +165,7 @@ def _predict_text(model: LinearModel, path: Path, writer, progress) -> tuple[int
     return rows, correct
 
 
-def _predict_store(model: LinearModel, store: BlockStore, writer, progress) -> tuple[int, int]:
+def _predict_store(model: LinearModel, store: BlockStore, writer, progress, space: _FeatureSpace) -> tuple[int, int]:
     if store.index_base != model.index_base:
         raise ModelError(
             f"{store.path} has {store.index_base}-based feature indices but the model was trained on "
@@ -106,6 +174,7 @@ def _predict_store(model: LinearModel, store: BlockStore, writer, progress) -> t
     lines, predicted, decisions, correct = [], [], [], 0
     with progress_bar(store.n_blocks, "predict", unit="block", enabled=progress) as bar:
         for block in store.iter_blocks():
+            space.check(block.indptr, block.indices, block.lines, store.n_features - 1)  # lines: of the source
             values = model.decision_function_csr(block.indptr, block.indices, block.data)
             labels = model.labels_from_decisions(values)
             correct += int(np.count_nonzero(labels == block.labels))

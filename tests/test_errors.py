@@ -550,6 +550,13 @@ CASES = [
      "feature spaces", "error", lambda e, t, mp: ["predict", e.model, e.zero_store]),
     ("<file>:<line>: feature index 0, but the model was trained on one-based indices: this file is in another "
      "feature space (zero-based)", "error", lambda e, t, mp: ["predict", e.model, e.root / "zero.txt"]),
+    ("<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> (--strict; "
+     "without it such features are ignored, with a warning)", "error",
+     lambda e, t, mp: ["predict", e.model, write(t / "wide.txt", "1 1:1 100000:2\n"), "--strict"]),
+    ("<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> (--strict; "
+     "without it such features are ignored, with a warning)", "error",
+     lambda e, t, mp: main(["convert", str(write(t / "wide.txt", "1 1:1 100000:2\n")), str(t / "wide.bsvm"), "-q"])
+     or ["predict", e.model, t / "wide.bsvm", "--strict"]),
     # -- streams and warm starts
     ("stream needs an online learner (<learners>); --solver <name> makes passes over a store: convert the file "
      "and use 'blocksvm train'", "error", lambda e, t, mp: ["stream", e.text, t / "m.h5", "--solver", "dual-cd"]),
