@@ -340,8 +340,8 @@ def _predict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="block store or LIBSVM text file")
     p.add_argument("--output", "-o", help="file for one prediction per row, in source order")
     p.add_argument("--decision-values", action="store_true", help="also write decision values")
-    p.add_argument("--strict", action="store_true",
-                   help="refuse features outside the model's feature space (default: ignore them, with a warning)")  # fmt: skip
+    p.add_argument("--strict", action="store_true", help="refuse features outside the model's feature space "
+                   "(default: ignore them, with a warning)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=_run_predict)
 
