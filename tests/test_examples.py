@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -44,11 +47,14 @@ def test_grid_search_c(tmp_path):
 
 
 def test_resume_after_kill(tmp_path, monkeypatch):
-    # the training child pauses before its 6th checkpoint (a test-only hook): the example's kill,
-    # which waits for 5 saved blocks, then lands there whatever the machine's speed
-    monkeypatch.setenv("BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE", f"6:before:{tmp_path / 'paused'}")
-    result = load("resume_after_kill").main(tmp_path, small=True)
-    assert (tmp_path / "paused").exists()
+    # The first training child pauses before its 6th checkpoint at the latest (a test-only hook), so
+    # the example's kill, which waits for 5 saved blocks, lands after exactly 5 however fast or loaded
+    # the machine; the resumed child runs without the hook.
+    example = load("resume_after_kill")
+    paused = {**os.environ, "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE": f"6:before:{tmp_path / 'paused'}"}
+    launch = SimpleNamespace(Popen=functools.partial(subprocess.Popen, env=paused), run=subprocess.run)
+    monkeypatch.setattr(example, "subprocess", launch)
+    result = example.main(tmp_path, small=True)
     assert result["identical"]
     assert result["passes"] == list(range(1, 7))  # no pass lost or repeated
     assert result["killed_at"] == (1, 5)  # killed in the middle of training, 5 blocks into it
