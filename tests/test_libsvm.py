@@ -6,6 +6,10 @@ hand-written expectations for lines and errors.
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
+import os
 import struct
 from decimal import Decimal
 
@@ -365,3 +369,21 @@ def test_parse_chunk_reports_rows_nnz_and_index_range():
     assert (chunk.n_rows, chunk.nnz, chunk.min_index, chunk.max_index) == (3, 3, 2, 9)
     np.testing.assert_array_equal(chunk.lines, [10, 12, 13])
     np.testing.assert_array_equal(chunk.indptr, [0, 2, 3, 3])
+
+
+def _open_descriptors_to(path) -> int:
+    fd_dir = "/proc/self/fd"
+    return sum(os.path.realpath(os.path.join(fd_dir, fd)) == str(path.resolve()) for fd in os.listdir(fd_dir))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files through /proc")
+@pytest.mark.parametrize("compress", [None, gzip.compress, bz2.compress, lzma.compress])
+@pytest.mark.parametrize("text", [b"1 1:2\n-1 2:3\n", b"1 1:2\n-1 x\n"], ids=["valid", "bad line"])
+def test_the_input_file_is_closed_after_parsing(write_text, compress, text):
+    # a decompressor leaves the file it reads open: the file must still be closed, also after an error
+    path = write_text(compress(text) if compress else text)
+    try:
+        sum(chunk.labels.size for chunk in iter_parsed(path))
+    except InputFormatError:
+        assert text.endswith(b"x\n")
+    assert _open_descriptors_to(path) == 0

@@ -85,11 +85,19 @@ class ParsedChunk(Rows):
 
 
 class _CountingReader(io.RawIOBase):
-    """A raw file that remembers how many bytes were read, for progress through compressed files."""
+    """A raw file that remembers how many bytes were read, for progress through compressed files.
 
-    def __init__(self, raw):
-        self.raw = raw
+    Closing it closes the file it reads (unless ``owns`` is false: standard input stays open).
+    """
+
+    def __init__(self, raw, owns: bool = True):
+        self.raw, self.owns = raw, owns
         self.consumed = 0
+
+    def close(self) -> None:
+        if self.owns and not self.closed:
+            self.raw.close()
+        super().close()
 
     def readable(self) -> bool:
         return True
@@ -104,13 +112,14 @@ def open_input(path: str | os.PathLike):
     """Open a LIBSVM file for binary reading, decompressing gzip, bzip2 or xz by magic bytes.
 
     Returns ``(stream, counter)``: read text from ``stream``; ``counter.consumed`` is the number of
-    bytes taken from the file on disk so far. ``"-"`` is standard input (compressed or not).
+    bytes taken from the file on disk so far. Close both when done (a decompressor leaves the file
+    it reads open; ``counter.close()`` closes it). ``"-"`` is standard input (compressed or not).
     Raises ``InputFormatError`` for a missing file.
     """
     if os.fspath(path) == "-":
         return _open_standard_input()
     try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed by the caller through the stream
+        raw = open(path, "rb")  # noqa: SIM115 - closed by the caller through the counter
     except FileNotFoundError:
         raise InputFormatError(path, 0, "no such file") from None
     except IsADirectoryError:
@@ -137,7 +146,7 @@ def _open_standard_input():
     """Standard input as ``open_input`` returns a file: the magic bytes are peeked, not read."""
     raw = sys.stdin.buffer
     head = raw.peek(8)[:8]
-    counter = _CountingReader(raw)
+    counter = _CountingReader(raw, owns=False)
     buffered = io.BufferedReader(counter, buffer_size=1 << 20)
     for magic, opener in _MAGIC.items():
         if head.startswith(magic):
@@ -391,6 +400,7 @@ def iter_parsed(
             future.cancel()
         reader.join()
         stream.close()
+        counter.close()
 
 
 def _read_error(path: str, exc: BaseException) -> BaseException:
