@@ -9,9 +9,11 @@ deterministic: the kill always lands mid-round, whatever the machine's speed.
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -21,7 +23,7 @@ from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError, ParameterError
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
-from blocksvm.train import train
+from blocksvm.train import Trainer, TrainParams, train
 from blocksvm.train.parallel import FAULT_VARIABLE
 
 distributed = pytest.importorskip("distributed")
@@ -206,6 +208,49 @@ def test_a_worker_killed_mid_round_is_replaced_and_nothing_is_lost(store, tmp_pa
     assert marker.exists(), "the worker running shard 1 in round 3 should have died"
     same_model(result, uninterrupted)  # no update of alpha lost or applied twice
     assert [r["outer"] for r in result.history] == list(range(1, 7))
+
+
+def test_a_worker_killed_after_a_checkpoint_is_rebuilt_from_it(store, tmp_path, monkeypatch):
+    # a checkpoint makes the gathered shards the roots of their futures: the lost shard is rebuilt from there
+    marker = tmp_path / "killed"
+    params = {**QUICK, "workers": 2, "loss": "hinge", "max_outer": 6, "tol": 0}
+    uninterrupted = train(store, **params)
+    monkeypatch.setenv(FAULT_VARIABLE, f"4,0,{marker}")
+    with new_cluster() as cluster, distributed.Client(cluster) as client:
+        result = train(store, client=client, checkpoint=tmp_path / "ck.h5", **params)
+    assert marker.exists(), "the worker running shard 0 in round 4 should have died"
+    same_model(result, uninterrupted)
+
+
+def scheduler_tasks(client) -> int:
+    return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+
+
+def wait_for(condition, seconds: float = 120.0) -> bool:
+    """Whether ``condition()`` comes true within ``seconds`` (the scheduler forgets tasks asynchronously)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client):
+    params = TrainParams(**{k: v for k, v in QUICK.items() if k != "verbose"}, workers=2, loss="hinge")
+    assert wait_for(lambda: scheduler_tasks(client) == 0), "another test left tasks on the scheduler"
+    trainer = Trainer(store, params, client=client, verbose=0)
+    for outer in range(1, 7):
+        trainer.solver.round(outer)
+    # the lineage: the 2 roots, and per round the w task, 2 round tasks and 2 shard states
+    assert wait_for(lambda: scheduler_tasks(client) == 2 + 6 * 5), scheduler_tasks(client)
+    trainer.solver.state()  # what a checkpoint takes
+    assert wait_for(lambda: scheduler_tasks(client) == 2), scheduler_tasks(client)
+    trainer.solver.round(7)
+    assert wait_for(lambda: scheduler_tasks(client) == 2 + 5), scheduler_tasks(client)
+    del trainer
+    gc.collect()
+    assert wait_for(lambda: scheduler_tasks(client) == 0)
 
 
 def test_a_killed_threaded_run_resumes_from_its_checkpoint_exactly(store, tmp_path):

@@ -28,6 +28,7 @@ import dataclasses
 import operator
 import os
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,7 +221,9 @@ class DaskEngine:
     A round submits one task per shard, pinned to the shard's worker (another may take it if that
     one is gone), with ``w`` as one task's result that every worker fetches; only the ``w_k`` and
     the dual sums come back. A worker that dies loses its shards' futures; the scheduler runs
-    their rounds again from the last ones it holds (the tasks are pure), so the run goes on.
+    their rounds again from the shards' roots (the tasks are pure), so the run goes on. The roots
+    are the shards as last gathered (the start, or the last checkpoint): the scheduler keeps the
+    tasks of every round since, ``w`` included, and forgets the rest.
     """
 
     def __init__(self, client, shards: list[Shard]):
@@ -235,7 +238,11 @@ class DaskEngine:
         self.put(shards)
 
     def _submit(self, function, *args, shard: int):
-        return self.client.submit(function, *args, workers=self.pins[shard], allow_other_workers=True, pure=False)
+        with warnings.catch_warnings():
+            # w and the shards go into the task graph on purpose: a lost shard is recomputed from it
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(function, *args, workers=self.pins[shard], allow_other_workers=True,
+                                      pure=False)  # fmt: skip
 
     def round(self, W: np.ndarray, outer: int) -> list[ShardRound]:
         w = self.client.submit(_same, W, pure=False)
@@ -248,7 +255,11 @@ class DaskEngine:
         return self.client.gather([self._submit(evaluate_shard, s, w, shard=k) for k, s in enumerate(self.states)])
 
     def get(self) -> list[Shard]:
-        return self.client.gather(self.states)
+        """The shards, gathered (for a checkpoint); they become the roots of the shards' futures, so
+        the scheduler forgets the rounds before and a lost shard is recomputed from here."""
+        shards = self.client.gather(self.states)
+        self.put(shards)
+        return shards
 
     def put(self, shards: list[Shard]) -> None:
         # submitted, not scattered: a lost shard can be rebuilt from its task
