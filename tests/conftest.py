@@ -148,14 +148,14 @@ def train_in_cuts():
     return _train_in_cuts
 
 
-def _wait_for(condition, process: subprocess.Popen, what: str, timeout: float = 120.0) -> None:
-    """Poll ``condition()`` until it holds; fail if ``process`` ends first or after ``timeout`` seconds.
+def _wait_for(condition, process: subprocess.Popen | None, what: str, timeout: float = 120.0) -> None:
+    """Poll ``condition()`` until it holds; fail if ``process`` (when given) ends first or after ``timeout`` seconds.
 
     The timeout is only a guard against a hang: a loaded machine is slow, not 120 s slow.
     """
     deadline = time.monotonic() + timeout
     while not condition():
-        if process.poll() is not None:
+        if process is not None and process.poll() is not None:
             pytest.fail(f"the process ended (exit {process.returncode}) before {what}")
         if time.monotonic() > deadline:
             pytest.fail(f"no {what} after {timeout:g} s")
@@ -164,7 +164,8 @@ def _wait_for(condition, process: subprocess.Popen, what: str, timeout: float = 
 
 @pytest.fixture(scope="session")
 def wait_for():
-    """``wait_for(condition, process, what, timeout=120)``: poll until ``condition()``, failing if ``process`` ends."""
+    """``wait_for(condition, process, what, timeout=120)``: poll until ``condition()``, failing if ``process`` ends
+    (``process=None``: nothing to watch)."""
     return _wait_for
 
 

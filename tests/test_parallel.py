@@ -13,7 +13,6 @@ import gc
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -226,31 +225,24 @@ def scheduler_tasks(client) -> int:
     return client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
 
 
-def wait_for(condition, seconds: float = 120.0) -> bool:
-    """Whether ``condition()`` comes true within ``seconds`` (the scheduler forgets tasks asynchronously)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client, wait_for):
+    # the scheduler forgets tasks asynchronously: poll until the count is reached
+    def tasks(n: int) -> None:
+        wait_for(lambda: scheduler_tasks(client) == n, None, f"{n} tasks on the scheduler")
 
-
-def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client):
     params = TrainParams(**{k: v for k, v in QUICK.items() if k != "verbose"}, workers=2, loss="hinge")
-    assert wait_for(lambda: scheduler_tasks(client) == 0), "another test left tasks on the scheduler"
+    tasks(0)  # none left by another test
     trainer = Trainer(store, params, client=client, verbose=0)
     for outer in range(1, 7):
         trainer.solver.round(outer)
-    # the lineage: the 2 roots, and per round the w task, 2 round tasks and 2 shard states
-    assert wait_for(lambda: scheduler_tasks(client) == 2 + 6 * 5), scheduler_tasks(client)
+    tasks(2 + 6 * 5)  # the lineage: the 2 roots, and per round the w task, 2 round tasks and 2 shard states
     trainer.solver.state()  # what a checkpoint takes
-    assert wait_for(lambda: scheduler_tasks(client) == 2), scheduler_tasks(client)
+    tasks(2)
     trainer.solver.round(7)
-    assert wait_for(lambda: scheduler_tasks(client) == 2 + 5), scheduler_tasks(client)
+    tasks(2 + 5)
     del trainer
     gc.collect()
-    assert wait_for(lambda: scheduler_tasks(client) == 0)
+    tasks(0)
 
 
 def test_a_killed_threaded_run_resumes_from_its_checkpoint_exactly(store, tmp_path):

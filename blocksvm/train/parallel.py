@@ -255,11 +255,7 @@ class DaskEngine:
         return self.client.gather([self._submit(evaluate_shard, s, w, shard=k) for k, s in enumerate(self.states)])
 
     def get(self) -> list[Shard]:
-        """The shards, gathered (for a checkpoint); they become the roots of the shards' futures, so
-        the scheduler forgets the rounds before and a lost shard is recomputed from here."""
-        shards = self.client.gather(self.states)
-        self.put(shards)
-        return shards
+        return self.client.gather(self.states)
 
     def put(self, shards: list[Shard]) -> None:
         # submitted, not scattered: a lost shard can be rebuilt from its task
@@ -324,7 +320,11 @@ class CoCoASolver(Solver):
 
     def state(self) -> dict[str, np.ndarray]:
         arrays = {"w": self.w, "block_sums": self.block_sums}
-        for k, shard in enumerate(self.engine.get()):
+        shards = self.engine.get()
+        # put back as they are: on dask they become the roots of the shards' futures, so the scheduler
+        # forgets the rounds before and a lost shard is recomputed from this checkpoint
+        self.engine.put(shards)
+        for k, shard in enumerate(shards):
             arrays |= {f"shard{k}.{name}": value for name, value in shard.solver.state().items() if name != "w"}
         return arrays
 
