@@ -61,8 +61,9 @@ def open_versioned(path: Path, fmt: str, version: int, kind: str, error: type[Ex
             raise error(f"{path} is an HDF5 file but not a blocksvm {kind}")
         found = int(f.attrs["version"])
         if found > version:
-            raise error(f"{path} is {kind} format version {found}; this blocksvm reads version {version} "
-                        "(upgrade blocksvm)")  # fmt: skip
+            raise error(
+                f"{path} is {kind} format version {found}; this blocksvm reads version {version} (upgrade blocksvm)"
+            )
     except BaseException:
         f.close()
         raise

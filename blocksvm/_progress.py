@@ -14,8 +14,23 @@ def progress_enabled(progress: bool | None) -> bool:
     return bool(progress)
 
 
-def progress_bar(total: float | None, desc: str, *, unit: str = "it", enabled: bool | None = None,
-                 unit_scale: bool = False, leave: bool = True) -> tqdm:  # fmt: skip
+def progress_bar(
+    total: float | None,
+    desc: str,
+    *,
+    unit: str = "it",
+    enabled: bool | None = None,
+    unit_scale: bool = False,
+    leave: bool = True,
+) -> tqdm:
     """A tqdm bar, disabled (and free) when progress is off."""
-    return tqdm(total=total, desc=desc, unit=unit, unit_scale=unit_scale, leave=leave,
-                disable=not progress_enabled(enabled), dynamic_ncols=True, file=sys.stderr)  # fmt: skip
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        unit_scale=unit_scale,
+        leave=leave,
+        disable=not progress_enabled(enabled),
+        dynamic_ncols=True,
+        file=sys.stderr,
+    )

@@ -76,8 +76,7 @@ class Checkpoint:
         return h.hexdigest()
 
     def _meta_bytes(self) -> bytes:
-        return json.dumps({"params": self.params, "store": self.store, "state": self.state},
-                          sort_keys=True).encode()  # fmt: skip
+        return json.dumps({"params": self.params, "store": self.store, "state": self.state}, sort_keys=True).encode()
 
 
 def previous_path(path: Path) -> Path:

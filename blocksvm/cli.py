@@ -50,17 +50,27 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("output", help="store directory to create")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--block-size", type=int, metavar="ROWS", help="rows per block")
-    size.add_argument("--block-mb", type=float, metavar="MB",
-                      help="megabytes of in-memory CSR per block (default 64)")  # fmt: skip
-    p.add_argument("--shuffle", action=argparse.BooleanOptionalAction, default=True,
-                   help="spread rows at random over blocks (default: on)")  # fmt: skip
+    size.add_argument("--block-mb", type=float, metavar="MB", help="megabytes of in-memory CSR per block (default 64)")
+    p.add_argument(
+        "--shuffle",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="spread rows at random over blocks (default: on)",
+    )
     p.add_argument("--seed", type=int, default=0, help="shuffle seed (default 0)")
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    p.add_argument("--compression", default=DEFAULT_COMPRESSION,
-                   help=f"{', '.join(COMPRESSIONS)}; gzip-N/zstd-N set a level "
-                        f"(default {DEFAULT_COMPRESSION})")  # fmt: skip
-    p.add_argument("--zero-based", type=_zero_based, default="auto", metavar="auto|yes|no",
-                   help="feature indices start at 0 (default: auto-detect)")  # fmt: skip
+    p.add_argument(
+        "--compression",
+        default=DEFAULT_COMPRESSION,
+        help=f"{', '.join(COMPRESSIONS)}; gzip-N/zstd-N set a level (default {DEFAULT_COMPRESSION})",
+    )
+    p.add_argument(
+        "--zero-based",
+        type=_zero_based,
+        default="auto",
+        metavar="auto|yes|no",
+        help="feature indices start at 0 (default: auto-detect)",
+    )
     p.add_argument("--n-features", type=int, help="feature count, if larger than the largest index")
     p.add_argument("--skip-bad-lines", action="store_true", help="skip and count malformed lines")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
@@ -73,12 +83,21 @@ def _run_convert(args) -> int:
     from blocksvm.io.convert import convert
 
     summary = convert(
-        args.input, args.output, block_rows=args.block_size, block_mb=args.block_mb,
-        shuffle=args.shuffle, seed=args.seed, dtype=args.dtype, compression=args.compression,
-        zero_based=args.zero_based, n_features=args.n_features,
-        skip_bad_lines=args.skip_bad_lines, overwrite=args.overwrite,
-        progress=None if not args.quiet else False, jobs=args.jobs,
-    )  # fmt: skip
+        args.input,
+        args.output,
+        block_rows=args.block_size,
+        block_mb=args.block_mb,
+        shuffle=args.shuffle,
+        seed=args.seed,
+        dtype=args.dtype,
+        compression=args.compression,
+        zero_based=args.zero_based,
+        n_features=args.n_features,
+        skip_bad_lines=args.skip_bad_lines,
+        overwrite=args.overwrite,
+        progress=None if not args.quiet else False,
+        jobs=args.jobs,
+    )
     if args.json:
         _print_json(summary.to_dict())
     elif not args.quiet:
@@ -90,8 +109,7 @@ def _run_convert(args) -> int:
 def _info_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("store", help="store directory")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--verify", action="store_true",
-                   help="read every block and check checksums and invariants")  # fmt: skip
+    p.add_argument("--verify", action="store_true", help="read every block and check checksums and invariants")
     p.set_defaults(run=_run_info)
 
 
@@ -118,8 +136,10 @@ def _print_info(info: dict) -> None:
     print(f"features     {info['features']:,} (indices in the source are {info['index_base']}-based)")
     print(f"nnz          {info['nnz']:,}")
     print(f"labels       {labels}")
-    print(f"values       {info['dtype']}, compression {params['compression']}, "
-          f"{info['bytes_on_disk'] / 1e6:,.1f} MB on disk")  # fmt: skip
+    print(
+        f"values       {info['dtype']}, compression {params['compression']}, "
+        f"{info['bytes_on_disk'] / 1e6:,.1f} MB on disk"
+    )
     print(f"blocks       {info['blocks']} (shuffled: {params['shuffle']}, seed {params['seed']})")
     if info.get("skipped_lines"):
         print(f"skipped      {info['skipped_lines']:,} malformed lines")
@@ -143,8 +163,9 @@ def _generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dense", action="store_true", help="every feature present")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--store", action="store_true", help="write a block store directly")
-    p.add_argument("--block-size", type=int, default=100_000, metavar="ROWS",
-                   help="rows per block with --store (default 100000)")  # fmt: skip
+    p.add_argument(
+        "--block-size", type=int, default=100_000, metavar="ROWS", help="rows per block with --store (default 100000)"
+    )
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(run=_run_generate)
 
@@ -152,14 +173,20 @@ def _generate_args(p: argparse.ArgumentParser) -> None:
 def _run_generate(args) -> int:
     from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
 
-    spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, noise=args.noise,
-                         seed=args.seed, dense=args.dense, classes=args.classes)  # fmt: skip
+    spec = SyntheticSpec(
+        rows=args.rows,
+        features=args.features,
+        nnz=args.nnz,
+        noise=args.noise,
+        seed=args.seed,
+        dense=args.dense,
+        classes=args.classes,
+    )
     progress = None if not args.quiet else False
     if args.store:
         if args.block_size < 1:  # make_store does not check it (0 divides by zero, < 0 writes no block)
             raise ParameterError(f"--block-size must be a positive number of rows, not {args.block_size}")
-        make_store(args.output, spec, block_rows=args.block_size, overwrite=args.overwrite,
-                   progress=progress)  # fmt: skip
+        make_store(args.output, spec, block_rows=args.block_size, overwrite=args.overwrite, progress=progress)
     else:
         check_writable(args.output, "the data")
         try:
@@ -220,25 +247,41 @@ def _is_number(text: str) -> bool:
 @command("train", "train a linear classifier on a block store (or a LIBSVM file) by block minimization")
 def _train_args(p: argparse.ArgumentParser) -> None:
 
-    p.add_argument("store", help="training store (from 'blocksvm convert'), or a LIBSVM file (.gz/.bz2/.xz too), "
-                   "converted once into a cached store beside it")  # fmt: skip
+    p.add_argument(
+        "store",
+        help="training store (from 'blocksvm convert'), or a LIBSVM file (.gz/.bz2/.xz too), "
+        "converted once into a cached store beside it",
+    )
     p.add_argument("model", help="model file to write")
     _add_training_params(p)
     p.add_argument("--warm-start", metavar="MODEL", help="continue this model (online learners)")
     p.add_argument("--validation", metavar="STORE", help="store (or LIBSVM file) whose accuracy is tracked each pass")
-    p.add_argument("--cache-dir", metavar="DIR", help="keep the cached stores of LIBSVM files here "
-                   "(default: beside each file, as FILE.bsvm-cache)")  # fmt: skip
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep the cached stores of LIBSVM files here (default: beside each file, as FILE.bsvm-cache)",
+    )
     p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
-    p.add_argument("--checkpoint", metavar="PATH",
-                   help="write checkpoints here (every outer iteration, and when stopped)")  # fmt: skip
-    p.add_argument("--checkpoint-every", type=int, default=0, metavar="BLOCKS",
-                   help="also checkpoint every this many blocks")  # fmt: skip
-    p.add_argument("--checkpoint-seconds", type=float, metavar="SECONDS",
-                   help="also checkpoint when this many seconds passed since the last one")  # fmt: skip
+    p.add_argument(
+        "--checkpoint", metavar="PATH", help="write checkpoints here (every outer iteration, and when stopped)"
+    )
+    p.add_argument(
+        "--checkpoint-every", type=int, default=0, metavar="BLOCKS", help="also checkpoint every this many blocks"
+    )
+    p.add_argument(
+        "--checkpoint-seconds",
+        type=float,
+        metavar="SECONDS",
+        help="also checkpoint when this many seconds passed since the last one",
+    )
     p.add_argument("--resume", metavar="PATH", help="continue from this checkpoint (and keep writing it)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="train on this dask.distributed cluster (e.g. "
-                   "tcp://host:8786) by CoCoA+ rounds, --workers shards (default: one per worker); the workers read "
-                   "the store at the same path (docs/PARALLEL.md)")  # fmt: skip
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="train on this dask.distributed cluster (e.g. "
+        "tcp://host:8786) by CoCoA+ rounds, --workers shards (default: one per worker); the workers read "
+        "the store at the same path (docs/PARALLEL.md)",
+    )
     p.add_argument("--json", action="store_true", help="print the training summary as JSON")
     p.set_defaults(run=_run_train)
 
@@ -250,8 +293,14 @@ def _add_training_params(p: argparse.ArgumentParser) -> None:
     for param in PARAMS.values():
         if param.cli:
             param.add_to(p)
-    p.add_argument("--class-weight", "-w", type=_class_weight, action="append", metavar="LABEL=WEIGHT",
-                   help=PARAMS["class_weight"].help)  # fmt: skip
+    p.add_argument(
+        "--class-weight",
+        "-w",
+        type=_class_weight,
+        action="append",
+        metavar="LABEL=WEIGHT",
+        help=PARAMS["class_weight"].help,
+    )
 
 
 def _train_params(args):
@@ -276,12 +325,21 @@ def _run_train(args) -> int:
             check_writable(path, what)
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(connect(args.scheduler)) if args.scheduler else None
-        result = train(args.store, params, validation=args.validation, history_path=history,
-                       verbose=0 if args.quiet else 2 if args.verbose else 1,
-                       progress=None if not args.quiet else False, checkpoint=args.checkpoint,
-                       checkpoint_every=args.checkpoint_every, checkpoint_seconds=args.checkpoint_seconds,
-                       resume=args.resume, warm_start=args.warm_start, cache_dir=args.cache_dir,
-                       client=client)  # fmt: skip
+        result = train(
+            args.store,
+            params,
+            validation=args.validation,
+            history_path=history,
+            verbose=0 if args.quiet else 2 if args.verbose else 1,
+            progress=None if not args.quiet else False,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            checkpoint_seconds=args.checkpoint_seconds,
+            resume=args.resume,
+            warm_start=args.warm_start,
+            cache_dir=args.cache_dir,
+            client=client,
+        )
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})
@@ -303,10 +361,18 @@ def _stream_args(p: argparse.ArgumentParser) -> None:
     p.set_defaults(solver="perceptron")
     p.add_argument("--zero-based", action="store_true", help="feature indices start at 0 (default: at 1)")
     p.add_argument("--warm-start", metavar="MODEL", help="continue this model (its classes, features, weights)")
-    p.add_argument("--checkpoint", metavar="PATH", help="write checkpoints here (every --checkpoint-every "
-                   "chunks, and when the stream ends or is stopped)")  # fmt: skip
-    p.add_argument("--checkpoint-every", type=int, default=16, metavar="CHUNKS",
-                   help="chunks (8 MB of text each) between checkpoints (default 16)")  # fmt: skip
+    p.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="write checkpoints here (every --checkpoint-every chunks, and when the stream ends or is stopped)",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=16,
+        metavar="CHUNKS",
+        help="chunks (8 MB of text each) between checkpoints (default 16)",
+    )
     p.add_argument("--resume", metavar="PATH", help="continue the stream of this checkpoint (a file input)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=_run_stream)
@@ -316,17 +382,27 @@ def _run_stream(args) -> int:
     from blocksvm.stream import stream
 
     check_writable(args.model, "the model")
-    result = stream(args.input, _train_params(args), zero_based=args.zero_based, warm_start=args.warm_start,
-                    checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, resume=args.resume,
-                    verbose=0 if args.quiet or args.json else 1)  # fmt: skip
+    result = stream(
+        args.input,
+        _train_params(args),
+        zero_based=args.zero_based,
+        warm_start=args.warm_start,
+        checkpoint=args.checkpoint,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        verbose=0 if args.quiet or args.json else 1,
+    )
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), **result.summary})
     elif not args.quiet:
         s = result.summary
-        print(f"{s['examples']} examples in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
-              f"{100 * s['progressive_accuracy']:.2f}%, progressive loss {s['progressive_loss']:.4f}, "
-              f"{s['nonzero_weights']} nonzero weights; model written to {path}", file=sys.stderr)  # fmt: skip
+        print(
+            f"{s['examples']} examples in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
+            f"{100 * s['progressive_accuracy']:.2f}%, progressive loss {s['progressive_loss']:.4f}, "
+            f"{s['nonzero_weights']} nonzero weights; model written to {path}",
+            file=sys.stderr,
+        )
     if result.stopped_by:
         if args.checkpoint or args.resume:
             print(f"checkpoint in {args.checkpoint or args.resume}: continue with --resume", file=sys.stderr)
@@ -340,8 +416,11 @@ def _predict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="block store or LIBSVM text file")
     p.add_argument("--output", "-o", help="file for one prediction per row, in source order")
     p.add_argument("--decision-values", action="store_true", help="also write decision values")
-    p.add_argument("--strict", action="store_true", help="refuse features outside the model's feature space "
-                   "(default: ignore them, with a warning)")  # fmt: skip
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse features outside the model's feature space (default: ignore them, with a warning)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=_run_predict)
 
@@ -353,8 +432,14 @@ def _run_predict(args) -> int:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FeatureSpaceWarning)
-        summary = predict(args.model, args.input, args.output, decision_values=args.decision_values,
-                          progress=None if not args.quiet else False, strict=args.strict)  # fmt: skip
+        summary = predict(
+            args.model,
+            args.input,
+            args.output,
+            decision_values=args.decision_values,
+            progress=None if not args.quiet else False,
+            strict=args.strict,
+        )
     for warning in caught:  # features outside the model's: one line; other warnings as Python shows them
         if issubclass(warning.category, FeatureSpaceWarning):
             if not args.quiet:
@@ -421,8 +506,15 @@ def _run_demo(args) -> int:
     from blocksvm.demo import run_demo
 
     out = io.StringIO() if args.quiet else sys.stdout
-    figures = run_demo(rows=args.rows, test_rows=args.test_rows, features=args.features, nnz=args.nnz,
-                       workdir=args.workdir, keep=args.keep, out=out)
+    figures = run_demo(
+        rows=args.rows,
+        test_rows=args.test_rows,
+        features=args.features,
+        nnz=args.nnz,
+        workdir=args.workdir,
+        keep=args.keep,
+        out=out,
+    )
     if args.json:
         _print_json(figures)
     return EXIT_OK
@@ -481,14 +573,19 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         if args.debug:
             raise
-        print("blocksvm: error: out of memory (smaller blocks need less: convert with a smaller --block-mb)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "blocksvm: error: out of memory (smaller blocks need less: convert with a smaller --block-mb)",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
     except Exception as exc:  # a bug: one line, and the traceback with --debug
         if args.debug:
             raise
-        print(f"blocksvm: error: unexpected {type(exc).__name__}: {exc} (a bug in blocksvm: run again with "
-              "--debug and report the traceback)", file=sys.stderr)  # fmt: skip
+        print(
+            f"blocksvm: error: unexpected {type(exc).__name__}: {exc} (a bug in blocksvm: run again with "
+            "--debug and report the traceback)",
+            file=sys.stderr,
+        )
         return EXIT_ERROR
 
 

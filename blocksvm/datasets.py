@@ -179,14 +179,22 @@ def _generate(seed, first_row, n_rows, features, nnz, power, noise, dense, w_tru
     return indptr, indices[:k].copy(), q[:k].copy(), labels
 
 
-def generate_rows(spec: SyntheticSpec, first_row: int, n_rows: int, dtype="float32",
-                  w_true: np.ndarray | None = None) -> Rows:  # fmt: skip
+def generate_rows(
+    spec: SyntheticSpec, first_row: int, n_rows: int, dtype="float32", w_true: np.ndarray | None = None
+) -> Rows:
     """Rows ``first_row ..`` of the data set as a block (zero-based indices, ``lines`` = row + 1)."""
     w_true = _hidden_matrix(spec, w_true)
     indptr, indices, q, labels = _generate(
-        spec.seed, first_row, n_rows, spec.features, spec.nnz, spec.power, spec.noise,
-        spec.dense, w_true,
-    )  # fmt: skip
+        spec.seed,
+        first_row,
+        n_rows,
+        spec.features,
+        spec.nnz,
+        spec.power,
+        spec.noise,
+        spec.dense,
+        w_true,
+    )
     data = (q / SCALE).astype(dtype)
     lines = np.arange(first_row + 1, first_row + n_rows + 1, dtype=np.int64)
     return Rows(indptr, indices, data, labels, lines)
@@ -250,9 +258,16 @@ def _format_libsvm(indptr, indices, q, labels, binary):
 
 def _text_chunk(spec: SyntheticSpec, w_true, first_row: int, n_rows: int) -> bytes:
     indptr, indices, q, labels = _generate(
-        spec.seed, first_row, n_rows, spec.features, spec.nnz, spec.power, spec.noise,
-        spec.dense, w_true,
-    )  # fmt: skip
+        spec.seed,
+        first_row,
+        n_rows,
+        spec.features,
+        spec.nnz,
+        spec.power,
+        spec.noise,
+        spec.dense,
+        w_true,
+    )
     return _format_libsvm(indptr, indices, q, labels, spec.classes == 2).tobytes()
 
 
@@ -267,8 +282,14 @@ def _open_for_writing(path: Path, suffix: str):
     return open(path, "wb")
 
 
-def write_libsvm(path: str | os.PathLike, spec: SyntheticSpec, *, rows: range | None = None,
-                 progress: bool | None = None, threads: int = 2) -> int:  # fmt: skip
+def write_libsvm(
+    path: str | os.PathLike,
+    spec: SyntheticSpec,
+    *,
+    rows: range | None = None,
+    progress: bool | None = None,
+    threads: int = 2,
+) -> int:
     """Write the data set as LIBSVM text (``.gz``, ``.bz2``, ``.xz`` compress); return bytes of text.
 
     ``rows`` selects a range of rows (default: all ``spec.rows``), e.g. held-out rows after the
@@ -281,14 +302,12 @@ def write_libsvm(path: str | os.PathLike, spec: SyntheticSpec, *, rows: range | 
     rows = rows if rows is not None else range(spec.rows)
     starts = range(rows.start, rows.stop, CHUNK_ROWS)
     written = 0
-    bar = progress_bar(len(rows), f"generate {path.name}", unit="row", unit_scale=True,
-                       enabled=progress)  # fmt: skip
+    bar = progress_bar(len(rows), f"generate {path.name}", unit="row", unit_scale=True, enabled=progress)
     try:
         with _open_for_writing(tmp, path.suffix) as f, ThreadPoolExecutor(threads) as pool, bar:
             window = []
             for start in starts:
-                window.append(pool.submit(_text_chunk, spec, w_true, start,
-                                          min(CHUNK_ROWS, rows.stop - start)))  # fmt: skip
+                window.append(pool.submit(_text_chunk, spec, w_true, start, min(CHUNK_ROWS, rows.stop - start)))
                 if len(window) > threads:
                     written += _drain(f, window.pop(0), bar)
             for future in window:
@@ -306,9 +325,17 @@ def _drain(f, future, bar) -> int:
     return len(text)
 
 
-def _store_block(spec: SyntheticSpec, first_row: int, n_rows: int, dtype: str, path: Path,
-                 index: int, compression: str, store_id: str,
-                 w_true: np.ndarray) -> tuple[dict, dict]:  # fmt: skip
+def _store_block(
+    spec: SyntheticSpec,
+    first_row: int,
+    n_rows: int,
+    dtype: str,
+    path: Path,
+    index: int,
+    compression: str,
+    store_id: str,
+    w_true: np.ndarray,
+) -> tuple[dict, dict]:
     block = generate_rows(spec, first_row, n_rows, dtype, w_true)
     values, counts = np.unique(block.labels, return_counts=True)
     max_index = int(block.indices.max()) if block.nnz else -1
@@ -316,10 +343,17 @@ def _store_block(spec: SyntheticSpec, first_row: int, n_rows: int, dtype: str, p
     return entry, {"labels": dict(zip(values.tolist(), counts.tolist())), "max_index": max_index}
 
 
-def make_store(path: str | os.PathLike, spec: SyntheticSpec, *, block_rows: int = 100_000,
-               dtype: str = "float32", compression: str = F.DEFAULT_COMPRESSION,
-               jobs: int | None = None, overwrite: bool = False,
-               progress: bool | None = None) -> Path:  # fmt: skip
+def make_store(
+    path: str | os.PathLike,
+    spec: SyntheticSpec,
+    *,
+    block_rows: int = 100_000,
+    dtype: str = "float32",
+    compression: str = F.DEFAULT_COMPRESSION,
+    jobs: int | None = None,
+    overwrite: bool = False,
+    progress: bool | None = None,
+) -> Path:
     """Write the data set directly as a block store of ``block_rows`` rows per block.
 
     The store equals what ``convert(write_libsvm(...), block_rows=..., shuffle=False)`` gives,
@@ -332,15 +366,24 @@ def make_store(path: str | os.PathLike, spec: SyntheticSpec, *, block_rows: int 
     with StoreBuilder(path, overwrite=overwrite) as builder:
 
         def build(b: int) -> tuple[dict, dict]:
-            return _store_block(spec, b * block_rows, min(block_rows, spec.rows - b * block_rows),
-                                dtype, builder.block_path(b), b, compression, builder.store_id,
-                                w_true)  # fmt: skip
+            return _store_block(
+                spec,
+                b * block_rows,
+                min(block_rows, spec.rows - b * block_rows),
+                dtype,
+                builder.block_path(b),
+                b,
+                compression,
+                builder.store_id,
+                w_true,
+            )
 
         entries, label_counts, max_index = [], {}, -1
         # threads: the generator kernel releases the GIL, and h5py serializes HDF5 anyway
-        with ThreadPoolExecutor(max(1, min(jobs or 2, n_blocks))) as pool, progress_bar(
-            n_blocks, f"generate {Path(path).name}", unit="block", enabled=progress
-        ) as bar:
+        with (
+            ThreadPoolExecutor(max(1, min(jobs or 2, n_blocks))) as pool,
+            progress_bar(n_blocks, f"generate {Path(path).name}", unit="block", enabled=progress) as bar,
+        ):
             for entry, facts in pool.map(build, range(n_blocks)):
                 entries.append(entry)
                 for value, count in facts["labels"].items():
@@ -348,9 +391,20 @@ def make_store(path: str | os.PathLike, spec: SyntheticSpec, *, block_rows: int 
                 max_index = max(max_index, facts["max_index"])
                 bar.update()
         builder.commit(
-            features=spec.features, index_base=0, dtype=dtype, label_counts=label_counts, blocks=entries,
+            features=spec.features,
+            index_base=0,
+            dtype=dtype,
+            label_counts=label_counts,
+            blocks=entries,
             source={"generator": "blocksvm.datasets", **spec.__dict__},
-            params={"block_rows": block_rows, "block_mb": None, "shuffle": False, "seed": spec.seed,
-                    "compression": compression, "zero_based": True, "skip_bad_lines": False},
-        )  # fmt: skip
+            params={
+                "block_rows": block_rows,
+                "block_mb": None,
+                "shuffle": False,
+                "seed": spec.seed,
+                "compression": compression,
+                "zero_based": True,
+                "skip_bad_lines": False,
+            },
+        )
     return Path(path)

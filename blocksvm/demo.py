@@ -104,8 +104,15 @@ def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -
     return steps
 
 
-def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_000, nnz: int = 40,
-             workdir: str | None = None, keep: bool = False, out=sys.stdout) -> dict:  # fmt: skip
+def run_demo(
+    rows: int = 600_000,
+    test_rows: int = 100_000,
+    features: int = 20_000,
+    nnz: int = 40,
+    workdir: str | None = None,
+    keep: bool = False,
+    out=sys.stdout,
+) -> dict:
     """Run the demo and return its figures (also printed to ``out``)."""
     for name, value in (("rows", rows), ("test rows", test_rows)):
         if value < 1:
@@ -119,14 +126,19 @@ def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_0
     data_mb = (rows * 24 + rows * nnz * 8) / 1e6
     budget = training_memory_mb(rows, features, BLOCK_MB)
     try:
-        say(f"blocksvm demo: {rows:,} training rows x {features:,} features (~{nnz} nonzeros a row), "
-            f"about {data_mb:,.0f} MB in memory;")
-        say(f"training holds {budget:,.0f} MB of it at a time (two {BLOCK_MB:g} MB blocks, a {CACHE_MB:g} MB "
-            f"support-vector cache twice while rebuilt, w and alpha). Files in {root}")  # fmt: skip
+        say(
+            f"blocksvm demo: {rows:,} training rows x {features:,} features (~{nnz} nonzeros a row), "
+            f"about {data_mb:,.0f} MB in memory;"
+        )
+        say(
+            f"training holds {budget:,.0f} MB of it at a time (two {BLOCK_MB:g} MB blocks, a {CACHE_MB:g} MB "
+            f"support-vector cache twice while rebuilt, w and alpha). Files in {root}"
+        )
         say()
         say("1. the fixed cost: the same commands on 2,000 rows")
-        tiny = _pipeline(root / "tiny", SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2), 2000, 1000,
-                         lambda text: None)  # fmt: skip
+        tiny = _pipeline(
+            root / "tiny", SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2), 2000, 1000, lambda text: None
+        )
         fixed = ", ".join(f"{k} {tiny[k]['peak_rss_mb']:.0f} MB" for k in ("convert", "train", "predict"))
         say(f"   peak RSS {fixed} (Python, numba, HDF5)")
         say(f"2. the demo data ({rows:,} + {test_rows:,} held-out rows)")
@@ -135,25 +147,37 @@ def run_demo(rows: int = 600_000, test_rows: int = 100_000, features: int = 20_0
         trained = steps["train"]["output"]
         predicted = steps["predict"]["output"]
         figures = {
-            "train_rows": rows, "test_rows": test_rows, "features": features,
-            "text_mb": round(steps["text_bytes"] / 1e6, 1), "data_in_memory_mb": round(data_mb, 1),
-            "training_budget_mb": round(budget, 1), "block_mb": BLOCK_MB,
-            "objective": trained["primal"], "gap": trained["gap"], "outer_iterations": trained["outer_iterations"],
+            "train_rows": rows,
+            "test_rows": test_rows,
+            "features": features,
+            "text_mb": round(steps["text_bytes"] / 1e6, 1),
+            "data_in_memory_mb": round(data_mb, 1),
+            "training_budget_mb": round(budget, 1),
+            "block_mb": BLOCK_MB,
+            "objective": trained["primal"],
+            "gap": trained["gap"],
+            "outer_iterations": trained["outer_iterations"],
             "test_accuracy": predicted["accuracy"],
             "seconds": {k: round(steps[k]["seconds"], 1) for k in ("generate", "convert", "train", "predict")},
             "peak_rss_mb": {k: round(steps[k]["peak_rss_mb"], 1) for k in ("convert", "train", "predict")},
             "fixed_rss_mb": {k: round(tiny[k]["peak_rss_mb"], 1) for k in ("convert", "train", "predict")},
-        }  # fmt: skip
+        }
         say()
         say(f"test accuracy   {100 * predicted['accuracy']:.2f}%  ({predicted['correct']:,}/{predicted['rows']:,})")
-        say(f"objective       {trained['primal']:.6e}  (relative duality gap {trained['gap']:.1e}, "
-            f"{trained['outer_iterations']} passes over the blocks)")  # fmt: skip
+        say(
+            f"objective       {trained['primal']:.6e}  (relative duality gap {trained['gap']:.1e}, "
+            f"{trained['outer_iterations']} passes over the blocks)"
+        )
         s = figures["seconds"]
-        say(f"seconds         generate {s['generate']}, convert {s['convert']}, train {s['train']}, "
-            f"predict {s['predict']}")  # fmt: skip
+        say(
+            f"seconds         generate {s['generate']}, convert {s['convert']}, train {s['train']}, "
+            f"predict {s['predict']}"
+        )
         peak, base = figures["peak_rss_mb"], figures["fixed_rss_mb"]
-        say("peak memory     " + ", ".join(
-            f"{k} {peak[k]:.0f} MB (+{peak[k] - base[k]:.0f} over 2,000 rows)" for k in peak))
+        say(
+            "peak memory     "
+            + ", ".join(f"{k} {peak[k]:.0f} MB (+{peak[k] - base[k]:.0f} over 2,000 rows)" for k in peak)
+        )
         if keep or workdir:
             say(f"files kept in {root}")
         return figures

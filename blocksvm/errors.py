@@ -73,5 +73,7 @@ def check_writable(path: str | os.PathLike, what: str, error: type[BlocksvmError
     if not folder.is_dir():
         raise error(f"cannot write {what} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
-        raise error(f"cannot write {what} {path}: folder {folder} is not writable "
-                    "(permission denied or a read-only file system)")  # fmt: skip
+        raise error(
+            f"cannot write {what} {path}: folder {folder} is not writable "
+            "(permission denied or a read-only file system)"
+        )

@@ -41,12 +41,18 @@ from blocksvm.train.records import StopRules
 # scikit-learn names them).
 OWN_PARAMS: dict[str, tuple[object, str]] = {
     "block_size": (100_000, "Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf)."),
-    "random_state": (None, "int, RandomState instance or None. Seeds the row shuffle of the temporary store and "
-                           "the block and row orders of training (the training parameter ``seed``)."),
+    "random_state": (
+        None,
+        "int, RandomState instance or None. Seeds the row shuffle of the temporary store and "
+        "the block and row orders of training (the training parameter ``seed``).",
+    ),
     "verbose": (0, "0 silent, 1 one line per pass (standard error)."),
     "tmp_dir": (None, "Folder for the temporary store (default: the system's temporary folder)."),
-    "n_jobs": (None, "int or None. Shards of the blocks solved at once on threads by CoCoA+ rounds (the training "
-                     "parameter ``workers``, docs/PARALLEL.md); None or 1: the serial trainer."),
+    "n_jobs": (
+        None,
+        "int or None. Shards of the blocks solved at once on threads by CoCoA+ rounds (the training "
+        "parameter ``workers``, docs/PARALLEL.md); None or 1: the serial trainer.",
+    ),
 }
 TRAINING = tuple(name for name in PARAMS if name not in ESTIMATOR_NAMES)  # the training parameters, as declared
 
@@ -54,8 +60,11 @@ TRAINING = tuple(name for name in PARAMS if name not in ESTIMATOR_NAMES)  # the 
 def declared_init(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None):
     """``__init__`` storing the declared ``training`` parameters and the estimator's ``own`` ones (keyword-only),
     with a real signature for scikit-learn; ``overrides`` change a declared default for this estimator."""
-    defaults = {**{name: PARAMS[name].default for name in training}, **(overrides or {}),
-                **{name: default for name, (default, _) in own.items()}}  # fmt: skip
+    defaults = {
+        **{name: PARAMS[name].default for name in training},
+        **(overrides or {}),
+        **{name: default for name, (default, _) in own.items()},
+    }
 
     def __init__(self, **params):
         unknown = set(params) - set(defaults)
@@ -65,14 +74,17 @@ def declared_init(training: tuple[str, ...], own: dict[str, tuple[object, str]],
             setattr(self, name, params.get(name, default))
 
     self_param = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    __init__.__signature__ = inspect.Signature(self_param + [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default) for name, default in defaults.items()
-    ])  # fmt: skip
+    __init__.__signature__ = inspect.Signature(
+        self_param
+        + [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
+            for name, default in defaults.items()
+        ]
+    )
     return __init__
 
 
-def parameters_doc(training: tuple[str, ...], own: dict[str, tuple[object, str]],
-                   overrides: dict | None = None) -> str:  # fmt: skip
+def parameters_doc(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None) -> str:
     """The numpydoc Parameters section, from the declarations."""
     lines = []
     for name in training:
@@ -85,57 +97,66 @@ def parameters_doc(training: tuple[str, ...], own: dict[str, tuple[object, str]]
 
 
 # Fitted attributes, removed by the reset that starts every fit.
-_FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "feature_names_in_", "n_iter_",
-           "history_", "stop_reason_", "model_")  # fmt: skip
+_FITTED = (
+    "coef_",
+    "intercept_",
+    "classes_",
+    "n_features_in_",
+    "feature_names_in_",
+    "n_iter_",
+    "history_",
+    "stop_reason_",
+    "model_",
+)
 
 
 class BlockSVC(ClassifierMixin, BaseEstimator):
     """Linear SVM (L1- or L2-loss, L2-regularized) trained by block minimization.
 
-    Solves LIBLINEAR's problem ``min_w 1/2 ||w||^2 + sum_i C_i loss(y_i w^T [x_i, bias])`` (the
-    bias weight is regularized, as LIBLINEAR's ``-B`` and scikit-learn's ``LinearSVC`` do), one
-    problem for two classes and one-vs-rest for more, by dual coordinate descent (or Pegasos)
-    over blocks of rows read one at a time (Yu, Hsieh, Chang & Lin, KDD 2010).
+        Solves LIBLINEAR's problem ``min_w 1/2 ||w||^2 + sum_i C_i loss(y_i w^T [x_i, bias])`` (the
+        bias weight is regularized, as LIBLINEAR's ``-B`` and scikit-learn's ``LinearSVC`` do), one
+        problem for two classes and one-vs-rest for more, by dual coordinate descent (or Pegasos)
+        over blocks of rows read one at a time (Yu, Hsieh, Chang & Lin, KDD 2010).
 
-    Parameters
-    ----------
-{parameters}
-    Attributes
-    ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-        Weights; one row (for ``classes_[1]``) with two classes, one row per class with more.
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-        ``bias`` times the bias weight (zeros when ``bias <= 0``).
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Defined only when X has feature names that are all strings.
-    n_iter_ : int
-        Outer iterations (passes over the data) made.
-    history_ : list of dict
-        One record per pass (objective, gap, accuracy, seconds, bytes read), see
-        :mod:`blocksvm.monitor`.
-    stop_reason_ : str
-    model_ : LinearModel
-        The trained model, for :meth:`LinearModel.save` or LIBLINEAR export. Its classes are the
-        labels when they are numbers, else their codes ``0 .. n_classes - 1``.
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+            Weights; one row (for ``classes_[1]``) with two classes, one row per class with more.
+        intercept_ : ndarray of shape (1,) or (n_classes,)
+            ``bias`` times the bias weight (zeros when ``bias <= 0``).
+        classes_ : ndarray of shape (n_classes,)
+            Class labels.
+        n_features_in_ : int
+        feature_names_in_ : ndarray of shape (n_features_in_,)
+            Defined only when X has feature names that are all strings.
+        n_iter_ : int
+            Outer iterations (passes over the data) made.
+        history_ : list of dict
+            One record per pass (objective, gap, accuracy, seconds, bytes read), see
+            :mod:`blocksvm.monitor`.
+        stop_reason_ : str
+        model_ : LinearModel
+            The trained model, for :meth:`LinearModel.save` or LIBLINEAR export. Its classes are the
+            labels when they are numbers, else their codes ``0 .. n_classes - 1``.
 
-    See Also
-    --------
-    blocksvm.train.train : the same training on a store, with checkpoints and validation.
-    sklearn.svm.LinearSVC : the in-memory equivalent (LIBLINEAR).
+        See Also
+        --------
+        blocksvm.train.train : the same training on a store, with checkpoints and validation.
+        sklearn.svm.LinearSVC : the in-memory equivalent (LIBLINEAR).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import make_classification
-    >>> from blocksvm import BlockSVC
-    >>> X, y = make_classification(n_samples=200, n_features=5, random_state=0)
-    >>> clf = BlockSVC(C=0.5, random_state=0).fit(X, y)
-    >>> clf.coef_.shape, clf.classes_.tolist()
-    ((1, 5), [0, 1])
-    >>> bool(clf.score(X, y) > 0.9)
-    True
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from blocksvm import BlockSVC
+        >>> X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+        >>> clf = BlockSVC(C=0.5, random_state=0).fit(X, y)
+        >>> clf.coef_.shape, clf.classes_.tolist()
+        ((1, 5), [0, 1])
+        >>> bool(clf.score(X, y) > 0.9)
+        True
     """
 
     __init__ = declared_init(TRAINING, OWN_PARAMS)
@@ -179,8 +200,9 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
         if len(classes) < 2:
-            raise ValueError(f"BlockSVC needs samples of at least 2 classes, but the data contain only one "
-                             f"class: {classes[0]!r}")  # fmt: skip
+            raise ValueError(
+                f"BlockSVC needs samples of at least 2 classes, but the data contain only one class: {classes[0]!r}"
+            )
         codes = encoder.transform(y).astype(np.float64)
         params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
         block_size = self._checked_block_size()
@@ -220,9 +242,13 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         has_rule = StopRules(params, SOLVERS[params.solver].stop_rules).has_tolerance
         if (has_rule and reason.startswith("max_outer")) or reason.startswith("time limit"):
             gap = model.summary.get("gap")
-            warnings.warn(f"BlockSVC stopped before its tolerance: {reason}"
-                          + ("" if gap is None else f" (relative duality gap {gap:.2e})")
-                          + "; raise max_outer or time_limit", ConvergenceWarning, stacklevel=3)  # fmt: skip
+            warnings.warn(
+                f"BlockSVC stopped before its tolerance: {reason}"
+                + ("" if gap is None else f" (relative duality gap {gap:.2e})")
+                + "; raise max_outer or time_limit",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         return self
 
     def _train_params(self, class_weight, seed: int) -> TrainParams:
@@ -287,8 +313,10 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         """
         trained_on = getattr(self, "_store_index_base", None)
         if trained_on is not None and store.index_base != trained_on:
-            raise ModelError(f"{store.path} has {store.index_base}-based feature indices, the training "
-                             f"store {trained_on}-based: they are different feature spaces")  # fmt: skip
+            raise ModelError(
+                f"{store.path} has {store.index_base}-based feature indices, the training "
+                f"store {trained_on}-based: they are different feature spaces"
+            )
         scores, labels, lines = [], [], []
         for block in store.iter_blocks(prefetch=int(self.prefetch)):
             scores.append(self.model_.decision_function_csr(block.indptr, block.indices, block.data))
@@ -299,8 +327,9 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order]
 
 
-def write_array_store(path: Path, X, labels: np.ndarray, *, block_size: int, seed: int,
-                      compression: str = DEFAULT_COMPRESSION) -> BlockStore:  # fmt: skip
+def write_array_store(
+    path: Path, X, labels: np.ndarray, *, block_size: int, seed: int, compression: str = DEFAULT_COMPRESSION
+) -> BlockStore:
     """Write rows of ``X`` (CSR or dense, float32/float64) as a block store, rows shuffled.
 
     Parameters
@@ -335,17 +364,32 @@ def write_array_store(path: Path, X, labels: np.ndarray, *, block_size: int, see
             stop = min(start + block_size, n_rows)
             lo, hi = X.indptr[start], X.indptr[stop]
             block = Rows(
-                (X.indptr[start : stop + 1] - lo).astype(np.int64), X.indices[lo:hi].astype(np.int32),
-                X.data[lo:hi], labels[start:stop].astype(np.float64), lines[start:stop],
-            )  # fmt: skip
-            entries.append(write_block(builder.block_path(b), block, index=b, compression=compression,
-                                       store_id=builder.store_id))  # fmt: skip
+                (X.indptr[start : stop + 1] - lo).astype(np.int64),
+                X.indices[lo:hi].astype(np.int32),
+                X.data[lo:hi],
+                labels[start:stop].astype(np.float64),
+                lines[start:stop],
+            )
+            entries.append(
+                write_block(builder.block_path(b), block, index=b, compression=compression, store_id=builder.store_id)
+            )
         builder.commit(
-            features=n_features, index_base=0, dtype=X.data.dtype, blocks=entries,
-            label_counts=dict(zip(classes.tolist(), counts.tolist())), source={"arrays": "blocksvm.estimator"},
-            params={"block_rows": block_size, "block_mb": None, "shuffle": True, "seed": seed,
-                    "compression": compression, "zero_based": True, "skip_bad_lines": False},
-        )  # fmt: skip
+            features=n_features,
+            index_base=0,
+            dtype=X.data.dtype,
+            blocks=entries,
+            label_counts=dict(zip(classes.tolist(), counts.tolist())),
+            source={"arrays": "blocksvm.estimator"},
+            params={
+                "block_rows": block_size,
+                "block_mb": None,
+                "shuffle": True,
+                "seed": seed,
+                "compression": compression,
+                "zero_based": True,
+                "skip_bad_lines": False,
+            },
+        )
     return BlockStore(path)
 
 
@@ -372,8 +416,9 @@ def _encoded_class_weight(class_weight, classes: np.ndarray):
     encoded = {}
     for label, weight in class_weight.items():
         if _plain(label) not in codes:
-            raise ParameterError(f"class_weight names label {label!r}, which is not among the classes "
-                                 f"{classes.tolist()}")  # fmt: skip
+            raise ParameterError(
+                f"class_weight names label {label!r}, which is not among the classes {classes.tolist()}"
+            )
         encoded[float(codes[_plain(label)])] = weight
     return encoded
 

@@ -26,9 +26,15 @@ from blocksvm.errors import ModelError, check_writable
 from blocksvm.losses import LOSSES, SQUARED_HINGE
 
 _CLASSIFIERS = {
-    "L2R_LR", "L2R_L2LOSS_SVC_DUAL", "L2R_L2LOSS_SVC", "L2R_L1LOSS_SVC_DUAL", "MCSVM_CS",
-    "L1R_L2LOSS_SVC", "L1R_LR", "L2R_LR_DUAL",
-}  # fmt: skip
+    "L2R_LR",
+    "L2R_L2LOSS_SVC_DUAL",
+    "L2R_L2LOSS_SVC",
+    "L2R_L1LOSS_SVC_DUAL",
+    "MCSVM_CS",
+    "L1R_L2LOSS_SVC",
+    "L1R_LR",
+    "L2R_LR_DUAL",
+}
 
 
 def _label_text(value: float) -> str:
@@ -85,8 +91,10 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
             else:
                 raise ModelError(f"{path} is neither a blocksvm model nor a LIBLINEAR model file")
             if header.get("solver_type") not in _CLASSIFIERS:
-                raise ModelError(f"{path}: LIBLINEAR solver_type {header.get('solver_type')!r} "
-                                 "is not a linear classifier blocksvm can apply")  # fmt: skip
+                raise ModelError(
+                    f"{path}: LIBLINEAR solver_type {header.get('solver_type')!r} "
+                    "is not a linear classifier blocksvm can apply"
+                )
             nr_class = int(header["nr_class"])
             labels = np.array(header["label"].split(), dtype=np.float64)
             n_features = int(header["nr_feature"])
@@ -107,6 +115,11 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
         order = np.argsort(labels)
         coef = W[:n_features, order].T
         intercept = W[n_features, order] * bias if bias >= 0 else np.zeros(nr_class)
-    return {"coef": np.ascontiguousarray(coef), "intercept": np.atleast_1d(intercept).astype(float),
-            "classes": classes, "bias": bias if bias > 0 else -1.0, "index_base": 1,
-            "params": {"liblinear_solver": header["solver_type"]}}  # fmt: skip
+    return {
+        "coef": np.ascontiguousarray(coef),
+        "intercept": np.atleast_1d(intercept).astype(float),
+        "classes": classes,
+        "bias": bias if bias > 0 else -1.0,
+        "index_base": 1,
+        "params": {"liblinear_solver": header["solver_type"]},
+    }

@@ -84,10 +84,10 @@ class Loss:
 
 
 HINGE = Loss("hinge", 1.0, 1.0, 0.0, liblinear_code=3, liblinear_type="L2R_L1LOSS_SVC_DUAL", bound=1.0)
-SQUARED_HINGE = Loss("squared-hinge", 1.0, 0.0, 1.0, liblinear_code=1, liblinear_type="L2R_L2LOSS_SVC_DUAL",
-                     bound=2.0)  # fmt: skip
-PERCEPTRON = Loss("perceptron", 0.0, 1.0, 0.0, liblinear_code=None, liblinear_type="L2R_L1LOSS_SVC_DUAL",
-                  bound=math.inf)  # fmt: skip
+SQUARED_HINGE = Loss("squared-hinge", 1.0, 0.0, 1.0, liblinear_code=1, liblinear_type="L2R_L2LOSS_SVC_DUAL", bound=2.0)
+PERCEPTRON = Loss(
+    "perceptron", 0.0, 1.0, 0.0, liblinear_code=None, liblinear_type="L2R_L1LOSS_SVC_DUAL", bound=math.inf
+)
 
 # The losses a user chooses for the SVM solvers (``--loss``); a solver may fix its own (the Perceptron's).
 LOSSES: dict[str, Loss] = {loss.name: loss for loss in (HINGE, SQUARED_HINGE)}

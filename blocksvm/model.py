@@ -83,8 +83,9 @@ class LinearModel:
 
         X = sp.csr_matrix(X)
         X.sort_indices()
-        values = self.decision_function_csr(X.indptr.astype(np.int64), X.indices.astype(np.int32),
-                                            X.data.astype(np.float64))  # fmt: skip
+        values = self.decision_function_csr(
+            X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data.astype(np.float64)
+        )
         return values[:, 0] if self.coef.shape[0] == 1 else values
 
     def labels_from_decisions(self, values: np.ndarray) -> np.ndarray:
@@ -147,11 +148,14 @@ class LinearModel:
         try:
             with open_versioned(path, MODEL_FORMAT, MODEL_VERSION, "model", ModelError) as f:
                 return cls(
-                    coef=f["coef"][()], intercept=f["intercept"][()],
+                    coef=f["coef"][()],
+                    intercept=f["intercept"][()],
                     classes=np.array(json.loads(f.attrs["classes"]), dtype=np.float64),
-                    bias=float(f.attrs["bias"]), index_base=int(f.attrs["index_base"]),
-                    params=json.loads(f.attrs["params"]), summary=json.loads(f.attrs["summary"]),
+                    bias=float(f.attrs["bias"]),
+                    index_base=int(f.attrs["index_base"]),
+                    params=json.loads(f.attrs["params"]),
+                    summary=json.loads(f.attrs["summary"]),
                     store_fingerprint=str(f.attrs["store_fingerprint"]),
-                )  # fmt: skip
+                )
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path} is not a readable model: {exc}") from None

@@ -24,15 +24,18 @@ from blocksvm.train import TrainParams
 
 # The declared parameters an online learner reads: the common ones that apply, then the learners' own.
 _COMMON = ("solver", "C", "loss", "bias", "average", "class_weight", "order", "l1")
-TRAINING = _COMMON + tuple(
-    p.name for s in SOLVERS.values() if s.online for p in s.params if p.name not in _COMMON
-)
+TRAINING = _COMMON + tuple(p.name for s in SOLVERS.values() if s.online for p in s.params if p.name not in _COMMON)
 OVERRIDES = {"solver": "perceptron"}
 OWN_PARAMS: dict[str, tuple[object, str]] = {
-    "max_iter": (5, "Passes of ``fit`` over the data (the training parameter ``max_outer``, named as scikit-learn "
-                    "names it)."),
-    "random_state": (None, "int, RandomState instance or None. Seeds the row order of each pass of ``fit`` "
-                           "and ``partial_fit`` (with ``order='random'``)."),
+    "max_iter": (
+        5,
+        "Passes of ``fit`` over the data (the training parameter ``max_outer``, named as scikit-learn names it).",
+    ),
+    "random_state": (
+        None,
+        "int, RandomState instance or None. Seeds the row order of each pass of ``fit`` "
+        "and ``partial_fit`` (with ``order='random'``).",
+    ),
 }
 _FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "n_iter_", "_learner", "_encoder", "_rng")
 
@@ -40,31 +43,31 @@ _FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "n_iter_", "_lea
 class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Linear classifier learned online: Perceptron and the other online learners of blocksvm.
 
-    One call of :meth:`partial_fit` is one pass over its rows (in a random order, or as given
-    with ``order="file"``); :meth:`fit` starts anew and makes ``max_iter`` passes. The learners
-    and their parameters are those of ``blocksvm train --solver NAME`` (docs/PARAMETERS.md).
+        One call of :meth:`partial_fit` is one pass over its rows (in a random order, or as given
+        with ``order="file"``); :meth:`fit` starts anew and makes ``max_iter`` passes. The learners
+        and their parameters are those of ``blocksvm train --solver NAME`` (docs/PARAMETERS.md).
 
-    Parameters
-    ----------
-{parameters}
+        Parameters
+        ----------
+    {parameters}
 
-    Attributes
-    ----------
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-    classes_ : ndarray of shape (n_classes,)
-    n_features_in_ : int
-    n_iter_ : int
-        Passes made since the learner started (``fit`` resets it).
+        Attributes
+        ----------
+        coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        intercept_ : ndarray of shape (1,) or (n_classes,)
+        classes_ : ndarray of shape (n_classes,)
+        n_features_in_ : int
+        n_iter_ : int
+            Passes made since the learner started (``fit`` resets it).
 
-    Examples
-    --------
-    >>> from sklearn.datasets import make_classification
-    >>> from blocksvm import OnlineClassifier
-    >>> X, y = make_classification(n_samples=300, n_features=5, random_state=0)
-    >>> clf = OnlineClassifier(solver="perceptron", average=True, random_state=0).fit(X, y)
-    >>> bool(clf.score(X, y) > 0.85)
-    True
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from blocksvm import OnlineClassifier
+        >>> X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+        >>> clf = OnlineClassifier(solver="perceptron", average=True, random_state=0).fit(X, y)
+        >>> bool(clf.score(X, y) > 0.85)
+        True
     """
 
     __init__ = declared_init(TRAINING, OWN_PARAMS, OVERRIDES)
@@ -96,8 +99,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if reset:
             self._encoder = LabelEncoder().fit(y if classes is None else classes)
             if len(self._encoder.classes_) < 2:
-                raise ValueError(f"OnlineClassifier needs samples of at least 2 classes, but the data contain only "
-                                 f"one class: {self._encoder.classes_[0]!r}")  # fmt: skip
+                raise ValueError(
+                    f"OnlineClassifier needs samples of at least 2 classes, but the data contain only "
+                    f"one class: {self._encoder.classes_[0]!r}"
+                )
             self.classes_ = self._encoder.classes_
             codes = np.arange(len(self.classes_), dtype=np.float64)
             self._learner = GrowingLearner(self._params(), codes, X.shape[1], np.float64)
@@ -131,8 +136,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if values["loss"] == "squared_hinge":
             values["loss"] = "squared-hinge"
         if isinstance(values["class_weight"], dict) and hasattr(self, "_encoder"):
-            values["class_weight"] = {float(c): w for c, w in zip(self._encoder.transform(
-                list(values["class_weight"])), values["class_weight"].values())}  # fmt: skip
+            values["class_weight"] = {
+                float(c): w
+                for c, w in zip(self._encoder.transform(list(values["class_weight"])), values["class_weight"].values())
+            }
         return TrainParams(**values).validate()
 
     def decision_function(self, X) -> np.ndarray:
@@ -148,5 +155,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[indices]
 
 
-OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace("{parameters}",
-                                                            parameters_doc(TRAINING, OWN_PARAMS, OVERRIDES))
+OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace(
+    "{parameters}", parameters_doc(TRAINING, OWN_PARAMS, OVERRIDES)
+)

@@ -127,11 +127,23 @@ class Param:
         import argparse
 
         if self.parse is bool:
-            parser.add_argument(*self.all_flags, dest=self.name, action=argparse.BooleanOptionalAction,
-                                default=self.default, help=self.cli_help())  # fmt: skip
+            parser.add_argument(
+                *self.all_flags,
+                dest=self.name,
+                action=argparse.BooleanOptionalAction,
+                default=self.default,
+                help=self.cli_help(),
+            )
         else:
-            parser.add_argument(*self.all_flags, dest=self.name, type=self.parse, default=self.default,
-                                choices=self.choices, metavar=self.metavar, help=self.cli_help())  # fmt: skip
+            parser.add_argument(
+                *self.all_flags,
+                dest=self.name,
+                type=self.parse,
+                default=self.default,
+                choices=self.choices,
+                metavar=self.metavar,
+                help=self.cli_help(),
+            )
         for alias in self.aliases:
             parser.add_argument(alias.flag, dest=self.name, type=alias.parse, metavar=alias.metavar, help=alias.help)
 
@@ -152,48 +164,150 @@ def _liblinear_loss(text: str) -> str:
 
 # Parameters of every run (a solver's own are declared in its driver).
 COMMON: tuple[Param, ...] = (
-    Param("C", 1.0, "Cost of a unit of loss (LIBLINEAR's -c); larger C fits the training data closer and "
-          "takes more passes.", positive, "a positive finite number", flags=("-C", "-c")),
-    Param("loss", "squared-hinge", "hinge (L1-loss SVM, LIBLINEAR -s 3) or squared-hinge (L2-loss, -s 1); "
-          "solvers with a loss of their own ignore it.", None, "one of hinge, squared-hinge",
-          choices=("hinge", "squared-hinge"), parse=str,
-          aliases=(Alias("-s", _liblinear_loss, "1|3", "LIBLINEAR alias: 1 = squared-hinge, 3 = hinge"),)),
-    Param("solver", "dual-cd", "The learner that solves each block.", None,
-          "a solver of blocksvm.solvers.registry (blocksvm train --help lists them)", parse=str),
-    Param("bias", 1.0, "Value of the constant bias feature appended to every row (LIBLINEAR's -B); <= 0: no "
-          "bias term.", finite, "a finite number (<= 0: no bias)", flags=("--bias", "-B")),
-    Param("tol", 1e-3, "Stop when the relative duality gap (P - D) / P is at most this (solvers with a dual; "
-          "confirmed by an exact evaluation pass); 0 disables the rule.", non_negative, "a number >= 0",
-          safe_to_change=True),
-    Param("eps", None, "Stop when LIBLINEAR's projected-gradient violation max PG - min PG over a pass is at "
-          "most this (LIBLINEAR's -e rule; dual CD); None disables it.", positive,
-          "a positive number or None", none_ok=True, flags=("--eps", "-e"), safe_to_change=True),
-    Param("max_outer", 50, "Outer iterations (passes over the store) at most.", count, "an integer >= 1",
-          parse=int, safe_to_change=True),
-    Param("average", False, "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: "
-          "every step, the averaged Perceptron; ogd: every step, the online-to-batch average).", boolean,
-          "True or False", parse=bool, solvers=("pegasos", "perceptron", "ogd")),
-    Param("l1", 0.0, "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the "
-          "sum of the losses (McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 "
-          "rows); fobos: against the mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
-          non_negative, "a number >= 0", solvers=("ftrl", "fobos")),
-    Param("order", "random", "Visit blocks and rows in a fresh random order each pass (random), or as stored "
-          "(file: with a store converted --no-shuffle, the rows of the text file in order, as online learners "
-          "and their textbook results assume).", None, "one of random, file", choices=("random", "file"),
-          parse=str),
-    Param("class_weight", None, "Multiplier of C per class label (LIBLINEAR's -wi), or 'balanced': "
-          "n_rows / (n_classes * count) for each class. Command line: -w LABEL=WEIGHT, repeatable.",
-          None, "a dict, 'balanced' or None", none_ok=True, cli=False),
-    Param("seed", 0, "Seed of the block order and of the row order within blocks (the estimator's "
-          "random_state).", natural, "an integer >= 0", parse=int),
-    Param("time_limit", None, "Seconds of wall-clock time; training stops at the next block boundary after it "
-          "(a checkpoint, if any, lets it resume).", positive, "a positive number of seconds or None",
-          none_ok=True, metavar="SECONDS", safe_to_change=True),
-    Param("eval_every", 0, "Make an exact evaluation pass (objective at a fixed w) every this many outer "
-          "iterations; 0: only to confirm the gap rule.", natural, "an integer >= 0", parse=int, metavar="K",
-          safe_to_change=True),
-    Param("prefetch", 1, "Blocks read ahead by a reader thread (0: read in the training thread).", natural,
-          "an integer >= 0", parse=int, safe_to_change=True),
+    Param(
+        "C",
+        1.0,
+        "Cost of a unit of loss (LIBLINEAR's -c); larger C fits the training data closer and takes more passes.",
+        positive,
+        "a positive finite number",
+        flags=("-C", "-c"),
+    ),
+    Param(
+        "loss",
+        "squared-hinge",
+        "hinge (L1-loss SVM, LIBLINEAR -s 3) or squared-hinge (L2-loss, -s 1); "
+        "solvers with a loss of their own ignore it.",
+        None,
+        "one of hinge, squared-hinge",
+        choices=("hinge", "squared-hinge"),
+        parse=str,
+        aliases=(Alias("-s", _liblinear_loss, "1|3", "LIBLINEAR alias: 1 = squared-hinge, 3 = hinge"),),
+    ),
+    Param(
+        "solver",
+        "dual-cd",
+        "The learner that solves each block.",
+        None,
+        "a solver of blocksvm.solvers.registry (blocksvm train --help lists them)",
+        parse=str,
+    ),
+    Param(
+        "bias",
+        1.0,
+        "Value of the constant bias feature appended to every row (LIBLINEAR's -B); <= 0: no bias term.",
+        finite,
+        "a finite number (<= 0: no bias)",
+        flags=("--bias", "-B"),
+    ),
+    Param(
+        "tol",
+        1e-3,
+        "Stop when the relative duality gap (P - D) / P is at most this (solvers with a dual; "
+        "confirmed by an exact evaluation pass); 0 disables the rule.",
+        non_negative,
+        "a number >= 0",
+        safe_to_change=True,
+    ),
+    Param(
+        "eps",
+        None,
+        "Stop when LIBLINEAR's projected-gradient violation max PG - min PG over a pass is at "
+        "most this (LIBLINEAR's -e rule; dual CD); None disables it.",
+        positive,
+        "a positive number or None",
+        none_ok=True,
+        flags=("--eps", "-e"),
+        safe_to_change=True,
+    ),
+    Param(
+        "max_outer",
+        50,
+        "Outer iterations (passes over the store) at most.",
+        count,
+        "an integer >= 1",
+        parse=int,
+        safe_to_change=True,
+    ),
+    Param(
+        "average",
+        False,
+        "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: "
+        "every step, the averaged Perceptron; ogd: every step, the online-to-batch average).",
+        boolean,
+        "True or False",
+        parse=bool,
+        solvers=("pegasos", "perceptron", "ogd"),
+    ),
+    Param(
+        "l1",
+        0.0,
+        "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the "
+        "sum of the losses (McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 "
+        "rows); fobos: against the mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
+        non_negative,
+        "a number >= 0",
+        solvers=("ftrl", "fobos"),
+    ),
+    Param(
+        "order",
+        "random",
+        "Visit blocks and rows in a fresh random order each pass (random), or as stored "
+        "(file: with a store converted --no-shuffle, the rows of the text file in order, as online learners "
+        "and their textbook results assume).",
+        None,
+        "one of random, file",
+        choices=("random", "file"),
+        parse=str,
+    ),
+    Param(
+        "class_weight",
+        None,
+        "Multiplier of C per class label (LIBLINEAR's -wi), or 'balanced': "
+        "n_rows / (n_classes * count) for each class. Command line: -w LABEL=WEIGHT, repeatable.",
+        None,
+        "a dict, 'balanced' or None",
+        none_ok=True,
+        cli=False,
+    ),
+    Param(
+        "seed",
+        0,
+        "Seed of the block order and of the row order within blocks (the estimator's random_state).",
+        natural,
+        "an integer >= 0",
+        parse=int,
+    ),
+    Param(
+        "time_limit",
+        None,
+        "Seconds of wall-clock time; training stops at the next block boundary after it "
+        "(a checkpoint, if any, lets it resume).",
+        positive,
+        "a positive number of seconds or None",
+        none_ok=True,
+        metavar="SECONDS",
+        safe_to_change=True,
+    ),
+    Param(
+        "eval_every",
+        0,
+        "Make an exact evaluation pass (objective at a fixed w) every this many outer "
+        "iterations; 0: only to confirm the gap rule.",
+        natural,
+        "an integer >= 0",
+        parse=int,
+        metavar="K",
+        safe_to_change=True,
+    ),
+    Param(
+        "prefetch",
+        1,
+        "Blocks read ahead by a reader thread (0: read in the training thread).",
+        natural,
+        "an integer >= 0",
+        parse=int,
+        safe_to_change=True,
+    ),
 )
 
 
@@ -203,11 +317,18 @@ ESTIMATOR_NAMES = {"seed": "random_state", "workers": "n_jobs"}
 
 def markdown_table(params: tuple[Param, ...], estimator_names: dict[str, str]) -> str:
     """The reference table of docs/PARAMETERS.md."""
-    lines = ["| parameter | `blocksvm train` | `BlockSVC` | default | range | solvers | what it does |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| parameter | `blocksvm train` | `BlockSVC` | default | range | solvers | what it does |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for p in params:
-        flags = ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases))) if p.cli else (
-            "`--class-weight`, `-w`" if p.name == "class_weight" else "")  # fmt: skip
-        lines.append(f"| `{p.name}` | {flags} | `{estimator_names.get(p.name, p.name)}` | `{p.default!r}` "
-                     f"| {p.expects} | {', '.join(p.solvers) or 'all'} | {p.help} |")  # fmt: skip
+        flags = (
+            ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases)))
+            if p.cli
+            else ("`--class-weight`, `-w`" if p.name == "class_weight" else "")
+        )
+        lines.append(
+            f"| `{p.name}` | {flags} | `{estimator_names.get(p.name, p.name)}` | `{p.default!r}` "
+            f"| {p.expects} | {', '.join(p.solvers) or 'all'} | {p.help} |"
+        )
     return "\n".join(lines) + "\n"

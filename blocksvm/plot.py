@@ -32,8 +32,9 @@ def read_history(path: str | os.PathLike) -> list[dict]:
 _NEEDED = ("outer", "time", "primal", "train_accuracy")
 
 
-def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathLike, *,
-                 title: str | None = None) -> Path:  # fmt: skip
+def plot_history(
+    history: list[dict] | str | os.PathLike, output: str | os.PathLike, *, title: str | None = None
+) -> Path:
     """Draw objective, duality gap, accuracy and PG violation (progressive loss for online learners); save a PNG.
 
     Top row against wall-clock seconds, bottom row against outer iterations; the gap and the
@@ -65,16 +66,22 @@ def plot_history(history: list[dict] | str | os.PathLike, output: str | os.PathL
     ax = axes[0, 1]
     if records[0].get("gap") is not None:
         ax.semilogy(seconds, [max(r["gap"], 1e-16) for r in records], color="C2", label="gap (pass estimate)")
-        ax.semilogy([r["time"] for r in exact], [max(r["gap"], 1e-16) for r in exact], "o", color="C2",
-                    label="gap (exact)")  # fmt: skip
+        ax.semilogy(
+            [r["time"] for r in exact], [max(r["gap"], 1e-16) for r in exact], "o", color="C2", label="gap (exact)"
+        )
         ax.legend()
     ax.set(xlabel="seconds", ylabel="(P - D) / P", title="Relative duality gap")
 
     ax = axes[1, 0]
     ax.plot(outer, [100 * r["train_accuracy"] for r in records], label="training", color="C3")
     if records[0].get("progressive_accuracy") is not None:
-        ax.plot(outer, [100 * r["progressive_accuracy"] for r in records], "--", color="C6",
-                label="progressive (before each update)")  # fmt: skip
+        ax.plot(
+            outer,
+            [100 * r["progressive_accuracy"] for r in records],
+            "--",
+            color="C6",
+            label="progressive (before each update)",
+        )
     validation = [(r["outer"], r["validation_accuracy"]) for r in records if r.get("validation_accuracy") is not None]
     if validation:
         ax.plot([o for o, _ in validation], [100 * a for _, a in validation], label="validation", color="C4")

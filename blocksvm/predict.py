@@ -54,13 +54,18 @@ class PredictSummary:
         return {**asdict(self), "accuracy": self.accuracy}
 
     def __str__(self) -> str:
-        return (f"Accuracy = {100 * self.accuracy:.4f}% ({self.correct}/{self.rows}) "
-                f"in {self.seconds:.2f} s")  # fmt: skip
+        return f"Accuracy = {100 * self.accuracy:.4f}% ({self.correct}/{self.rows}) in {self.seconds:.2f} s"
 
 
-def predict(model: LinearModel | str | os.PathLike, data: str | os.PathLike, output=None, *,
-            decision_values: bool = False, progress: bool | None = None,
-            strict: bool = False) -> PredictSummary:  # fmt: skip
+def predict(
+    model: LinearModel | str | os.PathLike,
+    data: str | os.PathLike,
+    output=None,
+    *,
+    decision_values: bool = False,
+    progress: bool | None = None,
+    strict: bool = False,
+) -> PredictSummary:
     """Predict every row of ``data`` (a block store directory or a LIBSVM file).
 
     Parameters
@@ -96,8 +101,9 @@ def predict(model: LinearModel | str | os.PathLike, data: str | os.PathLike, out
             rows, correct = _predict_store(model, BlockStore(data), writer, progress, space)
         else:
             rows, correct = _predict_text(model, data, writer, progress, space)
-    summary = PredictSummary(rows, correct, time.perf_counter() - start, str(output) if output else None,
-                             space.indices, space.nonzeros)  # fmt: skip
+    summary = PredictSummary(
+        rows, correct, time.perf_counter() - start, str(output) if output else None, space.indices, space.nonzeros
+    )
     if space.nonzeros:
         warnings.warn(space.warning(), FeatureSpaceWarning, stacklevel=2)
     return summary
@@ -138,8 +144,10 @@ class _FeatureSpace:
         self.indices += int(new)
 
     def warning(self) -> str:
-        return (f"{self.data}: {self.indices} distinct feature indices ({self.nonzeros} nonzeros) are outside "
-                f"{self._space()}: they were ignored (--strict or strict=True makes this an error)")  # fmt: skip
+        return (
+            f"{self.data}: {self.indices} distinct feature indices ({self.nonzeros} nonzeros) are outside "
+            f"{self._space()}: they were ignored (--strict or strict=True makes this an error)"
+        )
 
 
 def _predict_text(model: LinearModel, path: Path, writer, progress, space: _FeatureSpace) -> tuple[int, int]:

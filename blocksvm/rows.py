@@ -63,8 +63,13 @@ class Rows:
         lengths = np.concatenate([np.diff(p.indptr) for p in parts])
         indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths, dtype=np.int64)])
         lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
-        return Rows(indptr, np.concatenate([p.indices for p in parts]), np.concatenate([p.data for p in parts]),
-                    np.concatenate([p.labels for p in parts]), lines)  # fmt: skip
+        return Rows(
+            indptr,
+            np.concatenate([p.indices for p in parts]),
+            np.concatenate([p.data for p in parts]),
+            np.concatenate([p.labels for p in parts]),
+            lines,
+        )
 
 
 @njit(cache=True, nogil=True)

@@ -92,11 +92,15 @@ class GrowingLearner:
         self.solver_class = SOLVERS[params.solver]
         if not self.solver_class.online:
             online = ", ".join(name for name, s in SOLVERS.items() if s.online)
-            raise ParameterError(f"stream needs an online learner ({online}); --solver {params.solver} makes "
-                                 "passes over a store: convert the file and use 'blocksvm train'")  # fmt: skip
+            raise ParameterError(
+                f"stream needs an online learner ({online}); --solver {params.solver} makes "
+                "passes over a store: convert the file and use 'blocksvm train'"
+            )
         if params.class_weight == "balanced":
-            raise ParameterError("class_weight='balanced' needs the class counts of the whole data: a stream "
-                                 "has them only at its end; give the weights (-w LABEL=WEIGHT)")  # fmt: skip
+            raise ParameterError(
+                "class_weight='balanced' needs the class counts of the whole data: a stream "
+                "has them only at its end; give the weights (-w LABEL=WEIGHT)"
+            )
         self.dtype = np.dtype(dtype)
         self.classes = np.array(sorted(classes), dtype=np.float64)
         self.n_features = n_features
@@ -114,8 +118,18 @@ class GrowingLearner:
             costs = np.array([[C * weights[0], C * weights[1]]])
         else:  # one problem per class; a single class is its own problem ("c vs the rest to come")
             costs = np.array([[C, C * w] for w in weights])
-        problem = Problem(1, self.n_features, 1, self.classes, costs, self.solver_class.loss_of(self.params),
-                          float(self.params.bias), C, np.array([0, 1]), self.dtype)  # fmt: skip
+        problem = Problem(
+            1,
+            self.n_features,
+            1,
+            self.classes,
+            costs,
+            self.solver_class.loss_of(self.params),
+            float(self.params.bias),
+            C,
+            np.array([0, 1]),
+            self.dtype,
+        )
         return self.solver_class(problem, self.params)
 
     def make_room(self, labels: np.ndarray, max_column: int) -> None:
@@ -174,10 +188,21 @@ def _input_identity(path: str) -> dict:
     return {"path": str(Path(path).resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-def stream(input: str | os.PathLike, params: TrainParams | None = None, *, zero_based: bool = False,
-           warm_start: str | os.PathLike | None = None, checkpoint: str | os.PathLike | None = None,
-           checkpoint_every: int = 16, resume: str | os.PathLike | None = None, verbose: int = 1,
-           say=None, chunk_bytes: int = CHUNK_BYTES, dtype="float32", **overrides) -> StreamResult:  # fmt: skip
+def stream(
+    input: str | os.PathLike,
+    params: TrainParams | None = None,
+    *,
+    zero_based: bool = False,
+    warm_start: str | os.PathLike | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 16,
+    resume: str | os.PathLike | None = None,
+    verbose: int = 1,
+    say=None,
+    chunk_bytes: int = CHUNK_BYTES,
+    dtype="float32",
+    **overrides,
+) -> StreamResult:
     """One pass of an online learner over LIBSVM text, in file order; see the module docstring.
 
     Parameters
@@ -264,8 +289,10 @@ def _learn(learner: GrowingLearner, rows, base: int, progress: Progressive, chun
     """Hand a chunk's rows to the learner: a new class joins at its first row; the visits are cut where
     the progressive table needs a line."""
     if len(rows.indices) and rows.indices.min() < base:
-        raise BlocksvmError("feature index 0 in a stream read as one-based (LIBSVM's numbering): pass "
-                            "--zero-based if the file numbers features from 0")  # fmt: skip
+        raise BlocksvmError(
+            "feature index 0 in a stream read as one-based (LIBSVM's numbering): pass "
+            "--zero-based if the file numbers features from 0"
+        )
     indices = (rows.indices - base).astype(np.int32)
     learner.make_room(rows.labels[:0], int(indices.max()) if len(indices) else -1)  # new features: zeros
     start = 0
@@ -279,19 +306,29 @@ def _learn(learner: GrowingLearner, rows, base: int, progress: Progressive, chun
             # rows up to the table's next doubling count; past 2^16 examples, the rest at once
             stop = end if progress.next_line > 1 << 16 else min(end, start + progress.rows_until_line())
             lo, hi = rows.indptr[start], rows.indptr[stop]
-            block = Block(rows.indptr[start : stop + 1] - lo, indices[lo:hi], rows.data[lo:hi],
-                          rows.labels[start:stop], None, index=chunk_index, row_offset=0)  # fmt: skip
+            block = Block(
+                rows.indptr[start : stop + 1] - lo,
+                indices[lo:hi],
+                rows.data[lo:hi],
+                rows.labels[start:stop],
+                None,
+                index=chunk_index,
+                row_offset=0,
+            )
             report = learner.solver.visit(block, np.full(learner.solver.problem.n_problems, -1, np.int64))
             progress.add(stop - start, float(np.sum(report.loss)), report.correct)
             start = stop
 
 
-def _model(learner: GrowingLearner, params, base: int, progress: Progressive, seconds: float,
-           text_bytes: int) -> LinearModel:  # fmt: skip
+def _model(
+    learner: GrowingLearner, params, base: int, progress: Progressive, seconds: float, text_bytes: int
+) -> LinearModel:
     if learner.solver is None or len(learner.classes) < 2:
         seen = learner.classes.tolist()
-        raise BlocksvmError(f"the stream held {progress.examples} examples of {len(seen)} class(es) {seen}: a "
-                            "classifier needs two or more")  # fmt: skip
+        raise BlocksvmError(
+            f"the stream held {progress.examples} examples of {len(seen)} class(es) {seen}: a "
+            "classifier needs two or more"
+        )
     W = learner.weights()
     summary = {
         "examples": progress.examples,
@@ -305,13 +342,18 @@ def _model(learner: GrowingLearner, params, base: int, progress: Progressive, se
         "bytes": text_bytes,
         "mb_per_s": round(text_bytes / 1e6 / max(seconds, 1e-9), 1),
     }
-    return LinearModel.from_weights(W, learner.classes, learner.params.bias, index_base=base,
-                                    params=params.to_dict(), summary=summary)  # fmt: skip
+    return LinearModel.from_weights(
+        W, learner.classes, learner.params.bias, index_base=base, params=params.to_dict(), summary=summary
+    )
 
 
 def _save(path, params, identity: dict, learner: GrowingLearner, progress: Progressive) -> None:
-    state = {**progress.state(), "classes": learner.classes.tolist(), "n_features": learner.n_features,
-             "dtype": learner.dtype.name}  # fmt: skip
+    state = {
+        **progress.state(),
+        "classes": learner.classes.tolist(),
+        "n_features": learner.n_features,
+        "dtype": learner.dtype.name,
+    }
     arrays = learner.solver.state() if learner.solver is not None else {}
     write_checkpoint(path, Checkpoint(params.to_dict(), {"fingerprint": "stream", **identity}, state, arrays))
 
@@ -323,9 +365,11 @@ def _resume(path, params, identity: dict, out) -> tuple[GrowingLearner, Progress
     if warning:
         out(f"warning: {warning}")
     if saved.store != {"fingerprint": "stream", **identity}:
-        raise CheckpointError(f"checkpoint {path} was made for the stream {saved.store.get('path')} "
-                              f"({saved.store.get('size')} bytes); {identity['path']} is not that file, or it "
-                              "changed since")  # fmt: skip
+        raise CheckpointError(
+            f"checkpoint {path} was made for the stream {saved.store.get('path')} "
+            f"({saved.store.get('size')} bytes); {identity['path']} is not that file, or it "
+            "changed since"
+        )
     ours = params.to_dict()
     changed = [k for k in ours if k not in SAFE_TO_CHANGE and ours[k] != saved.params.get(k)]
     if changed:

@@ -35,8 +35,9 @@ def main(workdir: Path, small: bool = False) -> dict:
     write_libsvm(workdir / "train.svm", spec, rows=range(rows), progress=False)
     write_libsvm(workdir / "valid.svm", spec, rows=range(rows, rows + valid_rows), progress=False)
 
-    converted = blocksvm.convert(workdir / "train.svm", workdir / "train.bsvm", block_mb=0.3 if small else 8,
-                                 overwrite=True)  # fmt: skip
+    converted = blocksvm.convert(
+        workdir / "train.svm", workdir / "train.bsvm", block_mb=0.3 if small else 8, overwrite=True
+    )
     blocksvm.convert(workdir / "valid.svm", workdir / "valid.bsvm", n_features=converted.features, overwrite=True)
     store, valid = blocksvm.BlockStore(workdir / "train.bsvm"), blocksvm.BlockStore(workdir / "valid.bsvm")
 

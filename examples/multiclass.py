@@ -33,8 +33,9 @@ def main(workdir: Path, small: bool = False) -> dict:
     spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=30, noise=0.05, seed=3, classes=CLASSES)
     write_libsvm(workdir / "train.svm", spec, rows=range(rows), progress=False)
     write_libsvm(workdir / "test.svm", spec, rows=range(rows, rows + test_rows), progress=False)
-    converted = blocksvm.convert(workdir / "train.svm", workdir / "train.bsvm", block_mb=0.5 if small else 8,
-                                 overwrite=True)  # fmt: skip
+    converted = blocksvm.convert(
+        workdir / "train.svm", workdir / "train.bsvm", block_mb=0.5 if small else 8, overwrite=True
+    )
 
     store = blocksvm.BlockStore(workdir / "train.bsvm")
     print("classes:", dict(zip(store.classes.tolist(), store.label_counts.tolist())))

@@ -46,8 +46,14 @@ def main(workdir: Path, small: bool = False) -> dict:
     blocksvm.convert(test_text, workdir / "test.bsvm", n_features=converted.features, overwrite=True)
     print(converted)
 
-    result = train(workdir / "train.bsvm", C=0.1, tol=1e-3, validation=workdir / "test.bsvm",
-                   history_path=workdir / "history.jsonl", verbose=1)  # fmt: skip
+    result = train(
+        workdir / "train.bsvm",
+        C=0.1,
+        tol=1e-3,
+        validation=workdir / "test.bsvm",
+        history_path=workdir / "history.jsonl",
+        verbose=1,
+    )
     model_path = result.model.save(workdir / "model.h5")
 
     # Predict the text file (a store works too); predictions come out in the file's row order.

@@ -40,28 +40,39 @@ def main(workdir: Path, small: bool = False) -> dict:
     X, y, _ = load_libsvm(workdir / "data.svm", n_features=features)  # a scipy.sparse CSR matrix
     X_train, y_train, X_test, y_test = X[:rows], y[:rows], X[rows:], y[rows:]
 
-    pipeline = Pipeline([
-        ("scale", MaxAbsScaler()),
-        ("svm", BlockSVC(loss="squared-hinge", tol=1e-4, block_size=rows // 4, random_state=0)),
-    ])  # fmt: skip
+    pipeline = Pipeline(
+        [
+            ("scale", MaxAbsScaler()),
+            ("svm", BlockSVC(loss="squared-hinge", tol=1e-4, block_size=rows // 4, random_state=0)),
+        ]
+    )
     search = GridSearchCV(pipeline, {"svm__C": [0.01, 0.1, 1.0]}, cv=3)
     search.fit(X_train, y_train)
     best = search.best_estimator_
     svm = best.named_steps["svm"]
     score = best.score(X_test, y_test)
-    print(f"best C = {search.best_params_['svm__C']} (cross-validated accuracy {search.best_score_:.4f}); "
-          f"test accuracy {score:.4f}; {svm.n_iter_} passes, stopped: {svm.stop_reason_}")  # fmt: skip
+    print(
+        f"best C = {search.best_params_['svm__C']} (cross-validated accuracy {search.best_score_:.4f}); "
+        f"test accuracy {score:.4f}; {svm.n_iter_} passes, stopped: {svm.stop_reason_}"
+    )
 
     # The same problem in memory, by LIBLINEAR: the decision values should agree closely.
-    reference = Pipeline([("scale", MaxAbsScaler()),
-                          ("svm", LinearSVC(C=svm.C, loss="squared_hinge", tol=1e-6, max_iter=100_000))])
+    reference = Pipeline(
+        [("scale", MaxAbsScaler()), ("svm", LinearSVC(C=svm.C, loss="squared_hinge", tol=1e-6, max_iter=100_000))]
+    )
     reference.fit(X_train, y_train)
     ours, theirs = best.decision_function(X_test), reference.decision_function(X_test)
     difference = float(np.max(np.abs(ours - theirs)) / np.max(np.abs(theirs)))
-    print(f"LinearSVC test accuracy {reference.score(X_test, y_test):.4f}; largest decision value "
-          f"difference {difference:.1e} (relative)")  # fmt: skip
-    return {"best_C": search.best_params_["svm__C"], "test_accuracy": score,
-            "liblinear_accuracy": reference.score(X_test, y_test), "difference": difference}  # fmt: skip
+    print(
+        f"LinearSVC test accuracy {reference.score(X_test, y_test):.4f}; largest decision value "
+        f"difference {difference:.1e} (relative)"
+    )
+    return {
+        "best_C": search.best_params_["svm__C"],
+        "test_accuracy": score,
+        "liblinear_accuracy": reference.score(X_test, y_test),
+        "difference": difference,
+    }
 
 
 if __name__ == "__main__":

@@ -39,8 +39,15 @@ def make_history(workdir: Path, small: bool) -> Path:
     blocksvm.convert(workdir / "train.svm", workdir / "train.bsvm", block_rows=rows // 8, overwrite=True)
     blocksvm.convert(workdir / "valid.svm", workdir / "valid.bsvm", n_features=2_000, overwrite=True)
     history = workdir / "history.jsonl"
-    train(workdir / "train.bsvm", C=1.0, tol=1e-4, eval_every=2, validation=workdir / "valid.bsvm",
-          history_path=history, verbose=0)  # fmt: skip
+    train(
+        workdir / "train.bsvm",
+        C=1.0,
+        tol=1e-4,
+        eval_every=2,
+        validation=workdir / "valid.bsvm",
+        history_path=history,
+        verbose=0,
+    )
     return history
 
 
@@ -68,8 +75,7 @@ def main(workdir: Path, small: bool = False, history: Path | None = None) -> dic
     left.set(xlabel="seconds", ylabel="relative duality gap (P - D) / P", title="Convergence")
     validated = [r for r in records if r["validation_accuracy"] is not None]
     right.plot([r["outer"] for r in records], [100 * r["train_accuracy"] for r in records], label="training")
-    right.plot([r["outer"] for r in validated], [100 * r["validation_accuracy"] for r in validated],
-               label="validation")  # fmt: skip
+    right.plot([r["outer"] for r in validated], [100 * r["validation_accuracy"] for r in validated], label="validation")
     right.set(xlabel="pass over the store", ylabel="accuracy (%)", title="Accuracy")
     right.legend()
     for ax in (left, right):

@@ -39,16 +39,22 @@ def main(workdir: Path, small: bool = False) -> dict:
     workdir = Path(workdir)
     rows = 24_000 if small else 1_000_000
     store = workdir / "train.bsvm"
-    make_store(store, SyntheticSpec(rows=rows, features=5_000, nnz=20, seed=4), block_rows=rows // 12,
-               overwrite=True, progress=False)  # fmt: skip
+    make_store(
+        store,
+        SyntheticSpec(rows=rows, features=5_000, nnz=20, seed=4),
+        block_rows=rows // 12,
+        overwrite=True,
+        progress=False,
+    )
     options = ["-C", "0.5", "--loss", "hinge", "--tol", "0", "--max-outer", "6", "--seed", "1", "-q"]
     ck, model, history = workdir / "run.ckpt", workdir / "model.h5", workdir / "model.h5.history.jsonl"
     for stale in (ck, ck.with_name("run.ckpt.prev")):
         stale.unlink(missing_ok=True)
 
     # 1-2. train with a checkpoint after every block, and kill the process once 5 blocks are saved
-    run = subprocess.Popen([*BLOCKSVM, "train", str(store), str(model), *options,
-                            "--checkpoint", str(ck), "--checkpoint-every", "1"])  # fmt: skip
+    run = subprocess.Popen(
+        [*BLOCKSVM, "train", str(store), str(model), *options, "--checkpoint", str(ck), "--checkpoint-every", "1"]
+    )
     blocks_saved = 0
     while blocks_saved < 5 and run.poll() is None:
         time.sleep(0.02)
@@ -59,8 +65,7 @@ def main(workdir: Path, small: bool = False) -> dict:
     run.send_signal(signal.SIGKILL)
     run.wait()
     saved = read_latest(ck)[0].state  # a kill between two renames leaves only run.ckpt.prev
-    print(f"killed (exit {run.returncode}); last checkpoint: pass {saved['outer']}, "
-          f"{saved['position']} blocks into it")  # fmt: skip
+    print(f"killed (exit {run.returncode}); last checkpoint: pass {saved['outer']}, {saved['position']} blocks into it")
 
     # 3. resume with the same parameters (--resume also keeps writing the checkpoint)
     subprocess.run([*BLOCKSVM, "train", str(store), str(model), *options, "--resume", str(ck)], check=True)

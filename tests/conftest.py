@@ -77,8 +77,7 @@ def assert_same_rows(X, y, X_ref, y_ref) -> None:
     np.testing.assert_array_equal(y, y_ref)
 
 
-def assert_store_matches_sklearn(store_path: Path, text_path: Path, dtype=np.float32,
-                                 **sklearn_kwargs) -> None:  # fmt: skip
+def assert_store_matches_sklearn(store_path: Path, text_path: Path, dtype=np.float32, **sklearn_kwargs) -> None:
     """The store holds, row for row, what scikit-learn reads from the text file."""
     X, y, lines = store_rows(store_path)
     X_ref, y_ref = load_svmlight_file(str(text_path), dtype=dtype, **sklearn_kwargs)
@@ -171,9 +170,24 @@ def wait_for():
 
 def _training_with_a_checkpoint(store, model, checkpoint) -> subprocess.Popen:
     """``blocksvm train`` in a child (stderr piped), returned once it has written ``checkpoint``."""
-    process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
-                                "--checkpoint", str(checkpoint), "--tol", "0", "--max-outer", "100000"],
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "blocksvm.cli",
+            "train",
+            str(store),
+            str(model),
+            "--checkpoint",
+            str(checkpoint),
+            "--tol",
+            "0",
+            "--max-outer",
+            "100000",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(checkpoint.exists, process, f"checkpoint {checkpoint}")
     except BaseException:

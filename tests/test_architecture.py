@@ -36,8 +36,9 @@ def package_of(module: str) -> str:
 def test_no_import_cycles():
     graph = import_graph()
     # a package's __init__ re-exporting its own modules is not a cycle between stages
-    edges = {m: {d for d in deps if not d.startswith(m + ".") and not m.startswith(d + ".")}
-             for m, deps in graph.items()}  # fmt: skip
+    edges = {
+        m: {d for d in deps if not d.startswith(m + ".") and not m.startswith(d + ".")} for m, deps in graph.items()
+    }
     state: dict[str, int] = {}
 
     def visit(node: str, path: list[str]) -> None:
@@ -66,8 +67,16 @@ def test_solvers_know_nothing_of_files_or_the_loop():
     for module, deps in import_graph().items():
         if module.startswith("blocksvm.solvers"):
             for dep in deps:
-                assert not dep.startswith(("blocksvm.store", "blocksvm.io", "blocksvm.train", "blocksvm.checkpoint",
-                                           "blocksvm.cli", "blocksvm.estimator")), f"{module} imports {dep}"
+                assert not dep.startswith(
+                    (
+                        "blocksvm.store",
+                        "blocksvm.io",
+                        "blocksvm.train",
+                        "blocksvm.checkpoint",
+                        "blocksvm.cli",
+                        "blocksvm.estimator",
+                    )
+                ), f"{module} imports {dep}"
 
 
 def test_kernels_import_only_numerics_and_other_kernels():

@@ -13,8 +13,9 @@ def make_block(index: int, row_offset: int, n_rows: int, seed: int) -> Block:
     X = sp.random(n_rows, 30, density=0.2, format="csr", random_state=seed, dtype=np.float32)
     labels = np.where(np.random.default_rng(seed).random(n_rows) > 0.5, 1.0, -1.0)
     lines = np.arange(row_offset, row_offset + n_rows) + 1
-    return Block(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, lines, index=index,
-                 row_offset=row_offset)
+    return Block(
+        X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, lines, index=index, row_offset=row_offset
+    )
 
 
 def upper_of(labels):

@@ -48,8 +48,10 @@ def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path, train_in
     assert [r["dual"] for r in result.history] == [r["dual"] for r in uninterrupted.history]
 
 
-@pytest.mark.parametrize("variant", [{"working_set": "pair"}, {"working_set": "block"},
-                                     {"solver": "pegasos", "average": True, "batch_size": 8}])  # fmt: skip
+@pytest.mark.parametrize(
+    "variant",
+    [{"working_set": "pair"}, {"working_set": "block"}, {"solver": "pegasos", "average": True, "batch_size": 8}],
+)
 def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant, train_in_cuts):
     params = {**PARAMS, **variant, "max_outer": 5}
     whole = train(store, verbose=0, **params)
@@ -94,8 +96,20 @@ def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninter
     """
     ck, model, history = tmp_path / "ck.h5", tmp_path / "m.h5", tmp_path / "h.jsonl"
     tmp, prev = ck.with_name("ck.h5.tmp"), previous_path(ck)
-    args = ["-C", str(PARAMS["C"]), "--loss", "hinge", "--tol", "0", "--max-outer", str(PARAMS["max_outer"]),
-            "--seed", str(PARAMS["seed"]), "--history", str(history)]  # fmt: skip
+    args = [
+        "-C",
+        str(PARAMS["C"]),
+        "--loss",
+        "hinge",
+        "--tol",
+        "0",
+        "--max-outer",
+        str(PARAMS["max_outer"]),
+        "--seed",
+        str(PARAMS["seed"]),
+        "--history",
+        str(history),
+    ]
     logs = []
 
     def killed(start: list[str], every: int, write: int, stage: str) -> None:
@@ -103,9 +117,22 @@ def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninter
         marker, log = tmp_path / f"paused-{len(logs)}", tmp_path / f"stderr-{len(logs)}"
         logs.append(log)
         with open(log, "w") as err:
-            process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
-                                        *start, "--checkpoint-every", str(every), *args],
-                                       stderr=err, env=_pause_at(write, stage, marker))  # fmt: skip
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "blocksvm.cli",
+                    "train",
+                    str(store),
+                    str(model),
+                    *start,
+                    "--checkpoint-every",
+                    str(every),
+                    *args,
+                ],
+                stderr=err,
+                env=_pause_at(write, stage, marker),
+            )
         try:
             wait_for(marker.exists, process, f"the pause at {stage} of checkpoint write {write}")
             process.send_signal(signal.SIGKILL)
@@ -137,8 +164,12 @@ def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninter
     assert "resuming from the previous checkpoint" in err and "resuming at iteration 4, block 6/12" in err
     assert tmp.exists() and visited(ck) == 47 and visited(prev) == 42
     assert [json.loads(line)["outer"] for line in history.read_text().splitlines()] == [1, 2, 3, 4]  # not in ck
-    finished = subprocess.run([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model),
-                               *resume, *args], capture_output=True, text=True, timeout=600)  # fmt: skip
+    finished = subprocess.run(
+        [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model), *resume, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert finished.returncode == 0, finished.stderr
     assert "resuming at iteration 4, block 11/12" in finished.stderr  # ck, not the half-written tmp
     resumed = LinearModel.load(model)
@@ -202,8 +233,23 @@ def test_truncated_checkpoint_and_previous_are_both_reported(store, tmp_path):
 
 def test_a_locked_checkpoint_is_refused(store, tmp_path, wait_for):
     ck = tmp_path / "ck.h5"
-    process = subprocess.Popen([sys.executable, "-m", "blocksvm.cli", "train", str(store), str(tmp_path / "m.h5"),
-                                "-q", "--checkpoint", str(ck), "--tol", "0", "--max-outer", "100000"])  # fmt: skip
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "blocksvm.cli",
+            "train",
+            str(store),
+            str(tmp_path / "m.h5"),
+            "-q",
+            "--checkpoint",
+            str(ck),
+            "--tol",
+            "0",
+            "--max-outer",
+            "100000",
+        ]
+    )
     try:
         wait_for(ck.exists, process, f"checkpoint {ck}")
         with pytest.raises(CheckpointError, match="in use by another training run"):

@@ -47,9 +47,22 @@ def test_convert_prints_a_summary(tmp_path, capsys, small_libsvm):
 
 
 def test_convert_json_summary_and_options(tmp_path, capsys, small_libsvm):
-    code, out, _ = run(capsys, "convert", small_libsvm, tmp_path / "s", "--json", "--no-shuffle",
-                       "--dtype", "float64", "--compression", "gzip-6", "--block-mb", "0.2",
-                       "--n-features", "500")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "convert",
+        small_libsvm,
+        tmp_path / "s",
+        "--json",
+        "--no-shuffle",
+        "--dtype",
+        "float64",
+        "--compression",
+        "gzip-6",
+        "--block-mb",
+        "0.2",
+        "--n-features",
+        "500",
+    )
     assert code == 0
     summary = json.loads(out)
     assert summary["rows"] == SMALL_SPEC.rows and summary["features"] == 500
@@ -95,12 +108,26 @@ def test_info_verify_fails_on_a_corrupted_block(tmp_path, capsys, cli_store):
 
 
 def test_generate_text_and_store(tmp_path, capsys):
-    code, out, _ = run(capsys, "generate", tmp_path / "g.txt", "--rows", "500", "--features",
-                       "50", "--nnz", "5", "--seed", "3")  # fmt: skip
+    code, out, _ = run(
+        capsys, "generate", tmp_path / "g.txt", "--rows", "500", "--features", "50", "--nnz", "5", "--seed", "3"
+    )
     assert code == 0 and "500 rows" in out
     assert len((tmp_path / "g.txt").read_text().splitlines()) == 500
-    code, _, _ = run(capsys, "generate", tmp_path / "g.bsvm", "--rows", "500", "--features", "50",
-                     "--nnz", "5", "--store", "--block-size", "200", "-q")  # fmt: skip
+    code, _, _ = run(
+        capsys,
+        "generate",
+        tmp_path / "g.bsvm",
+        "--rows",
+        "500",
+        "--features",
+        "50",
+        "--nnz",
+        "5",
+        "--store",
+        "--block-size",
+        "200",
+        "-q",
+    )
     store = BlockStore(tmp_path / "g.bsvm")
     assert code == 0 and (store.n_rows, store.n_blocks, store.n_features) == (500, 3, 50)
 
@@ -115,14 +142,15 @@ def test_errors_exit_2_with_one_clean_line(tmp_path, capsys, small_libsvm, cli_s
         (("convert", bad, tmp_path / "o"), (f"{bad}:2:", "follows a larger index")),
         (("convert", empty, tmp_path / "o"), ("contains no data rows",)),
         (("convert", small_libsvm, cli_store), ("already exists",)),
-        (("convert", small_libsvm, tmp_path / "o", "--compression", "rar"),
-         ("unknown compression",)),
+        (("convert", small_libsvm, tmp_path / "o", "--compression", "rar"), ("unknown compression",)),
         (("convert", small_libsvm, tmp_path / "no" / "o"), ("does not exist",)),
         (("info", small_libsvm), ("is not a block store",)),
         (("info", tmp_path / "absent.bsvm"), ("no such block store",)),
-        (("generate", tmp_path / "g.txt", "--rows", "5", "--features", "3", "--nnz", "9"),
-         ("nnz must be in 1..features",)),
-    ]  # fmt: skip
+        (
+            ("generate", tmp_path / "g.txt", "--rows", "5", "--features", "3", "--nnz", "9"),
+            ("nnz must be in 1..features",),
+        ),
+    ]
     for argv, fragments in cases:
         code, _, err = run(capsys, *argv, "-q")
         assert_clean_error(code, err, *fragments)
@@ -150,7 +178,6 @@ def test_the_installed_command(tmp_path, small_libsvm):
     done = subprocess.run([*command, "info", str(small_libsvm)], capture_output=True, text=True)
     assert_clean_error(done.returncode, done.stderr, "is not a block store")
     out = tmp_path / "s"
-    done = subprocess.run([*command, "convert", str(small_libsvm), str(out), "--json"],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run([*command, "convert", str(small_libsvm), str(out), "--json"], capture_output=True, text=True)
     assert done.returncode == 0 and json.loads(done.stdout)["rows"] == 3000
     assert done.stderr == ""  # no progress bar when standard error is not a terminal

@@ -105,8 +105,16 @@ HYPER = dict(cw_eta=0.8, arow_r=0.5)
 @pytest.mark.parametrize("solver", ["cw", "arow"])
 @pytest.mark.parametrize("bias, class_weight", [(1.0, None), (-1.0, None), (2.0, {1: 3.0, -1: 0.5})])
 def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, solver, bias, class_weight):
-    result = train(in_file_order, solver=solver, order="file", max_outer=2, bias=bias, class_weight=class_weight,
-                   verbose=0, **HYPER)  # fmt: skip
+    result = train(
+        in_file_order,
+        solver=solver,
+        order="file",
+        max_outer=2,
+        bias=bias,
+        class_weight=class_weight,
+        verbose=0,
+        **HYPER,
+    )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     oracle = oracle_of(solver, FEATURES + 1)
     for _ in range(2):
@@ -114,8 +122,9 @@ def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, solve
         for x, label in zip(dense(X, bias), y):
             oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
     np.testing.assert_allclose(result.model.coef[0], oracle.mu[:-1], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(result.model.intercept[0], oracle.mu[-1] * bias if bias > 0 else 0.0, rtol=1e-10,
-                               atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        result.model.intercept[0], oracle.mu[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12
+    )
     last = result.history[-1]
     assert last["progressive_accuracy"] == pytest.approx(oracle.correct / ROWS)
     assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-10)
@@ -156,8 +165,24 @@ def test_empty_rows_without_a_bias_change_nothing(tmp_path, solver):
 
 @pytest.mark.parametrize("solver, flags", [("cw", ["--cw-eta", "0.7"]), ("arow", ["--arow-r", "0.3"])])
 def test_cli_trains_and_resumes_exactly(shuffled, tmp_path, solver, flags):
-    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--solver", solver, *flags, "--seed", "9",
-                 "--max-outer", "4", "-q"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                str(shuffled),
+                str(tmp_path / "m.h5"),
+                "--solver",
+                solver,
+                *flags,
+                "--seed",
+                "9",
+                "--max-outer",
+                "4",
+                "-q",
+            ]
+        )
+        == 0
+    )
     kw = dict(solver=solver, seed=9, verbose=0, **({"cw_eta": 0.7} if solver == "cw" else {"arow_r": 0.3}))
     whole = train(shuffled, max_outer=4, **kw)
     np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
@@ -181,8 +206,7 @@ def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path, solver):
 
 
 @pytest.mark.parametrize("solver", ["cw", "arow"])
-def test_warm_start_takes_the_models_weights_as_the_mean_with_a_fresh_variance(text, in_file_order, tmp_path,
-                                                                                solver):  # fmt: skip
+def test_warm_start_takes_the_models_weights_as_the_mean_with_a_fresh_variance(text, in_file_order, tmp_path, solver):
     kw = dict(solver=solver, order="file", verbose=0, **HYPER)
     first = train(in_file_order, max_outer=1, **kw).model
     first.save(tmp_path / "first.h5")

@@ -211,7 +211,7 @@ def test_existing_output_is_kept_unless_overwrite(tmp_path, small_libsvm):
         ({"zero_based": "maybe"}, "zero_based must be"),
         ({"n_features": 0}, "n_features must be a positive integer"),
     ],
-)  # fmt: skip
+)
 def test_bad_parameters(tmp_path, small_libsvm, kwargs, message):
     with pytest.raises(ParameterError, match=message):
         convert(small_libsvm, tmp_path / "store", **kwargs)
@@ -262,8 +262,12 @@ def _partials(out: Path) -> list[Path]:
 @pytest.mark.parametrize("stage", ["parsing", "writing"])
 def test_killed_conversion_is_never_a_complete_store(tmp_path, big_libsvm, stage):
     out = tmp_path / "store"
-    done = subprocess.run([sys.executable, "-c", _KILLED_CONVERSION, stage, str(big_libsvm), str(out)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_CONVERSION, stage, str(big_libsvm), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == -signal.SIGKILL, done.stderr
     partials = _partials(out)
     assert len(partials) == 1
@@ -282,6 +286,4 @@ def test_manifest_is_the_last_thing_written(tmp_path, small_libsvm):
     convert(small_libsvm, out)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["complete"] is True
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["manifest.json"] + [b["file"] for b in manifest["blocks"]]
-    )
+    assert sorted(p.name for p in out.iterdir()) == sorted(["manifest.json"] + [b["file"] for b in manifest["blocks"]])

@@ -27,8 +27,7 @@ def test_text_is_deterministic_and_depends_on_the_seed(tmp_path, small_libsvm):
     assert other.read_bytes() != small_libsvm.read_bytes()
 
 
-@pytest.mark.parametrize("suffix, opener", [(".gz", gzip.open), (".bz2", bz2.open),
-                                            (".xz", lzma.open)])  # fmt: skip
+@pytest.mark.parametrize("suffix, opener", [(".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])
 def test_compressed_text_holds_the_same_lines(tmp_path, small_libsvm, suffix, opener):
     path = tmp_path / f"data.txt{suffix}"
     written = write_libsvm(path, SMALL_SPEC, progress=False)
@@ -39,8 +38,9 @@ def test_compressed_text_holds_the_same_lines(tmp_path, small_libsvm, suffix, op
 
 
 def test_text_equals_the_rows_it_was_made_from(small_libsvm):
-    X_text, y_text = load_svmlight_file(str(small_libsvm), n_features=SMALL_SPEC.features,
-                                        dtype=np.float32, zero_based=False)  # fmt: skip
+    X_text, y_text = load_svmlight_file(
+        str(small_libsvm), n_features=SMALL_SPEC.features, dtype=np.float32, zero_based=False
+    )
     rows = generate_rows(SMALL_SPEC, 0, SMALL_SPEC.rows)
     X = _csr(rows, SMALL_SPEC.features)
     assert_same_rows(X, rows.labels, X_text, y_text)
@@ -102,8 +102,7 @@ def test_bad_specs(tmp_path, changes, message):
 
 def test_make_store_equals_converting_the_text(tmp_path, small_libsvm):
     made = make_store(tmp_path / "made", SMALL_SPEC, block_rows=700, jobs=1)
-    convert(small_libsvm, tmp_path / "converted", shuffle=False, block_rows=700,
-            n_features=SMALL_SPEC.features)  # fmt: skip
+    convert(small_libsvm, tmp_path / "converted", shuffle=False, block_rows=700, n_features=SMALL_SPEC.features)
     a, b = BlockStore(made), BlockStore(tmp_path / "converted")
     assert (a.n_rows, a.n_features, a.nnz, a.n_blocks) == (b.n_rows, b.n_features, b.nnz, 5)
     np.testing.assert_array_equal(a.label_counts, b.label_counts)

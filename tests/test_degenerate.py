@@ -148,12 +148,15 @@ def test_one_feature(tmp_path, loss, bias):
 EMPTY_ROWS = "1\n1\n-1\n1\n-1\n1\n"  # 4 positive, 2 negative rows, no feature at all
 
 
-@pytest.mark.parametrize("loss, b, objective", [
-    # hinge: min b^2/2 + 4 max(0, 1 - b) + 2 max(0, 1 + b) at b = 1 (0 is in 1 - 4 [0, 1] + 2): 1/2 + 2 * 2
-    ("hinge", 1.0, 4.5),
-    # squared hinge: b + 2 * 2 (1 + b) - 4 * 2 (1 - b) = 13 b - 4 = 0; 8/169 + 4 (9/13)^2 + 2 (17/13)^2
-    ("squared-hinge", 4 / 13, 910 / 169),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "loss, b, objective",
+    [
+        # hinge: min b^2/2 + 4 max(0, 1 - b) + 2 max(0, 1 + b) at b = 1 (0 is in 1 - 4 [0, 1] + 2): 1/2 + 2 * 2
+        ("hinge", 1.0, 4.5),
+        # squared hinge: b + 2 * 2 (1 + b) - 4 * 2 (1 - b) = 13 b - 4 = 0; 8/169 + 4 (9/13)^2 + 2 (17/13)^2
+        ("squared-hinge", 4 / 13, 910 / 169),
+    ],
+)
 def test_every_row_empty_with_a_bias_learns_the_bias_alone(tmp_path, capsys, loss, b, objective):
     store, _, _ = store_of(tmp_path, EMPTY_ROWS)
     assert BlockStore(store).n_features == 0
@@ -257,8 +260,10 @@ def test_a_row_whose_squared_norm_overflows_float64_is_refused(tmp_path, capsys)
     cli_ok(capsys, "convert", tmp_path / "ok.txt", tmp_path / "ok.bsvm", "--dtype", "float64")
     (tmp_path / "big.txt").write_text("1 1:1 2:1\n-1 3:1e300\n1 1:1e154 2:1.5e154\n")
     message = cli_error(capsys, "convert", tmp_path / "big.txt", tmp_path / "big.bsvm", "--dtype", "float64")
-    assert message == (f"{tmp_path / 'big.txt'}:2: the squared norm of the row overflows float64 (values beyond "
-                       "about 1e154): rescale the features")  # fmt: skip
+    assert message == (
+        f"{tmp_path / 'big.txt'}:2: the squared norm of the row overflows float64 (values beyond "
+        "about 1e154): rescale the features"
+    )
     assert files_in(tmp_path) == ["big.txt", "ok.bsvm", "ok.txt"]
 
 
@@ -336,13 +341,28 @@ def break_block_on_read(monkeypatch, tmp_path: Path, nth: int, damage) -> list[P
 @pytest.mark.parametrize("prefetch", ["0", "1"])
 @pytest.mark.parametrize("how", ["deleted", "truncated"])
 def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
-        tmp_path, monkeypatch, capsys, checkpointed, how, prefetch):  # fmt: skip
+    tmp_path, monkeypatch, capsys, checkpointed, how, prefetch
+):
     store, uninterrupted = checkpointed
     damage = {"deleted": os.unlink, "truncated": lambda file: os.truncate(file, 1000)}[how]
     damaged = break_block_on_read(monkeypatch, tmp_path, 9, damage)  # block 3 of the second pass
     ck = tmp_path / "ck.h5"
-    message = cli_error(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0",
-                        "--checkpoint", ck, "--checkpoint-every", "1", "--prefetch", prefetch)  # fmt: skip
+    message = cli_error(
+        capsys,
+        "train",
+        store,
+        tmp_path / "m.h5",
+        "--max-outer",
+        "3",
+        "--tol",
+        "0",
+        "--checkpoint",
+        ck,
+        "--checkpoint-every",
+        "1",
+        "--prefetch",
+        prefetch,
+    )
     [file] = damaged
     block = int(file.stem.split("-")[1])
     expected = {"deleted": "is missing", "truncated": "has 1000 bytes, the manifest says"}[how]
@@ -366,8 +386,10 @@ def test_a_block_deleted_between_two_runs_is_named_when_the_store_opens(tmp_path
     train(store, max_outer=1, tol=0, verbose=0, checkpoint=ck)
     shutil.move(store / "block-00004.h5", tmp_path / "kept.h5")
     message = cli_error(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck)
-    assert message == (f"{store}: block 4 (block-00004.h5) is missing: restore the store from a copy (its "
-                       "checkpoints stay valid) or convert again")  # fmt: skip
+    assert message == (
+        f"{store}: block 4 (block-00004.h5) is missing: restore the store from a copy (its "
+        "checkpoints stay valid) or convert again"
+    )
     shutil.move(tmp_path / "kept.h5", store / "block-00004.h5")
     with pytest.raises(StoreError, match="block 4"):  # the Python API says the same
         shutil.move(store / "block-00004.h5", tmp_path / "kept.h5")
@@ -424,13 +446,16 @@ def text(tmp_path) -> Path:
     return generated(tmp_path, 600)
 
 
-@pytest.mark.parametrize("where, module, refuse", [
-    ("spill file", "blocksvm.io.spill", None),
-    ("block files", "blocksvm._hdf5", None),
-    ("manifest", "blocksvm.store.writer", None),
-    ("block files", "blocksvm._hdf5", errno.EACCES),  # the folder turned read-only after it was made
-    ("block files", "blocksvm._hdf5", errno.EROFS),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "where, module, refuse",
+    [
+        ("spill file", "blocksvm.io.spill", None),
+        ("block files", "blocksvm._hdf5", None),
+        ("manifest", "blocksvm.store.writer", None),
+        ("block files", "blocksvm._hdf5", errno.EACCES),  # the folder turned read-only after it was made
+        ("block files", "blocksvm._hdf5", errno.EROFS),
+    ],
+)
 def test_a_store_that_cannot_be_written_leaves_nothing(tmp_path, monkeypatch, capsys, text, where, module, refuse):
     cli_ok(capsys, "convert", text, tmp_path / "s.bsvm", "--block-size", "100")
     before = BlockStore(tmp_path / "s.bsvm").store_id
@@ -463,8 +488,11 @@ def test_a_model_folder_that_is_read_only_is_refused_before_training(tmp_path, m
     cli_ok(capsys, "convert", text, tmp_path / "s.bsvm")
     (tmp_path / "ro").mkdir()
     real = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path).name == "ro" and mode & os.W_OK
-                        else real(path, mode, **kw))  # fmt: skip
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode, **kw: False if Path(path).name == "ro" and mode & os.W_OK else real(path, mode, **kw),
+    )
     for what, argv in (("the model", ["--max-outer", "1"]), ("the checkpoint", ["--checkpoint", tmp_path / "ro/ck"])):
         model = tmp_path / "ro" / "m.h5" if what == "the model" else tmp_path / "m.h5"
         message = cli_error(capsys, "train", tmp_path / "s.bsvm", model, *argv)
@@ -485,8 +513,10 @@ def test_a_checkpoint_that_cannot_be_written_leaves_the_previous_one(tmp_path, m
 
     patch_open(monkeypatch, "blocksvm._hdf5", failing_open(second_fails))
     message = cli_error(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--checkpoint", ck)
-    assert message == (f"cannot write the checkpoint {ck}: No space left on device (the one written before is "
-                       "intact: free space, then --resume it)")  # fmt: skip
+    assert message == (
+        f"cannot write the checkpoint {ck}: No space left on device (the one written before is "
+        "intact: free space, then --resume it)"
+    )
     monkeypatch.undo()
     assert files_in(tmp_path) == ["ck.h5", "ck.h5.lock", "gen.txt", "m.h5.history.jsonl", "s.bsvm"]
     assert read_checkpoint(ck).state["outer"] == 2  # the end of the first pass

@@ -64,12 +64,22 @@ def env(tmp_path_factory) -> Env:
     write_libsvm(text, SPEC, rows=range(1200), progress=False)
     write_libsvm(test_text, SPEC, rows=range(1200, 1500), progress=False)
     (root / "zero.txt").write_text("1 0:1 3:2\n-1 2:1\n")
-    e = Env(root, text, root / "train.bsvm", root / "test.bsvm", root / "zero.bsvm", root / "model.h5",
-            root / "model.h5.history.jsonl", root / "ck.h5")  # fmt: skip
-    for argv in (["convert", text, e.store, "--block-size", "300"],
-                 ["convert", test_text, e.test_store, "--n-features", "60"],
-                 ["convert", root / "zero.txt", e.zero_store],
-                 ["train", e.store, e.model, "--max-outer", "2", "--tol", "0", "--checkpoint", e.ck]):  # fmt: skip
+    e = Env(
+        root,
+        text,
+        root / "train.bsvm",
+        root / "test.bsvm",
+        root / "zero.bsvm",
+        root / "model.h5",
+        root / "model.h5.history.jsonl",
+        root / "ck.h5",
+    )
+    for argv in (
+        ["convert", text, e.store, "--block-size", "300"],
+        ["convert", test_text, e.test_store, "--n-features", "60"],
+        ["convert", root / "zero.txt", e.zero_store],
+        ["train", e.store, e.model, "--max-outer", "2", "--tol", "0", "--checkpoint", e.ck],
+    ):
         assert main([str(a) for a in argv] + ["-q"]) == 0
     return e
 
@@ -289,8 +299,9 @@ def without_matplotlib(e, t, mp):
 
 
 def liblinear_model(t: Path, solver: str, n_features: str, weights: str) -> Path:
-    return write(t / "ll.txt", f"solver_type {solver}\nnr_class 2\nlabel 1 -1\nnr_feature {n_features}\n"
-                               f"bias -1\nw\n{weights}")  # fmt: skip
+    return write(
+        t / "ll.txt", f"solver_type {solver}\nnr_class 2\nlabel 1 -1\nnr_feature {n_features}\nbias -1\nw\n{weights}"
+    )
 
 
 # ---- the cases: (message as on the troubleshooting page, argv builder) -----------------------------
@@ -352,8 +363,9 @@ def release_locks():
         HELD_LOCKS.pop().release()
 
 
-NOT_WRITABLE = ("cannot write <what> <path>: folder <folder> is not writable (permission denied or a read-only "
-                "file system)")
+NOT_WRITABLE = (
+    "cannot write <what> <path>: folder <folder> is not writable (permission denied or a read-only file system)"
+)
 
 CASES = [
     # -- the command line itself
@@ -365,130 +377,291 @@ CASES = [
     # -- reading LIBSVM text (convert; predict on a text file)
     ("<file>: no such file", "error", lambda e, t, mp: ["convert", t / "absent.txt", t / "o.bsvm"]),
     ("<file>: is a directory, not a LIBSVM text file", "error", lambda e, t, mp: ["convert", t, t / "o.bsvm"]),
-    ("<file>: is a block store (already converted), not a LIBSVM text file", "error",
-     lambda e, t, mp: ["convert", e.store, t / "o.bsvm"]),
-    ("<file>: is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text", "error",
-     lambda e, t, mp: ["predict", e.model, e.model]),
-    ("<file>: permission denied", "error",
-     patched("blocksvm.io.libsvm", "open", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
-    ("<file>: cannot be read: <reason>", "error",
-     lambda e, t, mp: ["convert", write(t / "cut.gz", gzip.compress(e.text.read_bytes())[:5000]), t / "o.bsvm"]),
-    ("<file>: contains no data rows", "error",
-     lambda e, t, mp: ["convert", write(t / "e.txt", "\n# nothing\n"), t / "o"]),
+    (
+        "<file>: is a block store (already converted), not a LIBSVM text file",
+        "error",
+        lambda e, t, mp: ["convert", e.store, t / "o.bsvm"],
+    ),
+    (
+        "<file>: is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.model],
+    ),
+    (
+        "<file>: permission denied",
+        "error",
+        patched("blocksvm.io.libsvm", "open", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]),
+    ),
+    (
+        "<file>: cannot be read: <reason>",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "cut.gz", gzip.compress(e.text.read_bytes())[:5000]), t / "o.bsvm"],
+    ),
+    (
+        "<file>: contains no data rows",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "e.txt", "\n# nothing\n"), t / "o"],
+    ),
     ("<file>:<line>: label <token> is not a number", "parse", convert_line(BAD_LINES[K.BAD_LABEL])),
     ("<file>:<line>: label <token> is not a finite number", "parse", convert_line(BAD_LINES[K.NONFINITE_LABEL])),
     ("<file>:<line>: <token> is not an index:value pair", "parse", convert_line(BAD_LINES[K.BAD_PAIR])),
     ("<file>:<line>: feature index in <token> is not an integer", "parse", convert_line(BAD_LINES[K.BAD_INDEX])),
     ("<file>:<line>: feature index in <token> is negative", "parse", convert_line(BAD_LINES[K.NEGATIVE_INDEX])),
-    ("<file>:<line>: feature index 0 in <token>, but the file is read as one-based (convert with --zero-based "
-     "auto or yes; zero_based='auto' or True in Python)", "parse", convert_line(BAD_LINES[K.ZERO_INDEX],
-                                                                                 "--zero-based", "no")),
-    ("<file>:<line>: feature index in <token> is larger than 2147483647, the largest 32-bit index: renumber or hash "
-     "the features into a smaller range", "parse",
-     convert_line(BAD_LINES[K.INDEX_TOO_LARGE])),
-    ("<file>:<line>: feature indices must increase along a line, but <token> follows a larger index", "parse",
-     convert_line(BAD_LINES[K.NOT_INCREASING])),
-    ("<file>:<line>: feature index in <token> appears twice on the line", "parse",
-     convert_line(BAD_LINES[K.DUPLICATE_INDEX])),
+    (
+        "<file>:<line>: feature index 0 in <token>, but the file is read as one-based (convert with --zero-based "
+        "auto or yes; zero_based='auto' or True in Python)",
+        "parse",
+        convert_line(BAD_LINES[K.ZERO_INDEX], "--zero-based", "no"),
+    ),
+    (
+        "<file>:<line>: feature index in <token> is larger than 2147483647, the largest 32-bit index: renumber or hash "
+        "the features into a smaller range",
+        "parse",
+        convert_line(BAD_LINES[K.INDEX_TOO_LARGE]),
+    ),
+    (
+        "<file>:<line>: feature indices must increase along a line, but <token> follows a larger index",
+        "parse",
+        convert_line(BAD_LINES[K.NOT_INCREASING]),
+    ),
+    (
+        "<file>:<line>: feature index in <token> appears twice on the line",
+        "parse",
+        convert_line(BAD_LINES[K.DUPLICATE_INDEX]),
+    ),
     ("<file>:<line>: value in <token> is not a number", "parse", convert_line(BAD_LINES[K.BAD_VALUE])),
     ("<file>:<line>: value in <token> is NaN or infinite", "parse", convert_line(BAD_LINES[K.NONFINITE_VALUE])),
-    ("<file>:<line>: <token> is not a valid qid:<integer> before the features", "parse",
-     convert_line(BAD_LINES[K.BAD_QID])),
-    ("<file>:<line>: a value does not fit in float32 (convert with --dtype float64)", "error",
-     convert_line("1 2:1e39")),
-    ("<file>:<line>: a value is too large for float64", "error",
-     convert_line(f"1 2:{2**1024}", "--dtype", "float64")),  # many digits: converted by Python's float
+    (
+        "<file>:<line>: <token> is not a valid qid:<integer> before the features",
+        "parse",
+        convert_line(BAD_LINES[K.BAD_QID]),
+    ),
+    (
+        "<file>:<line>: a value does not fit in float32 (convert with --dtype float64)",
+        "error",
+        convert_line("1 2:1e39"),
+    ),
+    (
+        "<file>:<line>: a value is too large for float64",
+        "error",
+        convert_line(f"1 2:{2**1024}", "--dtype", "float64"),
+    ),  # many digits: converted by Python's float
     ("<file>:<line>: label is too large for float64", "error", convert_line(f"{2**1024} 2:1")),
-    ("<file>:<line>: the squared norm of the row overflows float64 (values beyond about 1e154): rescale the "
-     "features", "error", convert_line("1 2:1e154 3:1.5e154", "--dtype", "float64")),
+    (
+        "<file>:<line>: the squared norm of the row overflows float64 (values beyond about 1e154): rescale the "
+        "features",
+        "error",
+        convert_line("1 2:1e154 3:1.5e154", "--dtype", "float64"),
+    ),
     # -- convert and generate: parameters and the output store
-    ("<store> already exists (pass overwrite / --overwrite to replace it)", "error",
-     lambda e, t, mp: ["convert", e.text, e.store]),
-    ("cannot create <store>: folder <folder> does not exist", "error",
-     lambda e, t, mp: ["convert", e.text, t / "no" / "o.bsvm"]),
-    ("cannot create <store>: <reason>", "error",
-     patched(Path, "mkdir", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
-    ("cannot create <store>: <reason>", "error",  # the folder turned read-only while blocks were written
-     patched("blocksvm._hdf5", "open", refusing_open(errno.EROFS), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
-    ("no space left on the device while writing <store>; nothing was written", "error",
-     patched("blocksvm.store.writer", "write_hdf5", fail_with(ENOSPC),
-             lambda e, t, mp: ["convert", e.text, t / "o.bsvm"])),
-    ("block_rows must be a positive integer (--block-size), not <n>", "error",
-     lambda e, t, mp: ["convert", e.text, t / "o", "--block-size", "0"]),
-    ("block_mb must be positive (--block-mb), not <n>", "error",
-     lambda e, t, mp: ["convert", e.text, t / "o", "--block-mb", "-1"]),
-    ("unknown compression <name>; choose one of blosc-lz4, lzf, gzip, zstd, none (gzip-N and zstd-N set a level)",
-     "error", lambda e, t, mp: ["convert", e.text, t / "o", "--compression", "rar"]),
-    ("compression <name>: the level must be an integer in 1..<n>", "error",
-     lambda e, t, mp: ["convert", e.text, t / "o", "--compression", "gzip-12"]),
-    ("n_features must be a positive integer (--n-features), not <n>", "error",
-     lambda e, t, mp: ["convert", e.text, t / "o", "--n-features", "0"]),
-    ("n_features=<n> is smaller than the file's <m> features (its largest index is <i>, <base>-based; "
-     "--n-features)", "error", lambda e, t, mp: ["convert", e.text, t / "o", "--n-features", "5"]),
-    ("jobs must be a positive integer (--jobs), not <n>", "error",
-     lambda e, t, mp: ["convert", e.text, t / "o", "--jobs", "0"]),
-    ("--block-size must be a positive number of rows, not <n>", "error",
-     lambda e, t, mp: ["generate", t / "g", "--rows", "10", "--features", "5", "--nnz", "2", "--store",
-                       "--block-size", "0"]),
-    ("rows and features must be positive", "error",
-     lambda e, t, mp: ["generate", t / "g.txt", "--rows", "0", "--features", "5"]),
-    ("nnz must be in 1..features (<n>), not <m>", "error",
-     lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5"]),
-    ("noise must be in [0, 0.5), not <x>", "error",
-     lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2", "--noise", "0.7"]),
-    ("cannot write <what> <path>: <reason>", "error",
-     patched("blocksvm.datasets", "open", full_disk_open,
-             lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2"])),
+    (
+        "<store> already exists (pass overwrite / --overwrite to replace it)",
+        "error",
+        lambda e, t, mp: ["convert", e.text, e.store],
+    ),
+    (
+        "cannot create <store>: folder <folder> does not exist",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "no" / "o.bsvm"],
+    ),
+    (
+        "cannot create <store>: <reason>",
+        "error",
+        patched(Path, "mkdir", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]),
+    ),
+    (
+        "cannot create <store>: <reason>",
+        "error",  # the folder turned read-only while blocks were written
+        patched(
+            "blocksvm._hdf5", "open", refusing_open(errno.EROFS), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]
+        ),
+    ),
+    (
+        "no space left on the device while writing <store>; nothing was written",
+        "error",
+        patched(
+            "blocksvm.store.writer", "write_hdf5", fail_with(ENOSPC), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]
+        ),
+    ),
+    (
+        "block_rows must be a positive integer (--block-size), not <n>",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--block-size", "0"],
+    ),
+    (
+        "block_mb must be positive (--block-mb), not <n>",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--block-mb", "-1"],
+    ),
+    (
+        "unknown compression <name>; choose one of blosc-lz4, lzf, gzip, zstd, none (gzip-N and zstd-N set a level)",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--compression", "rar"],
+    ),
+    (
+        "compression <name>: the level must be an integer in 1..<n>",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--compression", "gzip-12"],
+    ),
+    (
+        "n_features must be a positive integer (--n-features), not <n>",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--n-features", "0"],
+    ),
+    (
+        "n_features=<n> is smaller than the file's <m> features (its largest index is <i>, <base>-based; --n-features)",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--n-features", "5"],
+    ),
+    (
+        "jobs must be a positive integer (--jobs), not <n>",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--jobs", "0"],
+    ),
+    (
+        "--block-size must be a positive number of rows, not <n>",
+        "error",
+        lambda e, t, mp: [
+            "generate",
+            t / "g",
+            "--rows",
+            "10",
+            "--features",
+            "5",
+            "--nnz",
+            "2",
+            "--store",
+            "--block-size",
+            "0",
+        ],
+    ),
+    (
+        "rows and features must be positive",
+        "error",
+        lambda e, t, mp: ["generate", t / "g.txt", "--rows", "0", "--features", "5"],
+    ),
+    (
+        "nnz must be in 1..features (<n>), not <m>",
+        "error",
+        lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5"],
+    ),
+    (
+        "noise must be in [0, 0.5), not <x>",
+        "error",
+        lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2", "--noise", "0.7"],
+    ),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",
+        patched(
+            "blocksvm.datasets",
+            "open",
+            full_disk_open,
+            lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2"],
+        ),
+    ),
     # -- reading a block store (info, train, predict, --validation)
     ("<store>: no such block store", "error", lambda e, t, mp: ["info", t / "absent.bsvm"]),
-    ("<path> is not a block store (a store is a directory made by 'blocksvm convert'; convert a LIBSVM file "
-     "first)", "error", lambda e, t, mp: ["info", e.text]),
+    (
+        "<path> is not a block store (a store is a directory made by 'blocksvm convert'; convert a LIBSVM file first)",
+        "error",
+        lambda e, t, mp: ["info", e.text],
+    ),
     # -- training on a LIBSVM file: its cached store
     ("<path>: no such file or block store", "error", lambda e, t, mp: ["train", t / "absent.txt", t / "m.h5"]),
-    ("cannot create the cached store <store> for <file>: folder <folder> is not writable (permission denied or a "
-     "read-only file system); pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere", "error",
-     read_only(lambda e, t, mp: ["train", e.copy(t / "ro", e.text), t / "m.h5"])),
-    ("cannot create the cached store <store> for <file>: folder <folder> cannot be created (<reason>); pass "
-     "--cache-dir DIR (cache_dir= in Python) to put it elsewhere", "error",
-     lambda e, t, mp: ["train", e.text, t / "m.h5", "--cache-dir", write(t / "f", "") / "sub"]),
-    ("cannot create the cached store <store> for <file>: <store> exists and is not a block store; remove it, or "
-     "pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere", "error",
-     lambda e, t, mp: (t / "train.txt.bsvm-cache").mkdir() or ["train", e.copy(t, e.text), t / "m.h5"]),
-    ("<store> is not a complete block store: it has no manifest.json", "error",
-     lambda e, t, mp: ["info", t]),
-    ("<store> is not a complete block store: it has no manifest.json (an interrupted conversion leaves such a "
-     ".partial directory)", "error",
-     lambda e, t, mp: (t / "o.bsvm.partial-1a2b3c4d").mkdir() or ["info", t / "o.bsvm.partial-1a2b3c4d"]),
-    ("<store> is not a complete block store (the conversion did not finish)", "error",
-     lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), complete=False)]),
-    ("<store> was written in store format version <n>; this blocksvm reads version 1 and older (upgrade "
-     "blocksvm)", "error", lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=2), t / "m.h5"]),
-    ("<store> is not a blocksvm store (its manifest names another format)", "error",
-     lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), format="parquet")]),
-    ("<store>/manifest.json is corrupted: <reason>", "error",
-     lambda e, t, mp: ["info", write(e.copy(t, e.store) / "manifest.json", '{"format": "blocksvm-st').parent]),
-    ("<store>/manifest.json is corrupted: it lacks <keys>", "error",
-     lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), blocks=None)]),
-    ("<file>: permission denied", "error",
-     patched(Path, "read_text", fail_with(EACCES), lambda e, t, mp: ["info", e.store])),
-    ("<store>: block <n> (<file>) is missing: restore the store from a copy (its checkpoints stay valid) or "
-     "convert again", "error", missing_block),
-    ("<store>: block <n> (<file>) is missing: restore the store from a copy (its checkpoints stay valid) or "
-     "convert again", "error", block_lost_while_training(os.unlink)),
-    ("<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced; "
-     "restore the store from a copy (its checkpoints stay valid) or convert again",
-     "error", lambda e, t, mp: os.truncate(e.copy(t, e.store) / "block-00001.h5", 1000)
-     or ["predict", e.model, t / "train.bsvm"]),
-    ("<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced; "
-     "restore the store from a copy (its checkpoints stay valid) or convert again",
-     "error", block_lost_while_training(lambda file: os.truncate(file, 1000))),
-    ("<store>: block <n> (<file>) cannot be read, the file is damaged (<reason>): convert the store again",
-     "error", lambda e, t, mp: ["train", damage_block(e.copy(t, e.store)), t / "m.h5"]),
-    ("<store> holds a single class (<labels>); an SVM needs two or more", "error",
-     one_class_store),
-    ("validation store <store> has <b>-based feature indices, the training store <store> <b>-based: they are "
-     "different feature spaces", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--validation",
-                                                            e.zero_store]),
+    (
+        "cannot create the cached store <store> for <file>: folder <folder> is not writable (permission denied or a "
+        "read-only file system); pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere",
+        "error",
+        read_only(lambda e, t, mp: ["train", e.copy(t / "ro", e.text), t / "m.h5"]),
+    ),
+    (
+        "cannot create the cached store <store> for <file>: folder <folder> cannot be created (<reason>); pass "
+        "--cache-dir DIR (cache_dir= in Python) to put it elsewhere",
+        "error",
+        lambda e, t, mp: ["train", e.text, t / "m.h5", "--cache-dir", write(t / "f", "") / "sub"],
+    ),
+    (
+        "cannot create the cached store <store> for <file>: <store> exists and is not a block store; remove it, or "
+        "pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere",
+        "error",
+        lambda e, t, mp: (t / "train.txt.bsvm-cache").mkdir() or ["train", e.copy(t, e.text), t / "m.h5"],
+    ),
+    ("<store> is not a complete block store: it has no manifest.json", "error", lambda e, t, mp: ["info", t]),
+    (
+        "<store> is not a complete block store: it has no manifest.json (an interrupted conversion leaves such a "
+        ".partial directory)",
+        "error",
+        lambda e, t, mp: (t / "o.bsvm.partial-1a2b3c4d").mkdir() or ["info", t / "o.bsvm.partial-1a2b3c4d"],
+    ),
+    (
+        "<store> is not a complete block store (the conversion did not finish)",
+        "error",
+        lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), complete=False)],
+    ),
+    (
+        "<store> was written in store format version <n>; this blocksvm reads version 1 and older (upgrade blocksvm)",
+        "error",
+        lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=2), t / "m.h5"],
+    ),
+    (
+        "<store> is not a blocksvm store (its manifest names another format)",
+        "error",
+        lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), format="parquet")],
+    ),
+    (
+        "<store>/manifest.json is corrupted: <reason>",
+        "error",
+        lambda e, t, mp: ["info", write(e.copy(t, e.store) / "manifest.json", '{"format": "blocksvm-st').parent],
+    ),
+    (
+        "<store>/manifest.json is corrupted: it lacks <keys>",
+        "error",
+        lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), blocks=None)],
+    ),
+    (
+        "<file>: permission denied",
+        "error",
+        patched(Path, "read_text", fail_with(EACCES), lambda e, t, mp: ["info", e.store]),
+    ),
+    (
+        "<store>: block <n> (<file>) is missing: restore the store from a copy (its checkpoints stay valid) or "
+        "convert again",
+        "error",
+        missing_block,
+    ),
+    (
+        "<store>: block <n> (<file>) is missing: restore the store from a copy (its checkpoints stay valid) or "
+        "convert again",
+        "error",
+        block_lost_while_training(os.unlink),
+    ),
+    (
+        "<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced; "
+        "restore the store from a copy (its checkpoints stay valid) or convert again",
+        "error",
+        lambda e, t, mp: (
+            os.truncate(e.copy(t, e.store) / "block-00001.h5", 1000) or ["predict", e.model, t / "train.bsvm"]
+        ),
+    ),
+    (
+        "<store>: block <n> (<file>) has <n> bytes, the manifest says <m>: the file is truncated or was replaced; "
+        "restore the store from a copy (its checkpoints stay valid) or convert again",
+        "error",
+        block_lost_while_training(lambda file: os.truncate(file, 1000)),
+    ),
+    (
+        "<store>: block <n> (<file>) cannot be read, the file is damaged (<reason>): convert the store again",
+        "error",
+        lambda e, t, mp: ["train", damage_block(e.copy(t, e.store)), t / "m.h5"],
+    ),
+    ("<store> holds a single class (<labels>); an SVM needs two or more", "error", one_class_store),
+    (
+        "validation store <store> has <b>-based feature indices, the training store <store> <b>-based: they are "
+        "different feature spaces",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--validation", e.zero_store],
+    ),
     # -- training parameters
     ("C must be a positive finite number, not <x>", "error", train_with("-C", "-1")),
     ("tol must be a number >= 0, not <x>", "error", train_with("--tol", "-1")),
@@ -503,152 +676,384 @@ CASES = [
     ("class_weight names label <label>, which is not among the labels <labels>", "error", train_with("-w", "7=2")),
     ("class_weight names label <label>, which is not a number", "error", train_with("-w", "x=2")),
     ("class_weight[<label>] must be a positive number, not <x>", "error", train_with("-w", "1=-2")),
-    ("checkpoint_seconds (--checkpoint-seconds) must be positive, not <x>", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-seconds", "0"]),
-    ("checkpoint_every (--checkpoint-every) must be >= 0, not <x>", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-every", "-1"]),
+    (
+        "checkpoint_seconds (--checkpoint-seconds) must be positive, not <x>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-seconds", "0"],
+    ),
+    (
+        "checkpoint_every (--checkpoint-every) must be >= 0, not <x>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-every", "-1"],
+    ),
     # -- checkpoints
-    ("checkpoint <ck> exists: pass resume=<ck> (--resume) to continue that run, or remove it to start anew",
-     "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", e.copy(t, e.ck)]),
+    (
+        "checkpoint <ck> exists: pass resume=<ck> (--resume) to continue that run, or remove it to start anew",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", e.copy(t, e.ck)],
+    ),
     ("<ck>: no such checkpoint", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", t / "no.ck"]),
-    ("<ck> is an HDF5 file but not a blocksvm checkpoint", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", e.copy(t, e.model)]),
-    ("<ck> is not a blocksvm checkpoint (not even an HDF5 file)", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", e.copy(t, e.text)]),
-    ("<ck> is corrupted or truncated: <reason>", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", truncated(e.copy(t, e.ck))]),
-    ("<ck> is corrupted: its checksum does not match its content", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", corrupt_alpha(e.copy(t, e.ck))]),
-    ("<ck> is corrupted or truncated: <reason>; and the previous one: <ck>.prev is corrupted or truncated: <reason>",
-     "error", resume_with(prepare=lambda e, t, ck: [os.truncate(p, 1000) for p in (ck, t / "ck.h5.prev")])),
-    ("<ck> is checkpoint format version <n>; this blocksvm reads version 1 (upgrade blocksvm)", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", set_h5_attr(e.copy(t, e.ck), version=5)]),
-    ("checkpoint <ck> was made for the store <store> (<n> rows, <m> nnz), not for <store> (<n> rows, <m> nnz)",
-     "error", lambda e, t, mp: ["train", e.test_store, t / "m.h5", "--resume", e.copy(t, e.ck)]),
-    ("checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
-     "time_limit, tol may change when resuming", "error", resume_with("-C", "2", "--loss", "hinge")),
-    ("checkpoint <ck> is in use by another training run (pid <n>); two runs must not write the same checkpoint",
-     "error", resume_with(prepare=hold_lock)),
+    (
+        "<ck> is an HDF5 file but not a blocksvm checkpoint",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", e.copy(t, e.model)],
+    ),
+    (
+        "<ck> is not a blocksvm checkpoint (not even an HDF5 file)",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", e.copy(t, e.text)],
+    ),
+    (
+        "<ck> is corrupted or truncated: <reason>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", truncated(e.copy(t, e.ck))],
+    ),
+    (
+        "<ck> is corrupted: its checksum does not match its content",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", corrupt_alpha(e.copy(t, e.ck))],
+    ),
+    (
+        "<ck> is corrupted or truncated: <reason>; and the previous one: <ck>.prev is corrupted or truncated: <reason>",
+        "error",
+        resume_with(prepare=lambda e, t, ck: [os.truncate(p, 1000) for p in (ck, t / "ck.h5.prev")]),
+    ),
+    (
+        "<ck> is checkpoint format version <n>; this blocksvm reads version 1 (upgrade blocksvm)",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", set_h5_attr(e.copy(t, e.ck), version=5)],
+    ),
+    (
+        "checkpoint <ck> was made for the store <store> (<n> rows, <m> nnz), not for <store> (<n> rows, <m> nnz)",
+        "error",
+        lambda e, t, mp: ["train", e.test_store, t / "m.h5", "--resume", e.copy(t, e.ck)],
+    ),
+    (
+        "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
+        "time_limit, tol may change when resuming",
+        "error",
+        resume_with("-C", "2", "--loss", "hinge"),
+    ),
+    (
+        "checkpoint <ck> is in use by another training run (pid <n>); two runs must not write the same checkpoint",
+        "error",
+        resume_with(prepare=hold_lock),
+    ),
     # -- models and predictions
     ("<model>: no such model file", "error", lambda e, t, mp: ["predict", t / "absent.h5", e.test_store]),
-    ("<model> is a directory (a block store?), not a model file", "error",
-     lambda e, t, mp: ["predict", e.store, e.test_store]),
-    ("<model> is neither a blocksvm model nor a LIBLINEAR model file", "error",
-     lambda e, t, mp: ["export", e.text, t / "m.txt"]),
+    (
+        "<model> is a directory (a block store?), not a model file",
+        "error",
+        lambda e, t, mp: ["predict", e.store, e.test_store],
+    ),
+    (
+        "<model> is neither a blocksvm model nor a LIBLINEAR model file",
+        "error",
+        lambda e, t, mp: ["export", e.text, t / "m.txt"],
+    ),
     ("<model> is an HDF5 file but not a blocksvm model", "error", lambda e, t, mp: ["predict", e.ck, e.test_store]),
-    ("<model> is model format version <n>; this blocksvm reads version 1 (upgrade blocksvm)", "error",
-     lambda e, t, mp: ["predict", set_h5_attr(e.copy(t, e.model), version=5), e.test_store]),
-    ("<model> is not a readable model: <reason>", "error",
-     lambda e, t, mp: ["predict", write(t / "m.h5", e.model.read_bytes()[:3000]), e.test_store]),
-    ("<model> is not a readable LIBLINEAR model file: <reason>", "error",
-     lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "x", ""), e.test_store]),
-    ("<model>: expected <n> weight rows of <k> values, found <shape>", "error",
-     lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "3", "0.1\n0.2\n"), e.test_store]),
-    ("<model>: LIBLINEAR solver_type <name> is not a linear classifier blocksvm can apply", "error",
-     lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVR", "1", "0.1\n"), e.test_store]),
-    ("<store> has <b>-based feature indices but the model was trained on <b>-based ones: they are different "
-     "feature spaces", "error", lambda e, t, mp: ["predict", e.model, e.zero_store]),
-    ("<file>:<line>: feature index 0, but the model was trained on one-based indices: this file is in another "
-     "feature space (zero-based)", "error", lambda e, t, mp: ["predict", e.model, e.root / "zero.txt"]),
-    ("<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> (--strict; "
-     "without it such features are ignored, with a warning)", "error",
-     lambda e, t, mp: ["predict", e.model, write(t / "wide.txt", "1 1:1 100000:2\n"), "--strict"]),
-    ("<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> (--strict; "
-     "without it such features are ignored, with a warning)", "error",
-     lambda e, t, mp: main(["convert", str(write(t / "wide.txt", "1 1:1 100000:2\n")), str(t / "wide.bsvm"), "-q"])
-     or ["predict", e.model, t / "wide.bsvm", "--strict"]),
+    (
+        "<model> is model format version <n>; this blocksvm reads version 1 (upgrade blocksvm)",
+        "error",
+        lambda e, t, mp: ["predict", set_h5_attr(e.copy(t, e.model), version=5), e.test_store],
+    ),
+    (
+        "<model> is not a readable model: <reason>",
+        "error",
+        lambda e, t, mp: ["predict", write(t / "m.h5", e.model.read_bytes()[:3000]), e.test_store],
+    ),
+    (
+        "<model> is not a readable LIBLINEAR model file: <reason>",
+        "error",
+        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "x", ""), e.test_store],
+    ),
+    (
+        "<model>: expected <n> weight rows of <k> values, found <shape>",
+        "error",
+        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "3", "0.1\n0.2\n"), e.test_store],
+    ),
+    (
+        "<model>: LIBLINEAR solver_type <name> is not a linear classifier blocksvm can apply",
+        "error",
+        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVR", "1", "0.1\n"), e.test_store],
+    ),
+    (
+        "<store> has <b>-based feature indices but the model was trained on <b>-based ones: they are different "
+        "feature spaces",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.zero_store],
+    ),
+    (
+        "<file>:<line>: feature index 0, but the model was trained on one-based indices: this file is in another "
+        "feature space (zero-based)",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.root / "zero.txt"],
+    ),
+    (
+        "<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> "
+        "(--strict; without it such features are ignored, with a warning)",
+        "error",
+        lambda e, t, mp: ["predict", e.model, write(t / "wide.txt", "1 1:1 100000:2\n"), "--strict"],
+    ),
+    (
+        "<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> "
+        "(--strict; without it such features are ignored, with a warning)",
+        "error",
+        lambda e, t, mp: (
+            main(["convert", str(write(t / "wide.txt", "1 1:1 100000:2\n")), str(t / "wide.bsvm"), "-q"])
+            or ["predict", e.model, t / "wide.bsvm", "--strict"]
+        ),
+    ),
     # -- streams and warm starts
-    ("stream needs an online learner (<learners>); --solver <name> makes passes over a store: convert the file "
-     "and use 'blocksvm train'", "error", lambda e, t, mp: ["stream", e.text, t / "m.h5", "--solver", "dual-cd"]),
-    ("class_weight='balanced' needs the class counts of the whole data: a stream has them only at its end; give "
-     "the weights (-w LABEL=WEIGHT)", "error", lambda e, t, mp: ["stream", e.text, t / "m.h5", "-w", "balanced"]),
-    ("feature index 0 in a stream read as one-based (LIBSVM's numbering): pass --zero-based if the file numbers "
-     "features from 0", "error", lambda e, t, mp: ["stream", e.root / "zero.txt", t / "m.h5"]),
-    ("the stream held <n> examples of <k> class(es) <labels>: a classifier needs two or more", "error",
-     lambda e, t, mp: ["stream", write(t / "one.txt", "1 1:1\n1 2:1\n"), t / "m.h5"]),
-    ("standard input cannot be resumed: its rows are gone; stream from a file", "error",
-     lambda e, t, mp: ["stream", "-", t / "m.h5", "--resume", t / "ck.h5"]),
-    ("checkpoint <ck> was made for the stream <path> (<n> bytes); <path> is not that file, or it changed since",
-     "error", lambda e, t, mp: ["stream", e.root / "test.txt", t / "m.h5", "--resume", stream_checkpoint(e, t)]),
-    ("checkpoint <ck> was made with other parameters (<names>)", "error",
-     lambda e, t, mp: ["stream", e.text, t / "m.h5", "-C", "2", "--resume", stream_checkpoint(e, t)]),
-    ("--solver <name> cannot continue a saved model (--warm-start): its state is more than the weights", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--warm-start", e.model]),
-    ("<model> has the classes <labels>; <store> has <labels>: a warm start needs the same classes", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "perceptron", "--warm-start",
-                       streamed_model(t, "1 1:1\n2 2:1\n3 3:1\n")]),
-    ("<model> has <n> features, more than the store's <m>", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "perceptron", "--warm-start",
-                       streamed_model(t, "1 1:1\n-1 100:1\n")]),
-    ("<model> was trained with bias <b>: pass --bias <b>", "error",
-     lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "-1", "--warm-start", e.model]),
+    (
+        "stream needs an online learner (<learners>); --solver <name> makes passes over a store: convert the file "
+        "and use 'blocksvm train'",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "--solver", "dual-cd"],
+    ),
+    (
+        "class_weight='balanced' needs the class counts of the whole data: a stream has them only at its end; give "
+        "the weights (-w LABEL=WEIGHT)",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "-w", "balanced"],
+    ),
+    (
+        "feature index 0 in a stream read as one-based (LIBSVM's numbering): pass --zero-based if the file numbers "
+        "features from 0",
+        "error",
+        lambda e, t, mp: ["stream", e.root / "zero.txt", t / "m.h5"],
+    ),
+    (
+        "the stream held <n> examples of <k> class(es) <labels>: a classifier needs two or more",
+        "error",
+        lambda e, t, mp: ["stream", write(t / "one.txt", "1 1:1\n1 2:1\n"), t / "m.h5"],
+    ),
+    (
+        "standard input cannot be resumed: its rows are gone; stream from a file",
+        "error",
+        lambda e, t, mp: ["stream", "-", t / "m.h5", "--resume", t / "ck.h5"],
+    ),
+    (
+        "checkpoint <ck> was made for the stream <path> (<n> bytes); <path> is not that file, or it changed since",
+        "error",
+        lambda e, t, mp: ["stream", e.root / "test.txt", t / "m.h5", "--resume", stream_checkpoint(e, t)],
+    ),
+    (
+        "checkpoint <ck> was made with other parameters (<names>)",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "-C", "2", "--resume", stream_checkpoint(e, t)],
+    ),
+    (
+        "--solver <name> cannot continue a saved model (--warm-start): its state is more than the weights",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--warm-start", e.model],
+    ),
+    (
+        "<model> has the classes <labels>; <store> has <labels>: a warm start needs the same classes",
+        "error",
+        lambda e, t, mp: [
+            "train",
+            e.store,
+            t / "m.h5",
+            "--solver",
+            "perceptron",
+            "--warm-start",
+            streamed_model(t, "1 1:1\n2 2:1\n3 3:1\n"),
+        ],
+    ),
+    (
+        "<model> has <n> features, more than the store's <m>",
+        "error",
+        lambda e, t, mp: [
+            "train",
+            e.store,
+            t / "m.h5",
+            "--solver",
+            "perceptron",
+            "--warm-start",
+            streamed_model(t, "1 1:1\n-1 100:1\n"),
+        ],
+    ),
+    (
+        "<model> was trained with bias <b>: pass --bias <b>",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "-1", "--warm-start", e.model],
+    ),
     # -- writing outputs: model, history, checkpoint, predictions, LIBLINEAR model, plot
-    ("cannot write <what> <path>: folder <folder> does not exist", "error",
-     lambda e, t, mp: ["train", e.store, t / "no" / "m.h5", "--history", t / "h.jsonl"]),
+    (
+        "cannot write <what> <path>: folder <folder> does not exist",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "no" / "m.h5", "--history", t / "h.jsonl"],
+    ),
     ("cannot write <what> <path>: it is a directory", "error", lambda e, t, mp: ["train", e.store, t]),
-    ("cannot write <what> <path>: folder <folder> does not exist", "error",
-     train_with("--history", "/nonexistent-folder/h.jsonl")),
-    (NOT_WRITABLE, "error",
-     read_only(lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ro" / "ck"])),
-    ("cannot write <what> <path>: <reason>", "error",
-     patched("blocksvm.model", "write_hdf5", fail_with(ENOSPC),
-             lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"])),
-    ("cannot write <what> <path>: <reason>", "error",  # the disk fills while a checkpoint is written
-     patched("blocksvm._hdf5", "open", full_disk_open,
-             lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck.h5", "--max-outer", "1", "-q"])),
-    ("cannot write <what> <path>: <reason>", "error",  # ... or the history
-     patched("blocksvm.monitor", "open", full_disk_open,
-             lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"])),
-    ("cannot write <what> <path>: folder <folder> does not exist", "error",
-     lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "no" / "p.txt"]),
-    ("cannot write <what> <path>: <reason>", "error",
-     patched("blocksvm.predict", "open", full_disk_open,
-             lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"])),
-    ("cannot write <what> <path>: <reason>", "error",  # a read-only file system that os.access did not report
-     patched("blocksvm.predict", "open", refusing_open(errno.EROFS),
-             lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"])),
+    (
+        "cannot write <what> <path>: folder <folder> does not exist",
+        "error",
+        train_with("--history", "/nonexistent-folder/h.jsonl"),
+    ),
+    (
+        NOT_WRITABLE,
+        "error",
+        read_only(lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ro" / "ck"]),
+    ),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",
+        patched(
+            "blocksvm.model",
+            "write_hdf5",
+            fail_with(ENOSPC),
+            lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"],
+        ),
+    ),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",  # the disk fills while a checkpoint is written
+        patched(
+            "blocksvm._hdf5",
+            "open",
+            full_disk_open,
+            lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck.h5", "--max-outer", "1", "-q"],
+        ),
+    ),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",  # ... or the history
+        patched(
+            "blocksvm.monitor",
+            "open",
+            full_disk_open,
+            lambda e, t, mp: ["train", e.store, t / "m.h5", "--max-outer", "1", "-q"],
+        ),
+    ),
+    (
+        "cannot write <what> <path>: folder <folder> does not exist",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "no" / "p.txt"],
+    ),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",
+        patched(
+            "blocksvm.predict",
+            "open",
+            full_disk_open,
+            lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"],
+        ),
+    ),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",  # a read-only file system that os.access did not report
+        patched(
+            "blocksvm.predict",
+            "open",
+            refusing_open(errno.EROFS),
+            lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"],
+        ),
+    ),
     (NOT_WRITABLE, "error", read_only(lambda e, t, mp: ["export", e.model, t / "ro" / "m.txt"])),
-    ("cannot write <what> <path>: <reason>", "error",
-     patched("blocksvm.liblinear_format", "open", full_disk_open, lambda e, t, mp: ["export", e.model, t / "m.txt"])),
-    ("cannot write <what> <path>: folder <folder> does not exist", "error",
-     lambda e, t, mp: ["plot", e.history, "-o", t / "no" / "p.png"]),
+    (
+        "cannot write <what> <path>: <reason>",
+        "error",
+        patched("blocksvm.liblinear_format", "open", full_disk_open, lambda e, t, mp: ["export", e.model, t / "m.txt"]),
+    ),
+    (
+        "cannot write <what> <path>: folder <folder> does not exist",
+        "error",
+        lambda e, t, mp: ["plot", e.history, "-o", t / "no" / "p.png"],
+    ),
     # -- plots
     ("<history>: no such history file", "error", lambda e, t, mp: ["plot", t / "absent.jsonl"]),
     ("<history> is a directory, not a training history", "error", lambda e, t, mp: ["plot", t]),
     ("<history> is not a JSON-lines training history: <reason>", "error", lambda e, t, mp: ["plot", e.text]),
     ("<history> holds no training records", "error", lambda e, t, mp: ["plot", write(t / "h.jsonl", "\n")]),
-    ("<history> is not a blocksvm training history: records lack <keys>", "error",
-     lambda e, t, mp: ["plot", write(t / "h.jsonl", '{"loss": 1}\n')]),
-    ("plotting needs matplotlib: pip install 'blocksvm[plot]'", "error",
-     without_matplotlib),
+    (
+        "<history> is not a blocksvm training history: records lack <keys>",
+        "error",
+        lambda e, t, mp: ["plot", write(t / "h.jsonl", '{"loss": 1}\n')],
+    ),
+    ("plotting needs matplotlib: pip install 'blocksvm[plot]'", "error", without_matplotlib),
     # -- the demo
     ("rows must be a positive integer, not <n>", "error", lambda e, t, mp: ["demo", "--rows", "0"]),
     ("--workdir <path> is a file, not a folder", "error", lambda e, t, mp: ["demo", "--workdir", e.text]),
-    ("the demo cannot write its files in <folder>: <reason>", "error",
-     patched("blocksvm.datasets", "open", full_disk_open,
-             lambda e, t, mp: ["demo", "--rows", "100", "--test-rows", "10", "--features", "20", "--nnz", "3",
-                               "--workdir", t / "d"])),
+    (
+        "the demo cannot write its files in <folder>: <reason>",
+        "error",
+        patched(
+            "blocksvm.datasets",
+            "open",
+            full_disk_open,
+            lambda e, t, mp: [
+                "demo",
+                "--rows",
+                "100",
+                "--test-rows",
+                "10",
+                "--features",
+                "20",
+                "--nnz",
+                "3",
+                "--workdir",
+                t / "d",
+            ],
+        ),
+    ),
     # -- anything else
-    ("unexpected <type>: <text> (a bug in blocksvm: run again with --debug and report the traceback)", "error",
-     patched("blocksvm.cli", "_print_info", fail_with(RuntimeError("oops")), lambda e, t, mp: ["info", e.store])),
-    ("out of memory (smaller blocks need less: convert with a smaller --block-mb)", "error",
-     patched("blocksvm.cli", "_print_info", fail_with(MemoryError()), lambda e, t, mp: ["info", e.store])),
+    (
+        "unexpected <type>: <text> (a bug in blocksvm: run again with --debug and report the traceback)",
+        "error",
+        patched("blocksvm.cli", "_print_info", fail_with(RuntimeError("oops")), lambda e, t, mp: ["info", e.store]),
+    ),
+    (
+        "out of memory (smaller blocks need less: convert with a smaller --block-mb)",
+        "error",
+        patched("blocksvm.cli", "_print_info", fail_with(MemoryError()), lambda e, t, mp: ["info", e.store]),
+    ),
     # -- parallel training (--workers, --scheduler)
-    ("--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not <solver>", "error",
-     lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "2", "--solver", "pegasos"]),
-    ("workers (<k>) must be at most the store's blocks (<n>): each shard is whole blocks; convert with a smaller "
-     "--block-size for more", "error", lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "999"]),
-    ("--scheduler needs dask.distributed: pip install 'blocksvm[dask]'", "error",
-     lambda e, t, mp: mp.setitem(sys.modules, "distributed", None) or ["train", e.store, t / "m.h5", "--scheduler",
-                                                                        "tcp://127.0.0.1:1"]),
-    ("cannot reach a dask scheduler at <address> (<error>): start one ('dask scheduler') or check the address",
-     "error", patched("blocksvm.train.parallel", "CONNECT_SECONDS", 0.5, lambda e, t, mp: pytest.importorskip(
-         "distributed") and ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1"])),
-    ("the dask scheduler at <address> has no workers (waited <n> s): start some ('dask worker ADDRESS')", "error",
-     a_scheduler_without_workers),
-    ("<store> on this worker is not the store being trained: the workers must read the same store at the same path "
-     "(a shared file system)", "error", shipped_to_a_worker_with_another_store),
-]  # fmt: skip
+    (
+        "--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not <solver>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "2", "--solver", "pegasos"],
+    ),
+    (
+        "workers (<k>) must be at most the store's blocks (<n>): each shard is whole blocks; convert with a smaller "
+        "--block-size for more",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "999"],
+    ),
+    (
+        "--scheduler needs dask.distributed: pip install 'blocksvm[dask]'",
+        "error",
+        lambda e, t, mp: (
+            mp.setitem(sys.modules, "distributed", None)
+            or ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1"]
+        ),
+    ),
+    (
+        "cannot reach a dask scheduler at <address> (<error>): start one ('dask scheduler') or check the address",
+        "error",
+        patched(
+            "blocksvm.train.parallel",
+            "CONNECT_SECONDS",
+            0.5,
+            lambda e, t, mp: (
+                pytest.importorskip("distributed")
+                and ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1"]
+            ),
+        ),
+    ),
+    (
+        "the dask scheduler at <address> has no workers (waited <n> s): start some ('dask worker ADDRESS')",
+        "error",
+        a_scheduler_without_workers,
+    ),
+    (
+        "<store> on this worker is not the store being trained: the workers must read the same store at the same path "
+        "(a shared file system)",
+        "error",
+        shipped_to_a_worker_with_another_store,
+    ),
+]
 
 
 def pattern_regex(pattern: str) -> re.Pattern:
@@ -693,8 +1098,11 @@ def test_error_is_one_clean_line(env, tmp_path, monkeypatch, capsys, pattern, ki
         assert len(lines) == 1, err
 
 
-@pytest.mark.parametrize("pattern, kind, build", [c for c in CASES if c[1] != "usage"],
-                         ids=[i for i, c in zip(IDS, CASES) if c[1] != "usage"])  # fmt: skip
+@pytest.mark.parametrize(
+    "pattern, kind, build",
+    [c for c in CASES if c[1] != "usage"],
+    ids=[i for i, c in zip(IDS, CASES) if c[1] != "usage"],
+)
 def test_debug_shows_the_traceback(env, tmp_path, monkeypatch, capsys, pattern, kind, build):
     argv = build(env, tmp_path, monkeypatch)
     with pytest.raises(BaseException) as raised:
@@ -743,8 +1151,25 @@ def test_verify_failure_exits_1_with_the_problems_on_stdout(env, tmp_path, capsy
 
 def test_ctrl_c_saves_the_checkpoint_and_exits_130(env, tmp_path, training_with_a_checkpoint):
     store = tmp_path / "big.bsvm"
-    assert main(["generate", str(store), "--rows", "40000", "--features", "2000", "--nnz", "20", "--store",
-                 "--block-size", "2000", "-q"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "generate",
+                str(store),
+                "--rows",
+                "40000",
+                "--features",
+                "2000",
+                "--nnz",
+                "20",
+                "--store",
+                "--block-size",
+                "2000",
+                "-q",
+            ]
+        )
+        == 0
+    )
     ck = tmp_path / "ck.h5"
     process = training_with_a_checkpoint(store, tmp_path / "m.h5", ck)
     process.send_signal(signal.SIGINT)
@@ -758,24 +1183,47 @@ def test_a_full_disk_is_an_error_not_a_crash(env, tmp_path):
     """A real 1 MB file system: h5py crashes when it fills one (h5py/h5py#914); blocksvm must not."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(disk)],
-                                           capture_output=True).returncode != 0:  # fmt: skip
+    if (
+        os.geteuid() != 0
+        or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(disk)], capture_output=True).returncode
+        != 0
+    ):
         pytest.skip("needs root and tmpfs to make a small file system")
     command = [sys.executable, "-m", "blocksvm.cli"]
     try:
         big = tmp_path / "big.txt"
         write_libsvm(big, SyntheticSpec(rows=6000, features=2000, nnz=40, seed=1), progress=False)
-        done = subprocess.run([*command, "convert", str(big), str(disk / "big.bsvm"), "--block-size", "2000"],
-                              capture_output=True, text=True)  # fmt: skip
-        assert (done.returncode, done.stderr) == (2, f"blocksvm: error: no space left on the device while "
-                                                     f"writing {disk}/big.bsvm; nothing was written\n")  # fmt: skip
+        done = subprocess.run(
+            [*command, "convert", str(big), str(disk / "big.bsvm"), "--block-size", "2000"],
+            capture_output=True,
+            text=True,
+        )
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"blocksvm: error: no space left on the device while writing {disk}/big.bsvm; nothing was written\n",
+        )
         assert list(disk.iterdir()) == []
         with open(disk / "fill", "wb") as f, pytest.raises(OSError):
             f.write(bytes(2 << 20))
-        done = subprocess.run([*command, "train", str(env.store), str(disk / "m.h5"), "--history",
-                               str(tmp_path / "h.jsonl"), "--max-outer", "1", "-q"], capture_output=True, text=True)
-        assert (done.returncode, done.stderr) == (2, f"blocksvm: error: cannot write the model {disk}/m.h5: "
-                                                     "No space left on device\n")  # fmt: skip
+        done = subprocess.run(
+            [
+                *command,
+                "train",
+                str(env.store),
+                str(disk / "m.h5"),
+                "--history",
+                str(tmp_path / "h.jsonl"),
+                "--max-outer",
+                "1",
+                "-q",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"blocksvm: error: cannot write the model {disk}/m.h5: No space left on device\n",
+        )
         assert [p.name for p in disk.iterdir()] == ["fill"]
     finally:
         subprocess.run(["umount", str(disk)], check=False)

@@ -75,24 +75,43 @@ def liblinear_objective(coef, intercept, X, y, C: float, loss: str, classes, cla
     return np.array(values)
 
 
-@pytest.mark.parametrize("loss, n_classes, class_weight", [
-    ("hinge", 2, None), ("squared_hinge", 2, {0: 3.0}), ("hinge", 3, {2: 0.5}), ("squared_hinge", 3, None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "loss, n_classes, class_weight",
+    [
+        ("hinge", 2, None),
+        ("squared_hinge", 2, {0: 3.0}),
+        ("hinge", 3, {2: 0.5}),
+        ("squared_hinge", 3, None),
+    ],
+)
 def test_agrees_with_linear_svc(loss, n_classes, class_weight):
-    X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=n_classes,
-                               random_state=n_classes)  # fmt: skip
+    X, y = make_classification(
+        n_samples=300, n_features=8, n_informative=5, n_classes=n_classes, random_state=n_classes
+    )
     X = StandardScaler().fit_transform(X)
-    ours = BlockSVC(C=0.5, loss=loss, class_weight=class_weight, tol=1e-5, max_outer=1000, block_size=100,
-                    random_state=0).fit(X, y)  # fmt: skip
+    ours = BlockSVC(
+        C=0.5, loss=loss, class_weight=class_weight, tol=1e-5, max_outer=1000, block_size=100, random_state=0
+    ).fit(X, y)
     assert ours.model_.summary["rows"] == 300 and len(ours.history_[0]) > 0
     assert ours.stop_reason_.startswith("relative duality gap")
-    theirs = LinearSVC(C=0.5, loss=loss, class_weight=class_weight, dual=True, fit_intercept=True,
-                       intercept_scaling=1, tol=1e-8, max_iter=200_000).fit(X, y)  # fmt: skip
+    theirs = LinearSVC(
+        C=0.5,
+        loss=loss,
+        class_weight=class_weight,
+        dual=True,
+        fit_intercept=True,
+        intercept_scaling=1,
+        tol=1e-8,
+        max_iter=200_000,
+    ).fit(X, y)
     assert ours.coef_.shape == theirs.coef_.shape and ours.intercept_.shape == theirs.intercept_.shape
     np.testing.assert_array_equal(ours.classes_, theirs.classes_)
     args = (X, y, 0.5, loss.replace("_", "-"), ours.classes_, class_weight)
-    np.testing.assert_allclose(liblinear_objective(ours.coef_, ours.intercept_, *args),
-                               liblinear_objective(theirs.coef_, theirs.intercept_, *args), rtol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        liblinear_objective(ours.coef_, ours.intercept_, *args),
+        liblinear_objective(theirs.coef_, theirs.intercept_, *args),
+        rtol=1e-4,
+    )
     assert np.mean(ours.predict(X) == theirs.predict(X)) >= 0.99
 
 

@@ -85,7 +85,11 @@ def test_pipeline_blocksvc(tmp_path):
 
 
 def test_an_example_runs_as_a_script(tmp_path):
-    done = subprocess.run([sys.executable, str(EXAMPLES / "multiclass.py"), "--small", "--workdir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "multiclass.py"), "--small", "--workdir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "confusion matrix" in done.stdout and (tmp_path / "train.bsvm").is_dir()

@@ -31,10 +31,14 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.mark.parametrize("text, base, features", [
-    (f"1 1:0.5 {LARGEST}:2\n-1 3:1\n", 1, LARGEST),
-    (f"1 0:0.5 {LARGEST}:2\n-1 3:1\n", 0, LARGEST + 1),
-], ids=["one-based", "zero-based"])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, base, features",
+    [
+        (f"1 1:0.5 {LARGEST}:2\n-1 3:1\n", 1, LARGEST),
+        (f"1 0:0.5 {LARGEST}:2\n-1 3:1\n", 0, LARGEST + 1),
+    ],
+    ids=["one-based", "zero-based"],
+)
 def test_index_2147483647_is_accepted_end_to_end(tmp_path, capsys, text, base, features):
     source = tmp_path / "wide.txt"
     source.write_text(text)
@@ -61,8 +65,7 @@ def test_a_larger_index_is_refused_with_file_line_and_limit(tmp_path, capsys, in
     assert (code, out) == (2, "")
     assert "Traceback" not in err
     message, shown = err.rstrip("\n").split("\n")
-    assert message == (f"blocksvm: error: {source}:4: feature index in '{index}:0.5' is larger than "
-                       f"2147483647, {HINT}")  # fmt: skip
+    assert message == (f"blocksvm: error: {source}:4: feature index in '{index}:0.5' is larger than 2147483647, {HINT}")
     assert shown == f"    -1 2:1 {index}:0.5 7:1"  # the offending line, under the message
     assert not store.exists()
 
@@ -76,6 +79,7 @@ def test_predict_refuses_a_larger_index_in_a_text_file(tmp_path, capsys):
     test.write_text("1 1:1\n-1 2147483648:1\n")
     code, out, err = run(capsys, "predict", tmp_path / "m.h5", test)
     assert code == 2 and "Traceback" not in err
-    assert err.splitlines()[0] == (f"blocksvm: error: {test}:2: feature index in '2147483648:1' is larger than "
-                                   f"2147483647, {HINT}")  # fmt: skip
+    assert err.splitlines()[0] == (
+        f"blocksvm: error: {test}:2: feature index in '2147483648:1' is larger than 2147483647, {HINT}"
+    )
     assert len(err.splitlines()) == 2

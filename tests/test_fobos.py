@@ -70,16 +70,32 @@ class NumpyFOBOS:
 HYPER = dict(eta=0.5, l1=0.02)
 
 
-@pytest.mark.parametrize("loss, bias, step_schedule, class_weight", [
-    ("hinge", 1.0, "sqrt", None), ("squared-hinge", -1.0, "sqrt", None),
-    ("hinge", 2.0, "constant", {1: 3.0, -1: 0.5}), ("squared-hinge", 1.0, "constant", None),
-])  # fmt: skip
-def test_lazy_fobos_in_file_order_equals_the_eager_transcription(text, in_file_order, loss, bias, step_schedule,
-                                                                 class_weight):  # fmt: skip
+@pytest.mark.parametrize(
+    "loss, bias, step_schedule, class_weight",
+    [
+        ("hinge", 1.0, "sqrt", None),
+        ("squared-hinge", -1.0, "sqrt", None),
+        ("hinge", 2.0, "constant", {1: 3.0, -1: 0.5}),
+        ("squared-hinge", 1.0, "constant", None),
+    ],
+)
+def test_lazy_fobos_in_file_order_equals_the_eager_transcription(
+    text, in_file_order, loss, bias, step_schedule, class_weight
+):
     eta = HYPER["eta"] if step_schedule == "sqrt" else HYPER["eta"] / 10
-    result = train(in_file_order, solver="fobos", order="file", max_outer=2, loss=loss, bias=bias,
-                   class_weight=class_weight, fobos_eta=eta, fobos_schedule=step_schedule, l1=HYPER["l1"],
-                   verbose=0)  # fmt: skip
+    result = train(
+        in_file_order,
+        solver="fobos",
+        order="file",
+        max_outer=2,
+        loss=loss,
+        bias=bias,
+        class_weight=class_weight,
+        fobos_eta=eta,
+        fobos_schedule=step_schedule,
+        l1=HYPER["l1"],
+        verbose=0,
+    )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     oracle = NumpyFOBOS(FEATURES + 1, eta, step_schedule, HYPER["l1"], loss, bias)
     for _ in range(2):
@@ -98,8 +114,9 @@ def test_lazy_fobos_in_file_order_equals_the_eager_transcription(text, in_file_o
     margins = y * (X @ w[:-1] + (w[-1] * bias if bias > 0 else 0.0))
     costs = np.array([(class_weight or {}).get(int(label), 1.0) for label in y])
     losses = costs * np.maximum(0.0, 1 - margins) ** (1 if loss == "hinge" else 2)
-    assert last["primal_exact"] and last["primal"] == pytest.approx(losses.sum() + ROWS * HYPER["l1"] *
-                                                                    np.abs(w).sum(), rel=1e-10)  # fmt: skip
+    assert last["primal_exact"] and last["primal"] == pytest.approx(
+        losses.sum() + ROWS * HYPER["l1"] * np.abs(w).sum(), rel=1e-10
+    )
 
 
 def test_multiclass_fobos_is_one_vs_rest_in_the_schedules_order(tmp_path):
@@ -143,6 +160,7 @@ def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
 def test_warm_start_begins_at_the_models_weights(shuffled, tmp_path):
     first = train(shuffled, solver="fobos", l1=0.01, max_outer=1, verbose=0).model
     first.save(tmp_path / "first.h5")
-    again = train(shuffled, solver="fobos", l1=0.0, fobos_eta=1e-12, max_outer=1, verbose=0,
-                  warm_start=tmp_path / "first.h5")  # fmt: skip
+    again = train(
+        shuffled, solver="fobos", l1=0.0, fobos_eta=1e-12, max_outer=1, verbose=0, warm_start=tmp_path / "first.h5"
+    )
     np.testing.assert_allclose(again.model.coef, first.coef, rtol=1e-9, atol=1e-9)

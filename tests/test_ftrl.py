@@ -92,8 +92,9 @@ class NumpyFTRL:
 
     def weights(self, i) -> np.ndarray:
         z, n = self.z[i], self.n[i]
-        return np.where(np.abs(z) <= self.l1, 0.0,
-                        -(z - np.sign(z) * self.l1) / ((self.beta + np.sqrt(n)) / self.alpha + self.l2))  # fmt: skip
+        return np.where(
+            np.abs(z) <= self.l1, 0.0, -(z - np.sign(z) * self.l1) / ((self.beta + np.sqrt(n)) / self.alpha + self.l2)
+        )
 
     def learn(self, features: np.ndarray, values: np.ndarray, y: float, weight: float = 1.0) -> None:
         if self.bias > 0:
@@ -139,12 +140,24 @@ def schedule(path, passes: int, seed: int, n_problems: int):
 HYPER = dict(alpha=0.3, beta=1.0, l1=5.0, l2=0.2)
 
 
-@pytest.mark.parametrize("loss, bias, class_weight", [("hinge", 1.0, None), ("squared-hinge", -1.0, None),
-                                                      ("hinge", 2.0, {1: 3.0, -1: 0.5})])  # fmt: skip
+@pytest.mark.parametrize(
+    "loss, bias, class_weight", [("hinge", 1.0, None), ("squared-hinge", -1.0, None), ("hinge", 2.0, {1: 3.0, -1: 0.5})]
+)
 def test_ftrl_in_file_order_equals_the_numpy_transcription(text, in_file_order, loss, bias, class_weight):
-    result = train(in_file_order, solver="ftrl", order="file", max_outer=2, loss=loss, bias=bias,
-                   class_weight=class_weight, ftrl_alpha=HYPER["alpha"], ftrl_beta=HYPER["beta"], l1=HYPER["l1"],
-                   l2=HYPER["l2"], verbose=0)  # fmt: skip
+    result = train(
+        in_file_order,
+        solver="ftrl",
+        order="file",
+        max_outer=2,
+        loss=loss,
+        bias=bias,
+        class_weight=class_weight,
+        ftrl_alpha=HYPER["alpha"],
+        ftrl_beta=HYPER["beta"],
+        l1=HYPER["l1"],
+        l2=HYPER["l2"],
+        verbose=0,
+    )
     oracle = ftrl_in_file_order(text, 2, class_weight, loss=loss, bias=bias, **HYPER)
     w = oracle.coef()
     np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
@@ -178,8 +191,21 @@ def test_multiclass_ftrl_is_one_vs_rest_in_the_schedules_order(tmp_path):
 
 
 def test_cli_trains_and_resumes_ftrl_exactly(shuffled, tmp_path):
-    flags = ["--solver", "ftrl", "--ftrl-alpha", "0.2", "--ftrl-beta", "0.5", "--l1", "0.3", "--l2", "0.1",
-             "--seed", "9", "-q"]  # fmt: skip
+    flags = [
+        "--solver",
+        "ftrl",
+        "--ftrl-alpha",
+        "0.2",
+        "--ftrl-beta",
+        "0.5",
+        "--l1",
+        "0.3",
+        "--l2",
+        "0.1",
+        "--seed",
+        "9",
+        "-q",
+    ]
     assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
     kw = dict(solver="ftrl", ftrl_alpha=0.2, ftrl_beta=0.5, l1=0.3, l2=0.1, seed=9, verbose=0)
     whole = train(shuffled, max_outer=4, **kw)
@@ -205,8 +231,9 @@ def test_warm_start_begins_at_the_models_weights(shuffled, tmp_path):
     first = train(shuffled, solver="ftrl", l1=0.3, max_outer=1, verbose=0).model
     first.save(tmp_path / "first.h5")
     # a pass with the weights frozen by l1 too large to move: the warm start keeps the model's weights
-    again = train(shuffled, solver="ftrl", l1=0.3, max_outer=1, verbose=0, warm_start=tmp_path / "first.h5",
-                  ftrl_alpha=1e-12)  # fmt: skip
+    again = train(
+        shuffled, solver="ftrl", l1=0.3, max_outer=1, verbose=0, warm_start=tmp_path / "first.h5", ftrl_alpha=1e-12
+    )
     np.testing.assert_allclose(again.model.coef, first.coef, rtol=1e-9, atol=1e-9)
 
 

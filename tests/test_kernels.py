@@ -44,12 +44,32 @@ def test_paired_working_set_keeps_w_equal_to_the_dual_sum_of_both_blocks():
         parts = []
         for rows in (a, b):
             Xs = X[rows]
-            parts.append((Xs.indptr.astype(np.int64), Xs.indices, Xs.data.astype(np.float32), y[rows],
-                          row_norms_squared(Xs.indptr.astype(np.int64), Xs.data.astype(np.float32))))  # fmt: skip
+            parts.append(
+                (
+                    Xs.indptr.astype(np.int64),
+                    Xs.indices,
+                    Xs.data.astype(np.float32),
+                    y[rows],
+                    row_norms_squared(Xs.indptr.astype(np.int64), Xs.data.astype(np.float32)),
+                )
+            )
         for call in range(5):
             a_alpha, b_alpha = alpha[a].copy(), alpha[b].copy()
-            stats = K.solve_block(*parts[0], a_alpha, *parts[1], b_alpha, w, 1.0, upper, diag,
-                                  np.array([0.7, 1.3]), loss.table, 3, -1.0, call)  # fmt: skip
+            stats = K.solve_block(
+                *parts[0],
+                a_alpha,
+                *parts[1],
+                b_alpha,
+                w,
+                1.0,
+                upper,
+                diag,
+                np.array([0.7, 1.3]),
+                loss.table,
+                3,
+                -1.0,
+                call,
+            )
             alpha[a], alpha[b] = a_alpha, b_alpha
             assert stats[K.PASSES] == 3
         X32 = sp.csr_matrix((X.data.astype(np.float32).astype(np.float64), X.indices, X.indptr), shape=X.shape)

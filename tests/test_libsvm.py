@@ -86,15 +86,49 @@ def _ties(rng: np.random.Generator, n: int) -> list[str]:
 
 
 EDGE_NUMBERS = [
-    "0", "-0", "+0", "0.0", "-0.0", "00000", ".5", "5.", "-.5", "1e0", "1E+0", "1e-0", "1.e5",
-    "0.1", "0.2", "0.3", "1e22", "1e23", "9007199254740992", "9007199254740993",
-    "9007199254740995", "18446744073709551615", "18446744073709551616", "123456789012345678",
-    "1234567890123456789", "12345678901234567890", "0.000000000000000000000000001",
-    "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308",
-    "2.2250738585072014e-308", "2.2250738585072011e-308", "4.9406564584124654e-324",
-    "1e-400", "1e310", "1e-99999999999", "0e99999999999", "0.000001e-330",
-    "7.3177701707893310e+15", "2.2250738585072012e-308", "0.0384615", "3.14159265358979323846",
-]  # fmt: skip
+    "0",
+    "-0",
+    "+0",
+    "0.0",
+    "-0.0",
+    "00000",
+    ".5",
+    "5.",
+    "-.5",
+    "1e0",
+    "1E+0",
+    "1e-0",
+    "1.e5",
+    "0.1",
+    "0.2",
+    "0.3",
+    "1e22",
+    "1e23",
+    "9007199254740992",
+    "9007199254740993",
+    "9007199254740995",
+    "18446744073709551615",
+    "18446744073709551616",
+    "123456789012345678",
+    "1234567890123456789",
+    "12345678901234567890",
+    "0.000000000000000000000000001",
+    "1.7976931348623157e308",
+    "1.7976931348623158e308",
+    "1.7976931348623159e308",
+    "2.2250738585072014e-308",
+    "2.2250738585072011e-308",
+    "4.9406564584124654e-324",
+    "1e-400",
+    "1e310",
+    "1e-99999999999",
+    "0e99999999999",
+    "0.000001e-330",
+    "7.3177701707893310e+15",
+    "2.2250738585072012e-308",
+    "0.0384615",
+    "3.14159265358979323846",
+]
 
 
 def _check_against_float(text: str) -> int:
@@ -139,14 +173,28 @@ def test_parse_float_short_numbers_are_always_fast():
 @pytest.mark.parametrize(
     "text, status, end",
     [
-        ("", MALFORMED, 0), ("+", MALFORMED, 1), ("-", MALFORMED, 1), (".", MALFORMED, 1),
-        ("e5", MALFORMED, 0), ("1e", MALFORMED, 2), ("1e+", MALFORMED, 3), ("-.e1", MALFORMED, 2),
-        ("nan", NONFINITE, 3), ("NaN", NONFINITE, 3), ("-inf", NONFINITE, 4),
-        ("Infinity", NONFINITE, 8), ("+INF", NONFINITE, 4), ("nab", MALFORMED, 0),
-        ("1.5x", FAST, 3), ("1:2", FAST, 1), ("1.2.3", FAST, 3), ("0x10", FAST, 1),
-        ("--1", MALFORMED, 1), ("infinit", NONFINITE, 3),
+        ("", MALFORMED, 0),
+        ("+", MALFORMED, 1),
+        ("-", MALFORMED, 1),
+        (".", MALFORMED, 1),
+        ("e5", MALFORMED, 0),
+        ("1e", MALFORMED, 2),
+        ("1e+", MALFORMED, 3),
+        ("-.e1", MALFORMED, 2),
+        ("nan", NONFINITE, 3),
+        ("NaN", NONFINITE, 3),
+        ("-inf", NONFINITE, 4),
+        ("Infinity", NONFINITE, 8),
+        ("+INF", NONFINITE, 4),
+        ("nab", MALFORMED, 0),
+        ("1.5x", FAST, 3),
+        ("1:2", FAST, 1),
+        ("1.2.3", FAST, 3),
+        ("0x10", FAST, 1),
+        ("--1", MALFORMED, 1),
+        ("infinit", NONFINITE, 3),
     ],
-)  # fmt: skip
+)
 def test_parse_float_stops_where_the_number_ends(text, status, end):
     got_status, _, got_end = _parse(text)
     assert (got_status, got_end) == (status, end)
@@ -163,9 +211,7 @@ def test_parse_float_stops_at_any_delimiter():
 
 def _same_as_sklearn(path, *, zero_based="auto", n_features=None, **sklearn_kwargs):
     X, y, lines = load_libsvm(path, n_features, zero_based=zero_based)
-    X_ref, y_ref, *_ = load_svmlight_file(
-        str(path), n_features=n_features, zero_based=zero_based, **sklearn_kwargs
-    )
+    X_ref, y_ref, *_ = load_svmlight_file(str(path), n_features=n_features, zero_based=zero_based, **sklearn_kwargs)
     assert_same_rows(X, y, X_ref, y_ref)
     return X, y, lines
 

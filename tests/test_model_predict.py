@@ -107,8 +107,26 @@ def test_cli_train_predict_export_plot(trained, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     root, _ = trained
     model = tmp_path / "m.h5"
-    assert main(["train", str(root / "train.bsvm"), str(model), "-c", "0.5", "-s", "3", "-B", "1",
-                 "--max-outer", "5", "--json", "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                str(root / "train.bsvm"),
+                str(model),
+                "-c",
+                "0.5",
+                "-s",
+                "3",
+                "-B",
+                "1",
+                "--max-outer",
+                "5",
+                "--json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["outer_iterations"] <= 5 and LinearModel.load(model).params["loss"] == "hinge"
     history = tmp_path / "m.h5.history.jsonl"
@@ -131,10 +149,21 @@ def test_sigint_saves_the_model_and_exits_130(trained, tmp_path, wait_for):
     root, _ = trained
     model = tmp_path / "m.h5"
     process = subprocess.Popen(
-        [sys.executable, "-m", "blocksvm.cli", "train", str(root / "train.bsvm"), str(model),
-         "--tol", "0", "--max-outer", "100000"],
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "blocksvm.cli",
+            "train",
+            str(root / "train.bsvm"),
+            str(model),
+            "--tol",
+            "0",
+            "--max-outer",
+            "100000",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     history = tmp_path / "m.h5.history.jsonl"
     try:
         wait_for(lambda: history.exists() and history.read_text().count("\n") >= 2, process, "two passes")

@@ -68,8 +68,9 @@ def test_generator_labels_are_the_arg_max_of_hidden_separators_with_noise():
 
     spec = SyntheticSpec(rows=20_000, features=300, nnz=20, noise=0.1, seed=4, classes=10)
     rows = generate_rows(spec, 0, spec.rows, dtype="float64")
-    binary = generate_rows(SyntheticSpec(rows=20_000, features=300, nnz=20, noise=0.1, seed=4), 0, spec.rows,
-                           dtype="float64")  # fmt: skip
+    binary = generate_rows(
+        SyntheticSpec(rows=20_000, features=300, nnz=20, noise=0.1, seed=4), 0, spec.rows, dtype="float64"
+    )
     for name in ("indptr", "indices", "data"):  # the rows themselves do not depend on the classes
         np.testing.assert_array_equal(getattr(rows, name), getattr(binary, name))
     X = sp.csr_matrix((rows.data, rows.indices, rows.indptr), shape=(rows.n_rows, 300))
@@ -249,8 +250,12 @@ def test_pegasos_class_weights_approach_liblinear_w_optimum(imbalanced, loss):
     store, X, y, _, _ = imbalanced
     weighted = liblinear_weights(liblinear_train(X, y, loss, C, {1.0: 5.0}), np.array([-1.0, 1.0]))
     optimum = primal(weighted[0][0], weighted[1][0], X, y, row_costs(y, (C, 5 * C)), loss)
-    plain, heavy = (train(store, solver="pegasos", loss=loss, C=C, class_weight=cw, max_outer=10, tol=0,
-                          average=True, verbose=0).model for cw in (None, {1.0: 5.0}))  # fmt: skip
+    plain, heavy = (
+        train(
+            store, solver="pegasos", loss=loss, C=C, class_weight=cw, max_outer=10, tol=0, average=True, verbose=0
+        ).model
+        for cw in (None, {1.0: 5.0})
+    )
     ours = primal(heavy.coef[0], heavy.intercept[0], X, y, row_costs(y, (C, 5 * C)), loss)
     assert optimum <= ours <= 1.05 * optimum
     assert np.mean(heavy.predict(X) > 0) > np.mean(plain.predict(X) > 0)
@@ -260,9 +265,19 @@ def test_liblinear_w_options_become_class_weight_options():
     from blocksvm.cli import liblinear_weight_options as rewrite
 
     assert rewrite(["train", "-w1", "5", "s", "m", "-w-1", "0.5", "-c", "2"]) == [
-        "train", "--class-weight=1=5", "s", "m", "--class-weight=-1=0.5", "-c", "2"]  # fmt: skip
-    for untouched in (["predict", "-w1", "5"], ["train", "s", "m", "--", "-w1", "5"],
-                      ["train", "-w", "1=5", "-wbalanced", "-w2", "x"]):  # fmt: skip
+        "train",
+        "--class-weight=1=5",
+        "s",
+        "m",
+        "--class-weight=-1=0.5",
+        "-c",
+        "2",
+    ]
+    for untouched in (
+        ["predict", "-w1", "5"],
+        ["train", "s", "m", "--", "-w1", "5"],
+        ["train", "-w", "1=5", "-wbalanced", "-w2", "x"],
+    ):
         assert rewrite(untouched) == untouched
 
 
@@ -274,8 +289,9 @@ def test_cli_train_reads_liblinear_w_options(imbalanced, tmp_path):
     options = ["-s", "3", "-c", "0.1", "-w1", "5", "-w-1", "0.5", "--tol", "0", "--max-outer", "3", "-q"]
     assert main(["train", str(store), str(tmp_path / "m.h5"), *options]) == 0
     model = LinearModel.load(tmp_path / "m.h5")
-    expected = train(store, loss="hinge", C=0.1, class_weight={1.0: 5.0, -1.0: 0.5}, tol=0, max_outer=3,
-                     verbose=0).model  # fmt: skip
+    expected = train(
+        store, loss="hinge", C=0.1, class_weight={1.0: 5.0, -1.0: 0.5}, tol=0, max_outer=3, verbose=0
+    ).model
     np.testing.assert_array_equal(model.coef, expected.coef)
     assert model.params["class_weight"] == {"1": 5.0, "-1": 0.5}
 
@@ -288,8 +304,20 @@ def test_cli_predicts_with_a_liblinear_multiclass_model(ten_classes, tmp_path):
     liblinear.save_model(str(tmp_path / "ll.model"), theirs)
     expected, _, values = liblinear.predict(y_test, X_test, theirs, "-q")
     text = store.parent / "test.svm"
-    assert main(["predict", str(tmp_path / "ll.model"), str(text), "-o", str(tmp_path / "out.txt"),
-                 "--decision-values", "-q"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "predict",
+                str(tmp_path / "ll.model"),
+                str(text),
+                "-o",
+                str(tmp_path / "out.txt"),
+                "--decision-values",
+                "-q",
+            ]
+        )
+        == 0
+    )
     ours = np.loadtxt(tmp_path / "out.txt")
     np.testing.assert_array_equal(ours[:, 0], expected)
     order = np.argsort(theirs.get_labels())  # LIBLINEAR's columns follow its label order, ours are sorted

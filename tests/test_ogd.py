@@ -80,17 +80,34 @@ def dense(X, bias: float) -> np.ndarray:
     return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
 
 
-@pytest.mark.parametrize("loss, bias, step_schedule, eta, C, class_weight", [
-    ("hinge", 1.0, "inverse", 1.0, 0.5, None), ("squared-hinge", -1.0, "inverse", 1.0, 0.05, None),
-    ("hinge", -1.0, "sqrt", 0.5, 1.0, None), ("squared-hinge", 2.0, "sqrt", 0.2, 0.1, {1: 3.0, -1: 0.5}),
-    ("hinge", 1.0, "sqrt", 130.0, 0.01, None),  # eta lambda / sqrt(t) > 1 for 470 rows: the shrink stops at 0
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "loss, bias, step_schedule, eta, C, class_weight",
+    [
+        ("hinge", 1.0, "inverse", 1.0, 0.5, None),
+        ("squared-hinge", -1.0, "inverse", 1.0, 0.05, None),
+        ("hinge", -1.0, "sqrt", 0.5, 1.0, None),
+        ("squared-hinge", 2.0, "sqrt", 0.2, 0.1, {1: 3.0, -1: 0.5}),
+        ("hinge", 1.0, "sqrt", 130.0, 0.01, None),  # eta lambda / sqrt(t) > 1 for 470 rows: the shrink stops at 0
+    ],
+)
 @pytest.mark.parametrize("average", [False, True])
-def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, loss, bias, step_schedule, eta, C,
-                                                      class_weight, average):  # fmt: skip
-    result = train(in_file_order, solver="ogd", order="file", max_outer=3, loss=loss, bias=bias, C=C,
-                   class_weight=class_weight, ogd_schedule=step_schedule, ogd_eta=eta, average=average,
-                   verbose=0)  # fmt: skip
+def test_in_file_order_equals_the_numpy_transcription(
+    text, in_file_order, loss, bias, step_schedule, eta, C, class_weight, average
+):
+    result = train(
+        in_file_order,
+        solver="ogd",
+        order="file",
+        max_outer=3,
+        loss=loss,
+        bias=bias,
+        C=C,
+        class_weight=class_weight,
+        ogd_schedule=step_schedule,
+        ogd_eta=eta,
+        average=average,
+        verbose=0,
+    )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     oracle = NumpyOGD(FEATURES + 1, ROWS, C, loss, step_schedule, eta)
     for _ in range(3):
@@ -99,8 +116,9 @@ def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, loss,
             oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
     w = oracle.average() if average else oracle.w
     np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-9, atol=1e-9 * np.abs(w).max())
-    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-9,
-                               atol=1e-9 * np.abs(w).max())  # fmt: skip
+    np.testing.assert_allclose(
+        result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-9, atol=1e-9 * np.abs(w).max()
+    )
     last = result.history[-1]
     assert last["progressive_accuracy"] == pytest.approx(oracle.correct / ROWS)
     assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-9)
@@ -132,15 +150,27 @@ def test_steps_of_one_over_lambda_t_are_pegasos_with_batches_of_one(shuffled):
         np.testing.assert_allclose(ogd.model.intercept, pegasos.model.intercept, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("loss, step_schedule, passes, within", [
-    ("hinge", "inverse", 5, 0.02), ("squared-hinge", "sqrt", 10, 0.05),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "loss, step_schedule, passes, within",
+    [
+        ("hinge", "inverse", 5, 0.02),
+        ("squared-hinge", "sqrt", 10, 0.05),
+    ],
+)
 def test_the_average_nears_the_svm_optimum(small_libsvm, tmp_path, loss, step_schedule, passes, within):
     """The online-to-batch average's objective, a few passes in, within a few % of LIBLINEAR's optimum."""
     C = 0.1
     convert(small_libsvm, tmp_path / "small.bsvm", block_rows=1000, progress=False)
-    result = train(tmp_path / "small.bsvm", solver="ogd", ogd_schedule=step_schedule, loss=loss, C=C, average=True,
-                   max_outer=passes, verbose=0)  # fmt: skip
+    result = train(
+        tmp_path / "small.bsvm",
+        solver="ogd",
+        ogd_schedule=step_schedule,
+        loss=loss,
+        C=C,
+        average=True,
+        max_outer=passes,
+        verbose=0,
+    )
     X, y = load_svmlight_file(str(small_libsvm), n_features=result.model.n_features)
     optimum = primal(*liblinear_fit(X, y, loss, C, 1.0), X, y, C, loss)
     objective = primal(result.model.coef[0], result.model.intercept[0], X, y, C, loss)
@@ -149,8 +179,20 @@ def test_the_average_nears_the_svm_optimum(small_libsvm, tmp_path, loss, step_sc
 
 
 def test_cli_trains_and_resumes_exactly(shuffled, tmp_path):
-    flags = ["--solver", "ogd", "--average", "--ogd-schedule", "sqrt", "--ogd-eta", "0.7", "--loss", "hinge",
-             "--seed", "9", "-q"]  # fmt: skip
+    flags = [
+        "--solver",
+        "ogd",
+        "--average",
+        "--ogd-schedule",
+        "sqrt",
+        "--ogd-eta",
+        "0.7",
+        "--loss",
+        "hinge",
+        "--seed",
+        "9",
+        "-q",
+    ]
     assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
     kw = dict(solver="ogd", average=True, ogd_schedule="sqrt", ogd_eta=0.7, loss="hinge", seed=9, verbose=0)
     whole = train(shuffled, max_outer=4, **kw)

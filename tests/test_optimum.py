@@ -20,6 +20,7 @@ from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 
+
 def check_optimum(store, X, y, X_test, y_test, loss: str, C: float = 1.0, bias: float = 1.0):
     result = train(store, C=C, loss=loss, bias=bias, tol=1e-4, max_outer=2000, verbose=0)
     model = result.model

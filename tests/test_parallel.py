@@ -62,10 +62,15 @@ def same_model(a, b) -> None:
 # ---- K = 1 is the serial trainer ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("options", [
-    {"working_set": "cache"}, {"working_set": "pair", "loss": "hinge"}, {"working_set": "block", "bias": 1.0},
-    {"class_weight": {1: 3.0}, "loss": "hinge"},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"working_set": "cache"},
+        {"working_set": "pair", "loss": "hinge"},
+        {"working_set": "block", "bias": 1.0},
+        {"class_weight": {1: 3.0}, "loss": "hinge"},
+    ],
+)
 def test_one_shard_on_the_cluster_is_the_serial_trainer_bit_for_bit(store, client, options):
     params = {**QUICK, "max_outer": 4, "tol": 0, **options}
     same_model(train(store, workers=1, client=client, **params), train(store, **params))
@@ -119,8 +124,19 @@ def cocoa_plus(X, y, block_of, K: int, rounds: int, C: float, loss: str):
 def test_rounds_equal_a_numpy_transcription_of_cocoa_plus(store, K, loss, bias):
     X, y, block_of = dense_problem(store, bias)
     expected, _ = cocoa_plus(X, y, block_of, K, rounds=3, C=0.5, loss=loss)
-    result = train(store, workers=K, order="file", working_set="block", inner_passes=1, C=0.5, loss=loss,
-                   bias=bias, max_outer=3, tol=0, verbose=0)  # fmt: skip
+    result = train(
+        store,
+        workers=K,
+        order="file",
+        working_set="block",
+        inner_passes=1,
+        C=0.5,
+        loss=loss,
+        bias=bias,
+        max_outer=3,
+        tol=0,
+        verbose=0,
+    )
     got = np.hstack([result.model.coef[0], result.model.intercept / bias if bias > 0 else []])
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
 
@@ -247,14 +263,34 @@ def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client, wait_f
 
 def test_a_killed_threaded_run_resumes_from_its_checkpoint_exactly(store, tmp_path):
     marker, ck, model = tmp_path / "killed", tmp_path / "ck.h5", tmp_path / "m.h5"
-    args = [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model), "--workers", "2", "--bias", "-1",
-            "--loss", "hinge", "--max-outer", "6", "--tol", "0", "--checkpoint", str(ck), "-q"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "blocksvm.cli",
+        "train",
+        str(store),
+        str(model),
+        "--workers",
+        "2",
+        "--bias",
+        "-1",
+        "--loss",
+        "hinge",
+        "--max-outer",
+        "6",
+        "--tol",
+        "0",
+        "--checkpoint",
+        str(ck),
+        "-q",
+    ]
     env = {**os.environ, FAULT_VARIABLE: f"4,0,{marker}"}
     killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     assert killed.returncode == 137 and marker.exists(), killed.stderr
     assert not model.exists()
-    resumed = subprocess.run([*args[:-3], "--resume", str(ck), "-q"], env=env, capture_output=True, text=True,
-                             timeout=600)  # fmt: skip
+    resumed = subprocess.run(
+        [*args[:-3], "--resume", str(ck), "-q"], env=env, capture_output=True, text=True, timeout=600
+    )
     assert resumed.returncode == 0, resumed.stderr
     uninterrupted = train(store, workers=2, loss="hinge", max_outer=6, tol=0, **QUICK)
     got = LinearModel.load(model)

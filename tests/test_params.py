@@ -41,9 +41,24 @@ def test_every_declared_flag_is_in_train_help():
 
 def test_train_help_has_no_training_flag_that_is_not_declared():
     parser = next(a for a in build_parser()._actions if a.dest == "command").choices["train"]
-    run_options = {"help", "quiet", "verbose", "debug", "store", "model", "validation", "history", "checkpoint",
-                   "checkpoint_every", "checkpoint_seconds", "resume", "json", "cache_dir", "warm_start",
-                   "scheduler"}  # fmt: skip
+    run_options = {
+        "help",
+        "quiet",
+        "verbose",
+        "debug",
+        "store",
+        "model",
+        "validation",
+        "history",
+        "checkpoint",
+        "checkpoint_every",
+        "checkpoint_seconds",
+        "resume",
+        "json",
+        "cache_dir",
+        "warm_start",
+        "scheduler",
+    }
     assert {a.dest for a in parser._actions} - run_options == set(PARAMS)
 
 

@@ -130,8 +130,16 @@ def rows(draw, lowest: int, highest: int, min_features: int = 0) -> Row:
     pairs = [draw(st.sampled_from(["{}", "+{}", "0{}", "00{}"])).format(i) + ":" + draw(NUMBERS) for i in indices]
     qid = draw(st.none() | st.builds(lambda s, n: f"qid:{s}{n}", SIGN, st.integers(0, 10**6)))
     tokens = (draw(LABELS),) + ((qid,) if qid else ()) + tuple(pairs)
-    return Row(tokens, tuple(indices), qid is not None, draw(MAYBE_SPACE), tuple(draw(st.lists(SPACE, min_size=1,
-               max_size=3))), draw(MAYBE_SPACE), draw(st.none() | COMMENT), draw(ENDING))  # fmt: skip
+    return Row(
+        tokens,
+        tuple(indices),
+        qid is not None,
+        draw(MAYBE_SPACE),
+        tuple(draw(st.lists(SPACE, min_size=1, max_size=3))),
+        draw(MAYBE_SPACE),
+        draw(st.none() | COMMENT),
+        draw(ENDING),
+    )
 
 
 def others():
@@ -259,8 +267,17 @@ def _next_index(row: Row) -> int:
 def corruptions(draw, row: Row) -> Corruption:
     """A bad token put into ``row`` where the reader meets it before anything else wrong."""
     anywhere = st.integers(1, len(row.tokens))
-    kinds = ["label", "nonfinite label", "no colon", "negative", "bad index", "too large", "bad qid",
-             "bad value", "nonfinite value"]  # fmt: skip
+    kinds = [
+        "label",
+        "nonfinite label",
+        "no colon",
+        "negative",
+        "bad index",
+        "too large",
+        "bad qid",
+        "bad value",
+        "nonfinite value",
+    ]
     if row.indices:
         kinds += ["decreasing", "qid after features"]
     kind = draw(st.sampled_from(kinds))

@@ -66,19 +66,35 @@ def with_bias(X, bias: float) -> np.ndarray:
     return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
 
 
-@pytest.mark.parametrize("variant, C, class_weight", [
-    ("pa1", 0.02, None), ("pa1", 1.0, None), ("pa2", 0.05, None), ("pa2", 0.05, {1: 2.0, -1: 0.5}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "variant, C, class_weight",
+    [
+        ("pa1", 0.02, None),
+        ("pa1", 1.0, None),
+        ("pa2", 0.05, None),
+        ("pa2", 0.05, {1: 2.0, -1: 0.5}),
+    ],
+)
 def test_one_pass_in_file_order_equals_scikit_learn(a9a_in_file_order, shared_data, variant, C, class_weight):
     """``--order file`` on a store converted ``--no-shuffle``: the rows of a9a in file order, no bias."""
     from sklearn.linear_model import SGDClassifier
 
-    result = train(a9a_in_file_order, solver=variant, C=C, class_weight=class_weight, order="file", bias=-1,
-                   max_outer=1, verbose=0)  # fmt: skip
+    result = train(
+        a9a_in_file_order, solver=variant, C=C, class_weight=class_weight, order="file", bias=-1, max_outer=1, verbose=0
+    )
     X, y = load_svmlight_file(str(shared_data / "a9a"), n_features=123)
     X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)  # what scikit-learn's SGD takes
-    oracle = SGDClassifier(loss="hinge", penalty=None, learning_rate=variant, eta0=C, class_weight=class_weight,
-                           shuffle=False, max_iter=1, tol=None, fit_intercept=False)  # fmt: skip
+    oracle = SGDClassifier(
+        loss="hinge",
+        penalty=None,
+        learning_rate=variant,
+        eta0=C,
+        class_weight=class_weight,
+        shuffle=False,
+        max_iter=1,
+        tol=None,
+        fit_intercept=False,
+    )
     oracle.fit(X, y)
     np.testing.assert_allclose(result.model.coef[0], oracle.coef_[0], rtol=0, atol=1e-9)
     assert result.history[0]["updates"] > 5000  # a9a is not separable: many rows inside the margin
@@ -88,8 +104,7 @@ def test_one_pass_in_file_order_equals_scikit_learn(a9a_in_file_order, shared_da
 @pytest.mark.parametrize("bias, class_weight", [(1.0, None), (-1.0, None), (2.0, {1: 3.0, -1: 0.5})])
 def test_pa_in_the_schedules_order_equals_the_numpy_transcription(shuffled, variant, bias, class_weight):
     C = 0.1
-    result = train(shuffled, solver=variant, C=C, bias=bias, class_weight=class_weight, max_outer=3, seed=7,
-                   verbose=0)  # fmt: skip
+    result = train(shuffled, solver=variant, C=C, bias=bias, class_weight=class_weight, max_outer=3, seed=7, verbose=0)
     w = np.zeros(FEATURES + 1)
     losses, correct = 0.0, 0
     for X, labels, _, order in schedule(shuffled, 3, 7, 1):
@@ -161,14 +176,17 @@ def test_cumulative_squared_loss_on_separable_data_is_within_the_bound(tmp_path)
     y = np.where(X @ direction > 0, 1.0, -1.0)
     u = direction / np.min(np.abs(X @ direction))  # y u.x >= 1 on every row
     radius = np.max(np.linalg.norm(X, axis=1))
-    rows = [(np.array([0, X.shape[1]], np.int64), np.arange(X.shape[1], dtype=np.int32), x, y[i : i + 1])
-            for i, x in enumerate(X)]  # fmt: skip
+    rows = [
+        (np.array([0, X.shape[1]], np.int64), np.arange(X.shape[1], dtype=np.int32), x, y[i : i + 1])
+        for i, x in enumerate(X)
+    ]
     w = np.zeros(X.shape[1] + 1)
     squared, mistakes = 0.0, 0
     for _ in range(30):
         for indptr, indices, data, label in rows:  # one row a call: the kernel reports each loss at the w it saw
-            stats = K.pa_block(indptr, indices, data, label, w, -1.0, HINGE.table, np.ones(2), np.ones(2), math.inf,
-                               0.0, -1)  # fmt: skip
+            stats = K.pa_block(
+                indptr, indices, data, label, w, -1.0, HINGE.table, np.ones(2), np.ones(2), math.inf, 0.0, -1
+            )
             squared += stats[K.LOSS_SEEN] ** 2
             mistakes += 1 - int(stats[K.CORRECT_SEEN])
     assert squared <= (u @ u) * radius**2

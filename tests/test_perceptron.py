@@ -68,8 +68,9 @@ def test_mistakes_on_separable_data_stay_within_the_novikoff_bound(tmp_path):
     u = np.array([1.0, -2.0, 0.5, 0.0, 1.0]) / np.linalg.norm([1.0, -2.0, 0.5, 0.0, 1.0])
     keep = np.abs(X @ u) > 0.3  # margin gamma >= 0.3 for the unit vector u
     X, y = X[keep], np.where(X[keep] @ u > 0, 1, -1)
-    text = "".join(f"{label} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row)) + "\n"
-                   for label, row in zip(y, X))  # fmt: skip
+    text = "".join(
+        f"{label} " + " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row)) + "\n" for label, row in zip(y, X)
+    )
     (tmp_path / "sep.svm").write_text(text)
     assert main(["convert", str(tmp_path / "sep.svm"), str(tmp_path / "sep.bsvm"), "--block-size", "50", "-q"]) == 0
     result = train(tmp_path / "sep.bsvm", solver="perceptron", bias=-1, max_outer=20, verbose=0)
@@ -81,8 +82,21 @@ def test_mistakes_on_separable_data_stay_within_the_novikoff_bound(tmp_path):
 
 
 def test_cli_trains_and_resumes_the_perceptron_exactly(store, tmp_path):
-    args = ["train", str(store), str(tmp_path / "m.h5"), "--solver", "perceptron", "--average", "--max-outer", "4",
-            "-q", "--checkpoint", str(tmp_path / "ck.h5"), "--checkpoint-every", "1"]  # fmt: skip
+    args = [
+        "train",
+        str(store),
+        str(tmp_path / "m.h5"),
+        "--solver",
+        "perceptron",
+        "--average",
+        "--max-outer",
+        "4",
+        "-q",
+        "--checkpoint",
+        str(tmp_path / "ck.h5"),
+        "--checkpoint-every",
+        "1",
+    ]
     assert main(args) == 0
     whole = train(store, solver="perceptron", average=True, max_outer=4, verbose=0).model
     np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.coef)
@@ -118,8 +132,7 @@ def test_one_pass_in_file_order_equals_scikit_learns_perceptron(shared_data, tmp
 
     from blocksvm.io import convert
 
-    convert(shared_data / "a9a", tmp_path / "a9a.bsvm", block_rows=5000, shuffle=False, dtype="float64",
-            progress=False)  # fmt: skip
+    convert(shared_data / "a9a", tmp_path / "a9a.bsvm", block_rows=5000, shuffle=False, dtype="float64", progress=False)
     result = train(tmp_path / "a9a.bsvm", solver="perceptron", order="file", bias=-1, max_outer=1, verbose=0)
     X, y = load_svmlight_file(str(shared_data / "a9a"), n_features=123)
     X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)  # what scikit-learn's SGD takes
@@ -137,5 +150,6 @@ def test_progressive_validation_counts_each_row_before_its_update(store):
     assert first["progressive_accuracy"] == pytest.approx(1 - first["updates"] / rows)
     assert 0 < first["progressive_loss"] and first["primal"] == pytest.approx(first["progressive_loss"] * rows)
     assert result.history[-1]["progressive_accuracy"] > first["progressive_accuracy"]
-    np.testing.assert_allclose(train(store, solver="perceptron", max_outer=1, verbose=0, bias=-1).model.coef[0],
-                               w[:-1], atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        train(store, solver="perceptron", max_outer=1, verbose=0, bias=-1).model.coef[0], w[:-1], atol=1e-9
+    )

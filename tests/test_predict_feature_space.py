@@ -45,8 +45,9 @@ LABELS = [1, -1, -1, 1, 1]
 
 
 def libsvm_text(rows, keep=lambda index: True) -> str:
-    return "".join(f"{label} " + " ".join(f"{i}:{v:g}" for i, v in sorted(x.items()) if keep(i)) + "\n"
-                   for label, x in rows)  # fmt: skip
+    return "".join(
+        f"{label} " + " ".join(f"{i}:{v:g}" for i, v in sorted(x.items()) if keep(i)) + "\n" for label, x in rows
+    )
 
 
 @pytest.fixture
@@ -116,8 +117,11 @@ def test_strict_refuses_the_first_outside_feature_and_writes_nothing(tmp_path, m
     if kind == "text":  # the first one in the file: index 6 on line 1
         assert message.startswith(f"{data}:1: feature index 6 is outside the model {model}, whose 5 features")
     else:  # blocks come shuffled: one of the three rows, named by its source line
-        found = re.match(rf"{re.escape(str(data))} \(the row of source line (\d+)\): feature index (\d+) is outside "
-                         rf"the model {re.escape(str(model))}, whose 5 features", message)  # fmt: skip
+        found = re.match(
+            rf"{re.escape(str(data))} \(the row of source line (\d+)\): feature index (\d+) is outside "
+            rf"the model {re.escape(str(model))}, whose 5 features",
+            message,
+        )
         assert found, message
         assert (int(found[1]), int(found[2])) in {(1, 6), (2, 7), (3, 9)}  # the first outside feature of its row
     assert not list(tmp_path.glob("p.txt*"))

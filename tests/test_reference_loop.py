@@ -42,8 +42,11 @@ ONLINE = {
 }
 WEIGHTED = {"class_weight": {-1: 0.5, 1: 3.0}}
 TRAIN = {
-    **{f"dual-cd-{loss}-{ws}": {"loss": loss, "working_set": ws}
-       for loss in ("hinge", "squared-hinge") for ws in ("cache", "pair", "block")},  # fmt: skip
+    **{
+        f"dual-cd-{loss}-{ws}": {"loss": loss, "working_set": ws}
+        for loss in ("hinge", "squared-hinge")
+        for ws in ("cache", "pair", "block")
+    },
     "dual-cd-no-bias-inner": {"loss": "hinge", "bias": -1, "inner_passes": 2, "inner_eps": 0.1},
     "dual-cd-class-weight": {"loss": "squared-hinge", **WEIGHTED},
     "dual-cd-file-order-pair": {"loss": "hinge", "order": "file", "working_set": "pair"},
@@ -57,24 +60,30 @@ TRAIN = {
     **{f"blocks-{name}": config for name, config in ONLINE.items()},
     **{f"blocks-{name}-weighted": {**ONLINE[name], **WEIGHTED} for name in ("perceptron", "pa1", "arow", "ftrl")},
     **{f"blocks-{name}-file-no-bias": {**ONLINE[name], "order": "file", "bias": -1} for name in ("pa2", "cw")},
-    **{f"multiclass-{name}": {**ONLINE[name], "store": "multiclass"} for name in ("perceptron-average", "pa1",
-                                                                                  "ogd-sqrt-average", "fobos")},
+    **{
+        f"multiclass-{name}": {**ONLINE[name], "store": "multiclass"}
+        for name in ("perceptron-average", "pa1", "ogd-sqrt-average", "fobos")
+    },
 }
 STREAM = {
     **{f"stream-{name}": config for name, config in ONLINE.items()},
     "stream-multiclass-perceptron": {"solver": "perceptron", "text": "multiclass"},
     "stream-multiclass-arow": {"solver": "arow", "text": "multiclass"},
 }
-PARTIAL_FIT = {f"partial-fit-{name}": ONLINE[name] for name in ("perceptron-average", "pa1", "arow", "ogd-inverse",
-                                                                "ftrl", "fobos")}  # fmt: skip
+PARTIAL_FIT = {
+    f"partial-fit-{name}": ONLINE[name]
+    for name in ("perceptron-average", "pa1", "arow", "ogd-inverse", "ftrl", "fobos")
+}
 PARTIAL_FIT["partial-fit-multiclass-pa2"] = {"solver": "pa2", "text": "multiclass"}
 
 
 def make_data(root: Path) -> dict[str, Path]:
     """Stores of 3,000 rows (binary, 3 classes) and LIBSVM texts whose first row has the larger label."""
     paths = {"binary": root / "binary.bsvm", "multiclass": root / "multiclass.bsvm"}
-    specs = {"binary": SyntheticSpec(rows=3000, features=150, nnz=12, seed=21),
-             "multiclass": SyntheticSpec(rows=3000, features=150, nnz=12, seed=22, classes=3)}  # fmt: skip
+    specs = {
+        "binary": SyntheticSpec(rows=3000, features=150, nnz=12, seed=21),
+        "multiclass": SyntheticSpec(rows=3000, features=150, nnz=12, seed=22, classes=3),
+    }
     for name, spec in specs.items():
         make_store(paths[name], spec, block_rows=500 if name == "binary" else 600, progress=False)
         text = root / f"{name}.svm"

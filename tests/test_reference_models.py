@@ -19,14 +19,20 @@ from blocksvm.train import train
 REFERENCE = Path(__file__).resolve().parent / "data" / "reference_models.npz"
 COMMON = {"C": 0.5, "tol": 0.0, "max_outer": 4, "seed": 7}
 CONFIGS = {
-    **{f"dual-cd-{loss}-{ws}": {"loss": loss, "working_set": ws}
-       for loss in ("hinge", "squared-hinge") for ws in ("cache", "pair", "block")},  # fmt: skip
+    **{
+        f"dual-cd-{loss}-{ws}": {"loss": loss, "working_set": ws}
+        for loss in ("hinge", "squared-hinge")
+        for ws in ("cache", "pair", "block")
+    },
     "dual-cd-no-bias": {"loss": "hinge", "bias": -1},
     "dual-cd-class-weight": {"loss": "squared-hinge", "class_weight": {-1: 0.5, 1: 3.0}},
     "dual-cd-balanced": {"loss": "hinge", "class_weight": "balanced", "working_set": "pair"},
     "multiclass-hinge": {"loss": "hinge", "store": "multiclass"},
-    "multiclass-squared-hinge-weighted": {"loss": "squared-hinge", "store": "multiclass",
-                                          "class_weight": {1: 2.0, 3: 0.5}},  # fmt: skip
+    "multiclass-squared-hinge-weighted": {
+        "loss": "squared-hinge",
+        "store": "multiclass",
+        "class_weight": {1: 2.0, 3: 0.5},
+    },
     "pegasos-average": {"solver": "pegasos", "loss": "hinge", "average": True, "batch_size": 4},
     "pegasos": {"solver": "pegasos", "loss": "hinge"},
     "multiclass-pegasos": {"solver": "pegasos", "loss": "hinge", "store": "multiclass", "average": True},
@@ -35,10 +41,15 @@ CONFIGS = {
 
 def make_stores(root: Path) -> dict[str, Path]:
     stores = {"binary": root / "binary.bsvm", "multiclass": root / "multiclass.bsvm"}
-    make_store(stores["binary"], SyntheticSpec(rows=3000, features=150, nnz=12, seed=21), block_rows=500,
-               progress=False)  # fmt: skip
-    make_store(stores["multiclass"], SyntheticSpec(rows=3000, features=150, nnz=12, seed=22, classes=3),
-               block_rows=600, progress=False)  # fmt: skip
+    make_store(
+        stores["binary"], SyntheticSpec(rows=3000, features=150, nnz=12, seed=21), block_rows=500, progress=False
+    )
+    make_store(
+        stores["multiclass"],
+        SyntheticSpec(rows=3000, features=150, nnz=12, seed=22, classes=3),
+        block_rows=600,
+        progress=False,
+    )
     return stores
 
 

@@ -75,8 +75,12 @@ def test_compressed_and_standard_input(text, tmp_path):
     gz.write_bytes(gzip.compress(text.read_bytes()))
     np.testing.assert_array_equal(stream(gz, solver="perceptron", verbose=0).model.coef, plain.coef)
     with open(text, "rb") as f:
-        done = subprocess.run([sys.executable, "-m", "blocksvm.cli", "stream", "-", str(tmp_path / "m.h5"),
-                               "--json"], stdin=f, capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "blocksvm.cli", "stream", "-", str(tmp_path / "m.h5"), "--json"],
+            stdin=f,
+            capture_output=True,
+            text=True,
+        )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert {"examples", "progressive_accuracy", "progressive_loss", "nonzero_weights", "seconds"} <= set(summary)
@@ -119,11 +123,17 @@ def test_checkpoint_and_resume_end_at_the_uninterrupted_model(text, tmp_path):
         if line.split()[2:3] == ["2048"]:
             os.kill(os.getpid(), signal.SIGTERM)
 
-    cut = stream(text, solver="perceptron", average=True, say=stop_half_way, chunk_bytes=1 << 14,
-                 checkpoint=tmp_path / "ck.h5", checkpoint_every=1)  # fmt: skip
+    cut = stream(
+        text,
+        solver="perceptron",
+        average=True,
+        say=stop_half_way,
+        chunk_bytes=1 << 14,
+        checkpoint=tmp_path / "ck.h5",
+        checkpoint_every=1,
+    )
     assert cut.stopped_by == "SIGTERM" and 2048 <= cut.summary["examples"] < SPEC.rows
-    resumed = stream(text, solver="perceptron", average=True, verbose=0, chunk_bytes=1 << 14,
-                     resume=tmp_path / "ck.h5")  # fmt: skip
+    resumed = stream(text, solver="perceptron", average=True, verbose=0, chunk_bytes=1 << 14, resume=tmp_path / "ck.h5")
     np.testing.assert_array_equal(resumed.model.coef, whole.coef)
     assert resumed.summary["examples"] == SPEC.rows
     assert resumed.summary["mistakes"] == stream(text, solver="perceptron", verbose=0).summary["mistakes"]
@@ -144,8 +154,9 @@ def test_train_warm_start_continues_on_a_store(text, tmp_path):
     one = train(tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=1, verbose=0).model
     one.save(tmp_path / "one.h5")
     two = train(tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=2, verbose=0).model
-    again = train(tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=1, verbose=0,
-                  warm_start=tmp_path / "one.h5").model  # fmt: skip
+    again = train(
+        tmp_path / "s.bsvm", solver="perceptron", order="file", max_outer=1, verbose=0, warm_start=tmp_path / "one.h5"
+    ).model
     # in file order every pass visits the rows alike: pass 2 is one pass from pass 1's weights
     np.testing.assert_array_equal(again.coef, two.coef)
 

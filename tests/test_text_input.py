@@ -84,8 +84,10 @@ def test_text_input_trains_the_model_of_convert_then_train(tmp_path, capsys, tex
 
 
 def test_trained_from_text_reaches_liblinears_optimum(tmp_path, capsys, text):
-    assert main(["train", str(text), str(tmp_path / "m.h5"), "-C", "0.5", "--tol", "1e-7", "--max-outer",
-                 "500", "-q"]) == 0  # fmt: skip
+    assert (
+        main(["train", str(text), str(tmp_path / "m.h5"), "-C", "0.5", "--tol", "1e-7", "--max-outer", "500", "-q"])
+        == 0
+    )
     model = LinearModel.load(tmp_path / "m.h5")
     X, y = load_svmlight_file(str(text), n_features=30)
     coef, intercept = liblinear_fit(X, y, "squared-hinge", 0.5, bias=1.0, eps=1e-8)
@@ -183,15 +185,20 @@ def test_train_function_and_estimator_take_a_text_path(tmp_path, capsys, text):
 def test_unwritable_cache_folder_is_one_error_line(tmp_path, capsys, monkeypatch):
     text = write_text((tmp_path / "ro").mkdir() or tmp_path / "ro" / "data.txt")
     real = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if Path(path).name == "ro" and mode & os.W_OK
-                        else real(path, mode, **kw))  # fmt: skip
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda path, mode, **kw: False if Path(path).name == "ro" and mode & os.W_OK else real(path, mode, **kw),
+    )
     code = main(["train", str(text), str(tmp_path / "m.h5")])
     err = capsys.readouterr().err
     cache = tmp_path / "ro" / "data.txt.bsvm-cache"
     assert code == 2
-    assert err == (f"blocksvm: error: cannot create the cached store {cache} for {text}: folder {tmp_path / 'ro'} "
-                   "is not writable (permission denied or a read-only file system); pass --cache-dir DIR "
-                   "(cache_dir= in Python) to put it elsewhere\n")  # fmt: skip
+    assert err == (
+        f"blocksvm: error: cannot create the cached store {cache} for {text}: folder {tmp_path / 'ro'} "
+        "is not writable (permission denied or a read-only file system); pass --cache-dir DIR "
+        "(cache_dir= in Python) to put it elsewhere\n"
+    )
     assert not cache.exists() and not (tmp_path / "m.h5").exists()
     train_cli(capsys, text, tmp_path / "m.h5", "--cache-dir", tmp_path / "cache")  # the remedy works
 
@@ -219,9 +226,11 @@ KILL_SELF = "lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)"
 def test_a_killed_conversion_never_leaves_a_cache_that_looks_valid(tmp_path, capsys, text, where):
     """SIGKILL while writing the blocks, or after the store is published but before its fingerprint."""
     module, name = where.rsplit(".", 1)
-    script = (f"import os, signal, sys, importlib; from blocksvm.cli import main; "
-              f"setattr(importlib.import_module({module!r}), {name!r}, {KILL_SELF}); "
-              f"sys.exit(main(['train', {str(text)!r}, {str(tmp_path / 'k.h5')!r}, '-q']))")  # fmt: skip
+    script = (
+        f"import os, signal, sys, importlib; from blocksvm.cli import main; "
+        f"setattr(importlib.import_module({module!r}), {name!r}, {KILL_SELF}); "
+        f"sys.exit(main(['train', {str(text)!r}, {str(tmp_path / 'k.h5')!r}, '-q']))"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == -9, done.stderr
     cache = tmp_path / "data.txt.bsvm-cache"

@@ -49,8 +49,24 @@ def test_kernel_keeps_w_equal_to_its_dual_sum():
         upper, diag = loss.dual_tables(0.7, 1.3)
         alpha, w = np.zeros(300), np.zeros(41)
         for seed in range(5):
-            K.solve_block(indptr, X.indices, X.data, y, row_norms_squared(indptr, X.data), alpha, *empty,
-                          w, 1.0, upper, diag, np.array([0.7, 1.3]), loss.table, 2, -1.0, seed)  # fmt: skip
+            K.solve_block(
+                indptr,
+                X.indices,
+                X.data,
+                y,
+                row_norms_squared(indptr, X.data),
+                alpha,
+                *empty,
+                w,
+                1.0,
+                upper,
+                diag,
+                np.array([0.7, 1.3]),
+                loss.table,
+                2,
+                -1.0,
+                seed,
+            )
         Xb = sp.hstack([X, np.ones((300, 1))]).tocsr()
         np.testing.assert_allclose(w, Xb.T @ (alpha * y), atol=1e-10)
         assert np.all(alpha >= 0) and np.all(alpha <= upper[(y > 0).astype(int)] + 1e-12)
@@ -88,8 +104,15 @@ def test_block_order_is_a_fresh_permutation_each_pass():
 def test_history_file_has_one_record_per_outer_iteration(small, tmp_path):
     root = small[0]
     history = tmp_path / "h.jsonl"
-    result = train(root / "train.bsvm", max_outer=4, tol=0, history_path=history, verbose=0,
-                   validation=root / "train.bsvm", eval_every=2)  # fmt: skip
+    result = train(
+        root / "train.bsvm",
+        max_outer=4,
+        tol=0,
+        history_path=history,
+        verbose=0,
+        validation=root / "train.bsvm",
+        eval_every=2,
+    )
     records = [json.loads(line) for line in history.read_text().splitlines()]
     assert [r["outer"] for r in records] == [1, 2, 3, 4]
     assert records == result.history
@@ -151,8 +174,9 @@ def test_relative_gap_takes_the_worst_problem():
 
 def test_pegasos_without_averaging_learns(small):
     root, X, y = small
-    result = train(root / "train.bsvm", solver="pegasos", loss="squared-hinge", max_outer=5, tol=0,
-                   batch_size=4, verbose=0)  # fmt: skip
+    result = train(
+        root / "train.bsvm", solver="pegasos", loss="squared-hinge", max_outer=5, tol=0, batch_size=4, verbose=0
+    )
     assert np.mean(result.model.predict(X) == y) > 0.8
     assert result.history[-1]["dual"] is None and result.history[-1]["gap"] is None
 
@@ -176,8 +200,10 @@ def test_validation_store_of_another_index_base_is_refused(small, tmp_path):
 
 def test_cache_working_set_reaches_the_same_optimum_in_fewer_passes(small):
     root, X, y = small
-    runs = {ws: train(root / "train.bsvm", working_set=ws, cache_mb=0.2, loss="hinge", tol=1e-4, max_outer=500,
-                      verbose=0) for ws in ("pair", "cache")}  # fmt: skip
+    runs = {
+        ws: train(root / "train.bsvm", working_set=ws, cache_mb=0.2, loss="hinge", tol=1e-4, max_outer=500, verbose=0)
+        for ws in ("pair", "cache")
+    }
     primal = {ws: r.model.summary["primal"] for ws, r in runs.items()}
     assert all(r.model.summary["gap"] <= 1e-4 for r in runs.values())
     assert primal["cache"] == pytest.approx(primal["pair"], rel=2e-4)

@@ -43,16 +43,26 @@ def checkpoint_cost(rows: int, features: int, folder: Path, repeat: int = 5) -> 
 def training_cost(rows: int, features: int, nnz: int, blocks: int, folder: Path) -> list[dict]:
     """Seconds of the second pass with one checkpoint per pass and with one after every block."""
     store = folder / "bench.bsvm"
-    make_store(store, SyntheticSpec(rows=rows, features=features, nnz=nnz, seed=0), block_rows=-(-rows // blocks),
-               progress=False)  # fmt: skip
+    make_store(
+        store,
+        SyntheticSpec(rows=rows, features=features, nnz=nnz, seed=0),
+        block_rows=-(-rows // blocks),
+        progress=False,
+    )
     results = []
     for every in (0, 1):
         ck = folder / f"every{every}.ckpt"
         result = train(store, C=1.0, tol=0.0, max_outer=2, verbose=0, checkpoint=ck, checkpoint_every=every)
         s = result.model.summary
         first, second = result.history
-        results.append({"every": every, "each": s["checkpoint_seconds"] / s["checkpoints"],
-                        "per_pass": s["checkpoints"] / 2, "pass": second["train_time"] - first["train_time"]})
+        results.append(
+            {
+                "every": every,
+                "each": s["checkpoint_seconds"] / s["checkpoints"],
+                "per_pass": s["checkpoints"] / 2,
+                "pass": second["train_time"] - first["train_time"],
+            }
+        )
     # the second pass of the first run holds one checkpoint (the end of pass 1): take it out
     bare = results[0]["pass"] - results[0]["each"]
     for r in results:
@@ -74,14 +84,18 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     try:
         cost = checkpoint_cost(args.rows, args.features, folder)
-        print(f"checkpoint of {args.rows:,} rows x {args.features:,} features: {cost['mb']:.1f} MB, "
-              f"written in {cost['write']:.3f} s, read in {cost['read']:.3f} s (medians of 5)")  # fmt: skip
+        print(
+            f"checkpoint of {args.rows:,} rows x {args.features:,} features: {cost['mb']:.1f} MB, "
+            f"written in {cost['write']:.3f} s, read in {cost['read']:.3f} s (medians of 5)"
+        )
         if args.train:
             print(f"training {args.blocks} blocks, ~{args.nnz} nonzeros a row, 2 passes:")
             for r in training_cost(args.rows, args.features, args.nnz, args.blocks, folder):
                 label = "after every block" if r["every"] else "once per pass"
-                print(f"  {label:18s} {r['per_pass']:4.0f} checkpoints a pass, {r['each']:.3f} s each: "
-                      f"{100 * r['share']:.1f} % of a {r['bare']:.1f} s pass")
+                print(
+                    f"  {label:18s} {r['per_pass']:4.0f} checkpoints a pass, {r['each']:.3f} s each: "
+                    f"{100 * r['share']:.1f} % of a {r['bare']:.1f} s pass"
+                )
     finally:
         if not args.out:
             shutil.rmtree(folder)

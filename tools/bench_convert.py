@@ -40,16 +40,20 @@ LABELS = {
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--input", type=Path,
-                   help="an existing, uncompressed LIBSVM file (default: generate one)")
+    p.add_argument("--input", type=Path, help="an existing, uncompressed LIBSVM file (default: generate one)")
     p.add_argument("--mb", type=float, default=300.0, help="size of the generated file (MB)")
-    p.add_argument("--features", type=int, default=16_609_143,
-                   help="features of the generated data (webspam trigrams: 16,609,143)")
+    p.add_argument(
+        "--features", type=int, default=16_609_143, help="features of the generated data (webspam trigrams: 16,609,143)"
+    )
     p.add_argument("--nnz", type=int, default=100, help="mean entries per generated row")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--compression", default=None, help="blocksvm store compression")
-    p.add_argument("--out-dir", type=Path, default=REPO / "bench-out",
-                   help="where the data and the store go (default: bench-out/, git-ignored)")
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        default=REPO / "bench-out",
+        help="where the data and the store go (default: bench-out/, git-ignored)",
+    )
     p.add_argument("--repeat", type=int, default=1, help="runs per reader; the best is shown")
     p.add_argument("--readers", default=",".join(READERS), help="comma-separated subset")
     p.add_argument("--keep-store", action="store_true", help="keep the converted store")
@@ -86,11 +90,14 @@ def run_one(reader: str, path: Path, args: argparse.Namespace) -> dict:
         shutil.rmtree(out, ignore_errors=True)
         warm_up_blocksvm(args.out_dir)
         start = time.perf_counter()
-        summary = convert(path, out, compression=args.compression or DEFAULT_COMPRESSION,
-                          progress=False)
+        summary = convert(path, out, compression=args.compression or DEFAULT_COMPRESSION, progress=False)
         seconds = time.perf_counter() - start
-        result = {"rows": summary.rows, "nnz": summary.nnz, "blocks": summary.blocks,
-                  "store_mb": sum(f.stat().st_size for f in out.iterdir()) / 1e6}
+        result = {
+            "rows": summary.rows,
+            "nnz": summary.nnz,
+            "blocks": summary.blocks,
+            "store_mb": sum(f.stat().st_size for f in out.iterdir()) / 1e6,
+        }
         if not args.keep_store:
             shutil.rmtree(out)
     elif reader == "sklearn":
@@ -142,8 +149,7 @@ def available(reader: str) -> bool:
 
 def measure(reader: str, path: Path, args: argparse.Namespace) -> dict | None:
     """Best of ``args.repeat`` runs of ``reader``, each in a fresh interpreter."""
-    command = [sys.executable, __file__, "--run-one", reader, "--input", str(path),
-               "--out-dir", str(args.out_dir)]
+    command = [sys.executable, __file__, "--run-one", reader, "--input", str(path), "--out-dir", str(args.out_dir)]
     if args.compression:
         command += ["--compression", args.compression]
     if args.keep_store:
@@ -166,13 +172,11 @@ def warm_page_cache(path: Path) -> None:
 
 def table(results: dict, text_mb: float) -> str:
     base = results.get("sklearn")
-    lines = ["| reader | seconds | MB/s | peak RSS (MB) | vs scikit-learn |",
-             "|---|---:|---:|---:|---:|"]
+    lines = ["| reader | seconds | MB/s | peak RSS (MB) | vs scikit-learn |", "|---|---:|---:|---:|---:|"]
     for reader, r in results.items():
         rate = text_mb / r["seconds"]
         ratio = f"{base['seconds'] / r['seconds']:.2f}x" if base else "n/a"
-        lines.append(f"| {LABELS[reader]} | {r['seconds']:.1f} | {rate:.1f} | "
-                     f"{r['peak_rss_mb']:,.0f} | {ratio} |")
+        lines.append(f"| {LABELS[reader]} | {r['seconds']:.1f} | {rate:.1f} | {r['peak_rss_mb']:,.0f} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -201,13 +205,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: the readers disagree on the number of rows: {rows}", file=sys.stderr)
     from blocksvm.store.format import DEFAULT_COMPRESSION
 
-    print(f"\n{path.name}: {text_mb:,.0f} MB of text, {next(iter(rows)):,} rows; "
-          f"{os.cpu_count()} cores; store compression "
-          f"{args.compression or DEFAULT_COMPRESSION}\n")
+    print(
+        f"\n{path.name}: {text_mb:,.0f} MB of text, {next(iter(rows)):,} rows; "
+        f"{os.cpu_count()} cores; store compression "
+        f"{args.compression or DEFAULT_COMPRESSION}\n"
+    )
     print(table(results, text_mb))
     if "blocksvm" in results:
-        print(f"\nstore: {results['blocksvm']['blocks']} blocks, "
-              f"{results['blocksvm']['store_mb']:,.0f} MB on disk")
+        print(f"\nstore: {results['blocksvm']['blocks']} blocks, {results['blocksvm']['store_mb']:,.0f} MB on disk")
     return 0
 
 

@@ -29,15 +29,25 @@ def write_store(path: Path, blocks: list, compression: str) -> float:
     shutil.rmtree(path, ignore_errors=True)
     start = time.perf_counter()
     with StoreBuilder(path) as builder:
-        entries = [write_block(builder.block_path(i), b, index=i, compression=compression, store_id=builder.store_id)
-                   for i, b in enumerate(blocks)]  # fmt: skip
+        entries = [
+            write_block(builder.block_path(i), b, index=i, compression=compression, store_id=builder.store_id)
+            for i, b in enumerate(blocks)
+        ]
         labels, counts = np.unique(np.concatenate([b.labels for b in blocks]), return_counts=True)
-        builder.commit({
-            "rows": sum(b.n_rows for b in blocks), "features": FEATURES, "nnz": sum(b.nnz for b in blocks),
-            "index_base": 0, "dtype": str(blocks[0].data.dtype), "classes": labels.tolist(),
-            "label_counts": counts.tolist(), "blocks": entries, "source": {"generator": "bench_encoding"},
-            "params": {"compression": compression, "shuffle": False, "seed": 0},
-        })  # fmt: skip
+        builder.commit(
+            {
+                "rows": sum(b.n_rows for b in blocks),
+                "features": FEATURES,
+                "nnz": sum(b.nnz for b in blocks),
+                "index_base": 0,
+                "dtype": str(blocks[0].data.dtype),
+                "classes": labels.tolist(),
+                "label_counts": counts.tolist(),
+                "blocks": entries,
+                "source": {"generator": "bench_encoding"},
+                "params": {"compression": compression, "shuffle": False, "seed": 0},
+            }
+        )
     return time.perf_counter() - start
 
 
@@ -67,21 +77,31 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=1)
     w_true = spec.hidden_weights()
-    blocks32 = [generate_rows(spec, start, min(args.block_rows, args.rows - start), "float32", w_true)
-                for start in range(0, args.rows, args.block_rows)]  # fmt: skip
-    raw_mb = sum(b.indptr.nbytes + b.indices.nbytes + b.data.nbytes + b.labels.nbytes + b.lines.nbytes
-                 for b in blocks32) / 1e6  # fmt: skip
-    print(f"{args.rows:,} rows x {args.features:,} features, {args.nnz} nnz a row, {len(blocks32)} blocks, "
-          f"{raw_mb:,.0f} MB in memory (float32)\n")
+    blocks32 = [
+        generate_rows(spec, start, min(args.block_rows, args.rows - start), "float32", w_true)
+        for start in range(0, args.rows, args.block_rows)
+    ]
+    raw_mb = (
+        sum(b.indptr.nbytes + b.indices.nbytes + b.data.nbytes + b.labels.nbytes + b.lines.nbytes for b in blocks32)
+        / 1e6
+    )
+    print(
+        f"{args.rows:,} rows x {args.features:,} features, {args.nnz} nnz a row, {len(blocks32)} blocks, "
+        f"{raw_mb:,.0f} MB in memory (float32)\n"
+    )
     print("| encoding | values | MB on disk | ratio | write MB/s | read+decode MB/s | s per training pass |")
     print("|---|---|---:|---:|---:|---:|---:|")
     cases = [(e, "float32") for e in ENCODINGS] + [("blosc-lz4", "float64"), ("none", "float64")]
     for encoding, dtype in cases:
-        blocks = blocks32 if dtype == "float32" else [
-            type(b)(b.indptr, b.indices, b.data.astype(np.float64), b.labels, b.lines) for b in blocks32
-        ]
-        mb = sum(b.indptr.nbytes + b.indices.nbytes + b.data.nbytes + b.labels.nbytes + b.lines.nbytes
-                 for b in blocks) / 1e6  # fmt: skip
+        blocks = (
+            blocks32
+            if dtype == "float32"
+            else [type(b)(b.indptr, b.indices, b.data.astype(np.float64), b.labels, b.lines) for b in blocks32]
+        )
+        mb = (
+            sum(b.indptr.nbytes + b.indices.nbytes + b.data.nbytes + b.labels.nbytes + b.lines.nbytes for b in blocks)
+            / 1e6
+        )
         path = out / f"{encoding}-{dtype}.bsvm"
         write_seconds = write_store(path, blocks, encoding)
         disk_mb = sum(f.stat().st_size for f in path.glob("block-*.h5")) / 1e6
@@ -90,8 +110,11 @@ def main() -> None:
         train(path, max_outer=1, tol=0, verbose=0)  # compiles the kernels for this value type
         result = train(path, max_outer=args.passes, tol=0, verbose=0, prefetch=1)
         pass_seconds = np.median([r["compute_seconds"] + r["wait_seconds"] for r in result.history])
-        print(f"| {encoding} | {dtype} | {disk_mb:,.0f} | {mb / disk_mb:.2f} | {mb / write_seconds:,.0f} | "
-              f"{mb / read_seconds:,.0f} | {pass_seconds:.2f} |", flush=True)
+        print(
+            f"| {encoding} | {dtype} | {disk_mb:,.0f} | {mb / disk_mb:.2f} | {mb / write_seconds:,.0f} | "
+            f"{mb / read_seconds:,.0f} | {pass_seconds:.2f} |",
+            flush=True,
+        )
         shutil.rmtree(path)
 
 

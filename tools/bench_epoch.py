@@ -138,17 +138,44 @@ def liblinear_train(data: Data, loss: str, C: float, eps: float) -> dict:
     found = re.search(r"#iter = (\d+)", text)
     w, b = model.get_decfun()
     sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-    return {"seconds": seconds, "iters": int(found.group(1)) if found else 0,
-            "warning": "WARNING" in text, "switched": "Switching" in text,
-            "coef": sign * np.array(w), "intercept": sign * b}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "iters": int(found.group(1)) if found else 0,
+        "warning": "WARNING" in text,
+        "switched": "Switching" in text,
+        "coef": sign * np.array(w),
+        "intercept": sign * b,
+    }
 
 
 def kernel_call(data: Data, w, alpha, loss: Loss, C: float, max_passes: int, eps: float, seed: int):
     upper, diag = loss.dual_tables(C, C)
-    empty = (np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, data.values.dtype),
-             np.zeros(0), np.zeros(0), np.zeros(0))  # fmt: skip
-    return K.solve_block(data.indptr, data.indices, data.values, data.y, data.sq_norms, alpha, *empty,
-                         w, BIAS, upper, diag, np.array([C, C]), loss.table, max_passes, eps, seed)  # fmt: skip
+    empty = (
+        np.zeros(1, np.int64),
+        np.zeros(0, np.int32),
+        np.zeros(0, data.values.dtype),
+        np.zeros(0),
+        np.zeros(0),
+        np.zeros(0),
+    )
+    return K.solve_block(
+        data.indptr,
+        data.indices,
+        data.values,
+        data.y,
+        data.sq_norms,
+        alpha,
+        *empty,
+        w,
+        BIAS,
+        upper,
+        diag,
+        np.array([C, C]),
+        loss.table,
+        max_passes,
+        eps,
+        seed,
+    )
 
 
 def blocksvm_full(data: Data, loss: str, C: float, passes: int, seed: int) -> float:
@@ -187,13 +214,20 @@ def measure(data: Data, loss: str, eps: float, args: argparse.Namespace) -> dict
         run = blocksvm_multi(data, loss, args.C, eps, args.seed + 1000 * r)
         multi = run if multi is None or run["seconds"] < multi["seconds"] else multi
     return {
-        "data": data.name, "loss": loss, "eps": eps, "rows": len(data.y), "nnz": data.X.nnz,
-        "ll": ll, "ll_per_iter": ll["seconds"] / max(ll["iters"], 1), "ll_first": ll_first,
+        "data": data.name,
+        "loss": loss,
+        "eps": eps,
+        "rows": len(data.y),
+        "nnz": data.X.nnz,
+        "ll": ll,
+        "ll_per_iter": ll["seconds"] / max(ll["iters"], 1),
+        "ll_first": ll_first,
         "full_per_pass": full,
-        "multi": multi, "multi_per_pass": multi["seconds"] / max(multi["passes"], 1),
+        "multi": multi,
+        "multi_per_pass": multi["seconds"] / max(multi["passes"], 1),
         "ll_primal": primal(data, ll["coef"], ll["intercept"], loss, args.C),
         "our_primal": primal(data, multi["coef"], multi["intercept"], loss, args.C),
-    }  # fmt: skip
+    }
 
 
 def tables(results: list[dict]) -> str:
@@ -227,16 +261,21 @@ def tables(results: list[dict]) -> str:
             f"| {r['multi']['seconds']:.3f} | {r['multi']['seconds'] / r['ll']['seconds']:.2f} "
             f"| {r['ll_primal']:.6e} | {r['our_primal']:.6e} | {rel:+.1e} |"
         )
-    lines += ["", "Full pass: every row once, no shrinking. Multi-pass: LIBLINEAR's shrinking and stopping rule in "
-              "one call, like its iterations. LIBLINEAR 1st iteration + setup (-e 1e30): an upper bound of "
-              "one LIBLINEAR pass without shrinking (its setup includes a pass computing Qbar_ii)."]  # fmt: skip
+    lines += [
+        "",
+        "Full pass: every row once, no shrinking. Multi-pass: LIBLINEAR's shrinking and stopping rule in "
+        "one call, like its iterations. LIBLINEAR 1st iteration + setup (-e 1e30): an upper bound of "
+        "one LIBLINEAR pass without shrinking (its setup includes a pass computing Qbar_ii).",
+    ]
     if any(r["multi"]["passes"] >= MAX_PASSES for r in results):
         lines += ["", f"* blocksvm stopped at its pass limit ({MAX_PASSES}) before reaching -e."]
     if any(r["ll"]["warning"] for r in results):
         lines += ["", "† LIBLINEAR stopped at its iteration limit (300) before reaching -e."]
     if any(r["ll"]["switched"] for r in results):
-        lines += ["‡ ... and then switched to its primal solver (-s 2), whose time its seconds per "
-                  "iteration include: not comparable."]  # fmt: skip
+        lines += [
+            "‡ ... and then switched to its primal solver (-s 2), whose time its seconds per "
+            "iteration include: not comparable."
+        ]
     return "\n".join(lines)
 
 
@@ -272,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
             for eps in (float(e) for e in args.eps.split(",")):
                 print(f"{data.name} {loss} -e {eps:g} ...", file=sys.stderr, flush=True)
                 results.append(measure(data, loss, eps, args))
-    print(f"machine: {machine()}; C = {args.C:g}, -B {BIAS:g}, blocksvm values {args.dtype}, "
-          f"best of {args.repeat}, thread CPU time\n")  # fmt: skip
+    print(
+        f"machine: {machine()}; C = {args.C:g}, -B {BIAS:g}, blocksvm values {args.dtype}, "
+        f"best of {args.repeat}, thread CPU time\n"
+    )
     print(tables(results))
     return 0
 

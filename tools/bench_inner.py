@@ -35,8 +35,15 @@ from blocksvm.train import train
 
 REPO = Path(__file__).resolve().parents[1]
 TARGETS = (1e-2, 1e-3, 1e-4)
-SETTINGS = {"1": (1, 0.0), "2": (2, 0.0), "3": (3, 0.0), "5": (5, 0.0), "10": (10, 0.0),
-            "≤10, eps 0.1": (10, 0.1), "≤10, eps 1": (10, 1.0)}  # fmt: skip
+SETTINGS = {
+    "1": (1, 0.0),
+    "2": (2, 0.0),
+    "3": (3, 0.0),
+    "5": (5, 0.0),
+    "10": (10, 0.0),
+    "≤10, eps 0.1": (10, 0.1),
+    "≤10, eps 1": (10, 1.0),
+}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -83,9 +90,19 @@ def optimum(X, y, args: argparse.Namespace) -> float:
 
 
 def run(store: Path, fstar: float, working_set: str, passes: int, inner_eps: float, args) -> dict:
-    result = train(store, C=args.C, loss=args.loss, working_set=working_set, inner_passes=passes,
-                   inner_eps=inner_eps, eval_every=1, tol=1e-5, max_outer=args.max_outer, verbose=0,
-                   progress=False)  # fmt: skip
+    result = train(
+        store,
+        C=args.C,
+        loss=args.loss,
+        working_set=working_set,
+        inner_passes=passes,
+        inner_eps=inner_eps,
+        eval_every=1,
+        tol=1e-5,
+        max_outer=args.max_outer,
+        verbose=0,
+        progress=False,
+    )
     found = {}
     for record in result.history:
         if record["primal_exact"]:

@@ -43,8 +43,11 @@ def main() -> int:
     p.add_argument("--data-dir", type=Path, default=SHARED)
     p.add_argument("--out", type=Path, default=REPO / "bench-out" / "online")
     p.add_argument("--stream-gb", type=float, default=2.0, help="size of the generated text of part 2")
-    p.add_argument("--stream-solvers", default="perceptron,ftrl,ftrl --ftrl-alpha 0.5",
-                   help="learners timed in part 2, comma-separated, each with its options")  # fmt: skip
+    p.add_argument(
+        "--stream-solvers",
+        default="perceptron,ftrl,ftrl --ftrl-alpha 0.5",
+        help="learners timed in part 2, comma-separated, each with its options",
+    )
     p.add_argument("--skip-learners", action="store_true")
     p.add_argument("--skip-stream", action="store_true")
     p.add_argument("--job", help=argparse.SUPPRESS)
@@ -65,15 +68,19 @@ def main() -> int:
 
 
 def learners_table(name: str, args) -> None:
-    result = child({"kind": "learners", "set": name, "data_dir": str(args.data_dir), "out": str(args.out)},
-                   args.out / f"learners-{name}.log")  # fmt: skip
+    result = child(
+        {"kind": "learners", "set": name, "data_dir": str(args.data_dir), "out": str(args.out)},
+        args.out / f"learners-{name}.log",
+    )
     print(f"\n### {name} ({result.get('note', '')})\n")
     print("| learner | passes | test acc. | progressive acc. (last pass) | nonzero weights | seconds |")
     print("|---|---:|---:|---:|---:|---:|")
     for row in result.get("rows", []):
         prog = "" if row["progressive"] is None else f"{100 * row['progressive']:.2f}%"
-        print(f"| {row['learner']} | {row['passes']} | {100 * row['accuracy']:.2f}% | {prog} | {row['nonzero']:,} "
-              f"| {row['seconds']:.3f} |")
+        print(
+            f"| {row['learner']} | {row['passes']} | {100 * row['accuracy']:.2f}% | {prog} | {row['nonzero']:,} "
+            f"| {row['seconds']:.3f} |"
+        )
     if "error" in result:
         print(f"(failed: {result['error']})")
 
@@ -111,9 +118,16 @@ def job_learners(set: str, data_dir: str, out: str) -> dict:
         Xt = X[:, : model.n_features] if X.shape[1] > model.n_features else X
         accuracy = float(np.mean(model.predict(Xt) == y))
         last = result.history[-1]
-        rows.append({"learner": label, "passes": len(result.history), "accuracy": accuracy,
-                     "progressive": last.get("progressive_accuracy"), "nonzero": int(np.count_nonzero(model.coef)),
-                     "seconds": seconds})  # fmt: skip
+        rows.append(
+            {
+                "learner": label,
+                "passes": len(result.history),
+                "accuracy": accuracy,
+                "progressive": last.get("progressive_accuracy"),
+                "nonzero": int(np.count_nonzero(model.coef)),
+                "seconds": seconds,
+            }
+        )
 
     for solver_name, solver in SOLVERS.items():
         if not solver.online:
@@ -139,8 +153,16 @@ def vw_rows(train_text: Path, test_text: Path, n_features: int, work: Path) -> l
         w, b = run_vw(vw_text, n_features, passes, work, cache=True)
         seconds = time.perf_counter() - start
         accuracy = float(np.mean(np.where(X @ w + b > 0, 1.0, -1.0) == y))
-        rows.append({"learner": "Vowpal Wabbit (hinge)", "passes": passes, "accuracy": accuracy, "progressive": None,
-                     "nonzero": int(np.count_nonzero(w)), "seconds": seconds})  # fmt: skip
+        rows.append(
+            {
+                "learner": "Vowpal Wabbit (hinge)",
+                "passes": passes,
+                "accuracy": accuracy,
+                "progressive": None,
+                "nonzero": int(np.count_nonzero(w)),
+                "seconds": seconds,
+            }
+        )
     return rows
 
 
@@ -163,8 +185,19 @@ def run_vw(vw_text: Path, n_features: int, passes: int, work: Path, cache: bool)
 
     readable = work / "vw.readable.txt"
     bits = max(18, (n_features + 1).bit_length())
-    arguments = ["-d", str(vw_text), "--loss_function", "hinge", "--noconstant", "-b", str(bits), "--holdout_off",
-                 "--readable_model", str(readable), "--quiet"]  # fmt: skip
+    arguments = [
+        "-d",
+        str(vw_text),
+        "--loss_function",
+        "hinge",
+        "--noconstant",
+        "-b",
+        str(bits),
+        "--holdout_off",
+        "--readable_model",
+        str(readable),
+        "--quiet",
+    ]
     if cache or passes > 1:
         arguments += ["--cache_file", str(vw_text) + ".cache", "-k", "--passes", str(passes)]
     Workspace(arg_list=arguments).finish()
@@ -186,35 +219,64 @@ def stream_table(args) -> None:
     data = args.out / f"stream-{args.stream_gb:g}gb"
     data.mkdir(parents=True, exist_ok=True)
     train_text, test_text = data / "train.svm", data / "test.svm"
-    info = child({"kind": "generate", "train": str(train_text), "test": str(test_text), "gb": args.stream_gb},
-                 data / "generate.log")  # fmt: skip
+    info = child(
+        {"kind": "generate", "train": str(train_text), "test": str(test_text), "gb": args.stream_gb},
+        data / "generate.log",
+    )
     size = train_text.stat().st_size
-    print(f"\n### One pass from text: {info.get('rows', '?'):,} rows x {info.get('features', '?'):,} features, "
-          f"{size / 1e9:.2f} GB of LIBSVM text (test: {info.get('test_rows', '?'):,} held-out rows)\n")
+    print(
+        f"\n### One pass from text: {info.get('rows', '?'):,} rows x {info.get('features', '?'):,} features, "
+        f"{size / 1e9:.2f} GB of LIBSVM text (test: {info.get('test_rows', '?'):,} held-out rows)\n"
+    )
     print("| method | seconds | MB/s (end to end) | peak RSS MB | test acc. | progressive acc. |")
     print("|---|---:|---:|---:|---:|---:|")
     for entry in args.stream_solvers.split(","):
         solver, *options = entry.split()
         tag = "-".join([solver, *options]).replace("--", "")
         model = data / f"{tag}.h5"
-        run = timed([sys.executable, "-m", "blocksvm.cli", "stream", str(train_text), str(model), "--solver", solver,
-                     *options, "--json"], data / f"stream-{tag}.log")  # fmt: skip
+        run = timed(
+            [
+                sys.executable,
+                "-m",
+                "blocksvm.cli",
+                "stream",
+                str(train_text),
+                str(model),
+                "--solver",
+                solver,
+                *options,
+                "--json",
+            ],
+            data / f"stream-{tag}.log",
+        )
         if run.get("error"):
             print(f"| blocksvm stream --solver {entry} | failed: {run['error']} |")
             continue
         summary = json.loads(run["stdout"])
         accuracy = child({"kind": "accuracy", "model": str(model), "test": str(test_text)}, data / "acc.log")
-        print(f"| blocksvm stream --solver {entry} | {run['seconds']:.1f} | {size / 1e6 / run['seconds']:.0f} "
-              f"| {run['peak_rss_mb']:.0f} | {100 * accuracy['accuracy']:.2f}% "
-              f"| {100 * summary['progressive_accuracy']:.2f}% |")  # fmt: skip
-    vw = child({"kind": "vw_stream", "train": str(train_text), "test": str(test_text), "work": str(data),
-                "features": info.get("features", 0)}, data / "vw.log")  # fmt: skip
+        print(
+            f"| blocksvm stream --solver {entry} | {run['seconds']:.1f} | {size / 1e6 / run['seconds']:.0f} "
+            f"| {run['peak_rss_mb']:.0f} | {100 * accuracy['accuracy']:.2f}% "
+            f"| {100 * summary['progressive_accuracy']:.2f}% |"
+        )
+    vw = child(
+        {
+            "kind": "vw_stream",
+            "train": str(train_text),
+            "test": str(test_text),
+            "work": str(data),
+            "features": info.get("features", 0),
+        },
+        data / "vw.log",
+    )
     if "error" in vw:
         print(f"| Vowpal Wabbit | failed: {vw['error']} |")
     else:
         total = vw["convert_seconds"] + vw["train_seconds"]
-        print(f"| Vowpal Wabbit, one pass (LIBSVM→VW {vw['convert_seconds']:.1f} s + VW {vw['train_seconds']:.1f} s) "
-              f"| {total:.1f} | {size / 1e6 / total:.0f} | {vw['peak_rss_mb']:.0f} | {100 * vw['accuracy']:.2f}% | |")
+        print(
+            f"| Vowpal Wabbit, one pass (LIBSVM→VW {vw['convert_seconds']:.1f} s + VW {vw['train_seconds']:.1f} s) "
+            f"| {total:.1f} | {size / 1e6 / total:.0f} | {vw['peak_rss_mb']:.0f} | {100 * vw['accuracy']:.2f}% | |"
+        )
 
 
 def job_generate(train: str, test: str, gb: float) -> dict:
@@ -240,13 +302,24 @@ def job_vw_stream(train: str, test: str, work: str, features: int) -> dict:
     """VW one pass: the conversion, then VW alone in a fresh process (its own peak RSS)."""
     vw_text = Path(work) / "train.vw"
     convert_seconds = to_vw(Path(train), vw_text)
-    run = timed([sys.executable, __file__, "--job", json.dumps({"kind": "vw_pass", "vw_text": str(vw_text),
-                 "features": features, "work": work, "test": test})], Path(work) / "vw-pass.log")  # fmt: skip
+    run = timed(
+        [
+            sys.executable,
+            __file__,
+            "--job",
+            json.dumps({"kind": "vw_pass", "vw_text": str(vw_text), "features": features, "work": work, "test": test}),
+        ],
+        Path(work) / "vw-pass.log",
+    )
     vw_text.unlink()
     if run.get("error"):
         return {"error": run["error"]}
-    return {"convert_seconds": convert_seconds, "train_seconds": run["seconds"], "peak_rss_mb": run["peak_rss_mb"],
-            "accuracy": json.loads(run["stdout"])["accuracy"]}  # fmt: skip
+    return {
+        "convert_seconds": convert_seconds,
+        "train_seconds": run["seconds"],
+        "peak_rss_mb": run["peak_rss_mb"],
+        "accuracy": json.loads(run["stdout"])["accuracy"],
+    }
 
 
 def job_vw_pass(vw_text: str, features: int, work: str, test: str) -> dict:
@@ -260,8 +333,13 @@ def job_vw_pass(vw_text: str, features: int, work: str, test: str) -> dict:
 
 # ---- processes ---------------------------------------------------------------------------------
 
-JOBS = {"learners": job_learners, "generate": job_generate, "accuracy": job_accuracy, "vw_stream": job_vw_stream,
-        "vw_pass": job_vw_pass}  # fmt: skip
+JOBS = {
+    "learners": job_learners,
+    "generate": job_generate,
+    "accuracy": job_accuracy,
+    "vw_stream": job_vw_stream,
+    "vw_pass": job_vw_pass,
+}
 
 
 def run_child(job: dict) -> int:

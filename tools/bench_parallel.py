@@ -47,13 +47,17 @@ def run(label: str, store, **options) -> dict:
         "gap": history[-1]["gap"],
         "train_seconds": history[-1]["train_time"],
         "wall_seconds": round(wall, 2),
-        "round_seconds": [round(b["train_time"] - a, 3) for a, b in
-                          zip([0.0] + [h["train_time"] for h in history[:-1]], history)],  # fmt: skip
+        "round_seconds": [
+            round(b["train_time"] - a, 3) for a, b in zip([0.0] + [h["train_time"] for h in history[:-1]], history)
+        ],
         "compute_seconds": round(sum(h["compute_seconds"] for h in history), 2),
         "blocks_visited": history[-1]["blocks_visited"],
     }
-    print(f"{label:<28} K={row['workers']:<2} rounds {row['rounds']:>3}  train {row['train_seconds']:8.2f} s  "
-          f"gap {row['gap']:.2e}  ({row['stop'][:60]})", flush=True)  # fmt: skip
+    print(
+        f"{label:<28} K={row['workers']:<2} rounds {row['rounds']:>3}  train {row['train_seconds']:8.2f} s  "
+        f"gap {row['gap']:.2e}  ({row['stop'][:60]})",
+        flush=True,
+    )
     return row
 
 
@@ -76,8 +80,13 @@ def bytes_per_round(store, workers: int, params) -> dict:
         sums = PassSums([0.0] * problem.n_problems, figures=figures)
         result = ShardRound(W, sums, np.zeros((problem.n_problems, len(blocks), 2)), 0, ReadStats())
         back += len(pickle.dumps(result, protocol=5))
-    return {"workers": workers, "w_bytes": out, "to_workers": out * workers, "from_workers": back,
-            "total": out * workers + back}  # fmt: skip
+    return {
+        "workers": workers,
+        "w_bytes": out,
+        "to_workers": out * workers,
+        "from_workers": back,
+        "total": out * workers + back,
+    }
 
 
 def main() -> None:
@@ -105,20 +114,29 @@ def main() -> None:
     name = f"gen-{args.rows}x{args.features}x{args.nnz}-b{args.block_rows}.bsvm"
     path = out / name
     if not path.exists():
-        make_store(path, SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11),
-                   block_rows=args.block_rows, progress=False)  # fmt: skip
+        make_store(
+            path,
+            SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11),
+            block_rows=args.block_rows,
+            progress=False,
+        )
     store = BlockStore(path)
     common = {"tol": args.tol, "max_outer": 300}
-    print(f"{store.n_rows} rows x {store.n_features} features, {store.nnz} nnz, {store.n_blocks} blocks; "
-          f"{os.cpu_count()} cores; target gap {args.tol:g}", flush=True)  # fmt: skip
+    print(
+        f"{store.n_rows} rows x {store.n_features} features, {store.nnz} nnz, {store.n_blocks} blocks; "
+        f"{os.cpu_count()} cores; target gap {args.tol:g}",
+        flush=True,
+    )
 
     rows = [run("serial", store, **common)]
     serial = rows[0]
     per_block = serial["compute_seconds"] / serial["blocks_visited"]
     print(f"serial: {per_block:.3f} s of dual CD per block visit", flush=True)
     rows.append(run("joblib threads, --workers 2", store, workers=2, **common))
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:  # fmt: skip
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        Client(cluster) as client,
+    ):
         run("dask LocalCluster (warm-up)", store, client=client, **{**common, "max_outer": 1})
         rows.append(run("dask LocalCluster, 2 workers", store, client=client, **common))
     simulated = [run(f"threads, K = {k} (rounds)", store, workers=k, **common) for k in map(int, args.ks.split(","))]
@@ -128,17 +146,29 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for r in rows + simulated:
         speed = serial["train_seconds"] / r["train_seconds"]
-        print(f"| {r['run']} | {r['workers']} | {r['rounds']} | {r['train_seconds']:.2f} | {speed:.2f}x | "
-              f"{statistics.median(r['round_seconds']):.3f} |")  # fmt: skip
+        print(
+            f"| {r['run']} | {r['workers']} | {r['rounds']} | {r['train_seconds']:.2f} | {speed:.2f}x | "
+            f"{statistics.median(r['round_seconds']):.3f} |"
+        )
     print("\n| K | w (bytes) | to workers per round | back per round | total per round |")
     print("|---|---|---|---|---|")
     for t in traffic:
         print(f"| {t['workers']} | {t['w_bytes']:,} | {t['to_workers']:,} | {t['from_workers']:,} | {t['total']:,} |")
-    result = {"store": {"path": str(path), "rows": store.n_rows, "features": store.n_features, "nnz": store.nnz,
-                        "blocks": store.n_blocks, "bytes": sum(b["bytes"] for b in store.blocks)},
-              "seconds_per_block_visit": per_block,
-              "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-              "runs": rows, "simulated": simulated, "bytes_per_round": traffic}  # fmt: skip
+    result = {
+        "store": {
+            "path": str(path),
+            "rows": store.n_rows,
+            "features": store.n_features,
+            "nnz": store.nnz,
+            "blocks": store.n_blocks,
+            "bytes": sum(b["bytes"] for b in store.blocks),
+        },
+        "seconds_per_block_visit": per_block,
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+        "runs": rows,
+        "simulated": simulated,
+        "bytes_per_round": traffic,
+    }
     (out / "results.json").write_text(json.dumps(result, indent=1))
     print(f"\nresults in {out / 'results.json'}")
 

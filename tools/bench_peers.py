@@ -120,42 +120,68 @@ class Row:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated subset of {', '.join(SETS)}")
     p.add_argument("-C", "--C", type=float, default=1.0, help="cost C of every solver (default 1)")
     p.add_argument("--loss", choices=("squared-hinge", "hinge"), default="squared-hinge")
-    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "peers",
-                   help="folder of data, stores, logs and the results (default bench-out/peers, git-ignored)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "bench-out" / "peers",
+        help="folder of data, stores, logs and the results (default bench-out/peers, git-ignored)",
+    )
     p.add_argument("--quick", action="store_true", help="small generated sets and few passes, to test the script")
     p.add_argument("--data-dir", type=Path, default=SHARED_DATA, help="where a9a, a9a.t, w8a are")
     p.add_argument("--block-mb", type=float, default=64.0, help="blocksvm block size (default 64)")
-    p.add_argument("--min-blocks", type=int, default=8,
-                   help="smaller blocks on small sets, so that there are at least this many (default 8)")
+    p.add_argument(
+        "--min-blocks",
+        type=int,
+        default=8,
+        help="smaller blocks on small sets, so that there are at least this many (default 8)",
+    )
     p.add_argument("--max-passes", type=int, help="blocksvm dual CD passes at most (default 100, quick 30)")
     p.add_argument("--pegasos-passes", type=int, help="Pegasos passes (default 20, quick 10)")
     p.add_argument("--sgd-epochs", type=int, help="SGDClassifier epochs (default 5, quick 3)")
     p.add_argument("--sgd-chunk-mb", type=float, default=32.0, help="text read per partial_fit call")
     p.add_argument("--vw-passes", type=int, help="Vowpal Wabbit passes (default 10, quick 5)")
     p.add_argument("--vw-loss", help="VW --loss_function (default: squared for squared hinge, hinge for hinge)")
-    p.add_argument("--sgd-learning-rate", default="constant",
-                   help="SGDClassifier learning_rate (default constant: 'optimal' diverges at alpha = 1/(n C))")
-    p.add_argument("--sgd-eta0", type=float,
-                   help="SGDClassifier eta0 (default 0.1 / the mean squared norm of the first chunk's rows)")
+    p.add_argument(
+        "--sgd-learning-rate",
+        default="constant",
+        help="SGDClassifier learning_rate (default constant: 'optimal' diverges at alpha = 1/(n C))",
+    )
+    p.add_argument(
+        "--sgd-eta0",
+        type=float,
+        help="SGDClassifier eta0 (default 0.1 / the mean squared norm of the first chunk's rows)",
+    )
     p.add_argument("--liblinear-eps", default="0.1,0.01,0.001", help="LIBLINEAR -e values")
     p.add_argument("--fstar-eps", type=float, default=1e-6, help="-e of the long LIBLINEAR run")
     p.add_argument("--time-limit", type=float, help="seconds per training job (default 1200, quick 120)")
     p.add_argument("--cache-mb", type=float, help="cache size of the 'cache' working set (default: blocksvm's)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep the results of jobs that an earlier run with the same --out completed; run the rest")
-    p.add_argument("--skip", default="", help="comma-separated methods to leave out: "
-                   "cache,pair,block,pegasos,workers2,kernel,liblinear,sgd,vw")  # fmt: skip
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the results of jobs that an earlier run with the same --out completed; run the rest",
+    )
+    p.add_argument(
+        "--skip",
+        default="",
+        help="comma-separated methods to leave out: cache,pair,block,pegasos,workers2,kernel,liblinear,sgd,vw",
+    )
     p.add_argument("--job", help=argparse.SUPPRESS)  # child mode: run one job
     p.add_argument("--job-args", help=argparse.SUPPRESS)
     p.add_argument("--job-result", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    defaults = {"max_passes": (100, 30), "pegasos_passes": (20, 10), "sgd_epochs": (5, 3), "vw_passes": (10, 5),
-                "time_limit": (1200.0, 120.0)}  # fmt: skip
+    defaults = {
+        "max_passes": (100, 30),
+        "pegasos_passes": (20, 10),
+        "sgd_epochs": (5, 3),
+        "vw_passes": (10, 5),
+        "time_limit": (1200.0, 120.0),
+    }
     for name, (full, quick) in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
@@ -174,8 +200,16 @@ def run_job(kind: str, job_args: dict, log: Path, timeout: float | None = None) 
     """
     result_path = log.with_suffix(".result.json")
     result_path.unlink(missing_ok=True)
-    command = [sys.executable, __file__, "--job", kind, "--job-args", json.dumps(job_args, default=str),
-               "--job-result", str(result_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--job",
+        kind,
+        "--job-args",
+        json.dumps(job_args, default=str),
+        "--job-result",
+        str(result_path),
+    ]
     start = time.perf_counter()
     with open(log, "w") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
@@ -308,8 +342,12 @@ def warm_up_blocksvm(work: Path, params: dict | None) -> None:
     write_libsvm(text, SyntheticSpec(rows=4000, features=2000, nnz=20, seed=3), progress=False)
     convert(text, store, block_rows=1000, zero_based=False, overwrite=True, progress=False)
     if params is not None:
-        train(store, **{**params, "max_outer": 2, "tol": 0.0, "eval_every": 1, "time_limit": None},
-              verbose=0, progress=False)  # fmt: skip
+        train(
+            store,
+            **{**params, "max_outer": 2, "tol": 0.0, "eval_every": 1, "time_limit": None},
+            verbose=0,
+            progress=False,
+        )
     text.unlink()
     shutil.rmtree(store)
 
@@ -324,12 +362,24 @@ def job_convert(train: str, store: str, block_mb: float, min_blocks: int, work: 
     seconds = time.perf_counter() - start
     if summary.blocks < min_blocks:
         start = time.perf_counter()
-        summary = convert(train, store, block_rows=math.ceil(summary.rows / min_blocks), zero_based=False,
-                          overwrite=True, progress=False)  # fmt: skip
+        summary = convert(
+            train,
+            store,
+            block_rows=math.ceil(summary.rows / min_blocks),
+            zero_based=False,
+            overwrite=True,
+            progress=False,
+        )
         seconds = time.perf_counter() - start
     store_bytes = sum(f.stat().st_size for f in Path(store).rglob("*") if f.is_file())
-    return {"seconds": seconds, "rows": summary.rows, "nnz": summary.nnz, "blocks": summary.blocks,
-            "store_mb": store_bytes / 1e6, "text_mb": summary.text_bytes / 1e6}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "rows": summary.rows,
+        "nnz": summary.nnz,
+        "blocks": summary.blocks,
+        "store_mb": store_bytes / 1e6,
+        "text_mb": summary.text_bytes / 1e6,
+    }
 
 
 def job_blocksvm(store: str, params: dict, weights: str, n_features: int, work: str) -> dict:
@@ -352,8 +402,20 @@ def text_chunks(path: str, chunk_bytes: int):
     return [(start, min(chunk_bytes, size - start)) for start in range(0, size, chunk_bytes)]
 
 
-def job_sgd(train: str, n_features: int, rows: int, C: float, loss: str, epochs: int, chunk_mb: float,
-            learning_rate: str, eta0: float | None, weights: str, time_limit: float, work: str) -> dict:  # fmt: skip
+def job_sgd(
+    train: str,
+    n_features: int,
+    rows: int,
+    C: float,
+    loss: str,
+    epochs: int,
+    chunk_mb: float,
+    learning_rate: str,
+    eta0: float | None,
+    weights: str,
+    time_limit: float,
+    work: str,
+) -> dict:
     """SGDClassifier.partial_fit over the text, chunk by chunk; weights after every epoch."""
     import numpy as np
     import scipy.sparse as sp
@@ -377,8 +439,15 @@ def job_sgd(train: str, n_features: int, rows: int, C: float, loss: str, epochs:
             X = sp.hstack([X, np.ones((X.shape[0], 1))], format="csr")  # the bias, regularized as LIBLINEAR's
             if clf is None:  # a step that suits the rows' scale: squared hinge's gradient grows with ||x||^2
                 eta0 = eta0 or 0.1 / float(X.multiply(X).sum() / X.shape[0])
-                clf = SGDClassifier(loss=loss.replace("-", "_"), penalty="l2", alpha=1.0 / (rows * C),
-                                    fit_intercept=False, learning_rate=learning_rate, eta0=eta0, random_state=0)
+                clf = SGDClassifier(
+                    loss=loss.replace("-", "_"),
+                    penalty="l2",
+                    alpha=1.0 / (rows * C),
+                    fit_intercept=False,
+                    learning_rate=learning_rate,
+                    eta0=eta0,
+                    random_state=0,
+                )
             clf.partial_fit(X, y, classes=classes)
         elapsed += time.perf_counter() - start
         epoch_seconds.append(elapsed)
@@ -402,9 +471,13 @@ def job_kernel(cache: str, n_features: int, C: float, loss: str, repeat: int, fu
     bench_epoch.kernel_call(data, np.zeros(n_features + 1), np.zeros(len(data.y)), 0, C, 1, -1.0, 0)  # compile
     options = argparse.Namespace(C=C, repeat=repeat, full_passes=full_passes, seed=0)
     r = bench_epoch.measure(data, loss, 0.1, options)
-    return {"liblinear_per_iter": r["ll_per_iter"], "liblinear_iters": r["ll"]["iters"],
-            "full_per_pass": r["full_per_pass"], "multi_per_pass": r["multi_per_pass"],
-            "multi_passes": r["multi"]["passes"]}  # fmt: skip
+    return {
+        "liblinear_per_iter": r["ll_per_iter"],
+        "liblinear_iters": r["ll"]["iters"],
+        "full_per_pass": r["full_per_pass"],
+        "multi_per_pass": r["multi_per_pass"],
+        "multi_passes": r["multi"]["passes"],
+    }
 
 
 def job_vw_convert(train: str, output: str) -> dict:
@@ -435,9 +508,26 @@ def job_vw(data: str, n_features: int, rows: int, C: float, loss: str, passes: i
 
     bits = max(18, (n_features + 1).bit_length())
     readable = weights + ".readable.txt"
-    arguments = ["-d", data, "--cache_file", data + ".cache", "-k", "--passes", str(passes), "--holdout_off",
-                 "--noconstant", "-b", str(bits), "--loss_function", loss, "--l2", repr(1.0 / (rows * C)),
-                 "--readable_model", readable, "--quiet"]  # fmt: skip
+    arguments = [
+        "-d",
+        data,
+        "--cache_file",
+        data + ".cache",
+        "-k",
+        "--passes",
+        str(passes),
+        "--holdout_off",
+        "--noconstant",
+        "-b",
+        str(bits),
+        "--loss_function",
+        loss,
+        "--l2",
+        repr(1.0 / (rows * C)),
+        "--readable_model",
+        readable,
+        "--quiet",
+    ]
     start = time.perf_counter()
     workspace = Workspace(arg_list=arguments)  # runs every pass
     seconds = time.perf_counter() - start
@@ -476,9 +566,19 @@ def job_evaluate(cache: str, n_features: int, has_test: bool, C: float, loss: st
     return out
 
 
-JOBS = {"generate": job_generate, "load-sklearn": job_load_sklearn, "load-liblinear": job_load_liblinear,
-        "liblinear": job_liblinear, "kernel": job_kernel, "convert": job_convert, "blocksvm": job_blocksvm,
-        "sgd": job_sgd, "vw-convert": job_vw_convert, "vw": job_vw, "evaluate": job_evaluate}  # fmt: skip
+JOBS = {
+    "generate": job_generate,
+    "load-sklearn": job_load_sklearn,
+    "load-liblinear": job_load_liblinear,
+    "liblinear": job_liblinear,
+    "kernel": job_kernel,
+    "convert": job_convert,
+    "blocksvm": job_blocksvm,
+    "sgd": job_sgd,
+    "vw-convert": job_vw_convert,
+    "vw": job_vw,
+    "evaluate": job_evaluate,
+}
 
 
 # ---- one data set -----------------------------------------------------------------------------
@@ -496,8 +596,17 @@ def data_sets(args: argparse.Namespace) -> list[DataSet]:
                 print(f"({name}: {args.data_dir / train} not found, skipped)", file=sys.stderr)
                 continue
             note = "" if test else "no test file: training accuracy"
-            out.append(DataSet(name, args.data_dir / train, test and args.data_dir / test, n_features, work,
-                               data_dir / f"{name}.npy", note=note))  # fmt: skip
+            out.append(
+                DataSet(
+                    name,
+                    args.data_dir / train,
+                    test and args.data_dir / test,
+                    n_features,
+                    work,
+                    data_dir / f"{name}.npy",
+                    note=note,
+                )
+            )
         elif name in GENERATED:
             rows, test_rows, features, nnz, seed = (QUICK_SIZES if args.quick else GENERATED)[name]
             stem = f"{name}-r{rows}-t{test_rows}-f{features}-k{nnz}-s{seed}"
@@ -505,9 +614,19 @@ def data_sets(args: argparse.Namespace) -> list[DataSet]:
             if not (train.exists() and test.exists()):
                 print(f"generating {train.name} and {test.name} ...", file=sys.stderr)
                 work.mkdir(parents=True, exist_ok=True)
-                result = run_job("generate", {"train": str(train), "test": str(test), "rows": rows,
-                                              "test_rows": test_rows, "features": features, "nnz": nnz,
-                                              "seed": seed}, work / "generate.log")  # fmt: skip
+                result = run_job(
+                    "generate",
+                    {
+                        "train": str(train),
+                        "test": str(test),
+                        "rows": rows,
+                        "test_rows": test_rows,
+                        "features": features,
+                        "nnz": nnz,
+                        "seed": seed,
+                    },
+                    work / "generate.log",
+                )
                 if "error" in result:
                     continue
             out.append(DataSet(name, train, test, features, work, data_dir / f"{stem}.npy"))
@@ -539,8 +658,15 @@ def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
         return runs[key]
 
     limit = args.time_limit * 1.5 + 600  # a job is killed only when far past its own time limit
-    loaded = job("load sklearn", "load-sklearn", train=str(ds.train), test=ds.test and str(ds.test),
-                 n_features=ds.n_features, cache=str(ds.cache), work=str(ds.work))  # fmt: skip
+    loaded = job(
+        "load sklearn",
+        "load-sklearn",
+        train=str(ds.train),
+        test=ds.test and str(ds.test),
+        n_features=ds.n_features,
+        cache=str(ds.cache),
+        work=str(ds.work),
+    )
     if "error" in loaded:
         return runs
     rows = loaded["rows"]
@@ -548,45 +674,123 @@ def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
     liblinear_s = 3 if args.loss == "hinge" else 1
     weights = ds.work / "weights"
     fstar_s = 3 if args.loss == "hinge" else 2
-    job("fstar", "liblinear", limit, cache=str(ds.cache), n_features=ds.n_features,
-        options=f"-s {fstar_s} -c {args.C} -B 1 -e {args.fstar_eps}", weights=str(weights / "fstar.npz"))
+    job(
+        "fstar",
+        "liblinear",
+        limit,
+        cache=str(ds.cache),
+        n_features=ds.n_features,
+        options=f"-s {fstar_s} -c {args.C} -B 1 -e {args.fstar_eps}",
+        weights=str(weights / "fstar.npz"),
+    )
     if "kernel" not in skip:
         big = loaded["nnz"] > 20_000_000
-        job("kernel", "kernel", limit, cache=str(ds.cache), n_features=ds.n_features, C=args.C, loss=args.loss,
-            repeat=1 if big else 3, full_passes=3 if big else 20)
+        job(
+            "kernel",
+            "kernel",
+            limit,
+            cache=str(ds.cache),
+            n_features=ds.n_features,
+            C=args.C,
+            loss=args.loss,
+            repeat=1 if big else 3,
+            full_passes=3 if big else 20,
+        )
     store = ds.work / "train.bsvm"
-    job("convert", "convert", limit, train=str(ds.train), store=str(store), block_mb=args.block_mb,
-        min_blocks=args.min_blocks, work=str(ds.work))  # fmt: skip
+    job(
+        "convert",
+        "convert",
+        limit,
+        train=str(ds.train),
+        store=str(store),
+        block_mb=args.block_mb,
+        min_blocks=args.min_blocks,
+        work=str(ds.work),
+    )
     for name, variant in BLOCKSVM_VARIANTS.items():
         if SHORT[name] in skip or "error" in runs["convert"]:
             continue
         pegasos = variant["solver"] == "pegasos"
-        params = {"C": args.C, "loss": args.loss, "bias": 1.0, "eval_every": 1, **variant,
-                  "tol": 0.0 if pegasos else STOP_GAP,
-                  "max_outer": args.pegasos_passes if pegasos else args.max_passes,
-                  "time_limit": args.time_limit}  # fmt: skip
+        params = {
+            "C": args.C,
+            "loss": args.loss,
+            "bias": 1.0,
+            "eval_every": 1,
+            **variant,
+            "tol": 0.0 if pegasos else STOP_GAP,
+            "max_outer": args.pegasos_passes if pegasos else args.max_passes,
+            "time_limit": args.time_limit,
+        }
         if variant.get("working_set") == "cache" and args.cache_mb:
             params["cache_mb"] = args.cache_mb
-        job(name, "blocksvm", limit, store=str(store), params=params, n_features=ds.n_features,
-            weights=str(weights / f"{SHORT[name]}.npz"), work=str(ds.work))  # fmt: skip
+        job(
+            name,
+            "blocksvm",
+            limit,
+            store=str(store),
+            params=params,
+            n_features=ds.n_features,
+            weights=str(weights / f"{SHORT[name]}.npz"),
+            work=str(ds.work),
+        )
     if "liblinear" not in skip:
         for eps in args.liblinear_eps.split(","):
-            job(f"liblinear -e {eps}", "liblinear", limit, cache=str(ds.cache), n_features=ds.n_features,
-                options=f"-s {liblinear_s} -c {args.C} -B 1 -e {eps}", weights=str(weights / f"liblinear-e{eps}.npz"))
+            job(
+                f"liblinear -e {eps}",
+                "liblinear",
+                limit,
+                cache=str(ds.cache),
+                n_features=ds.n_features,
+                options=f"-s {liblinear_s} -c {args.C} -B 1 -e {eps}",
+                weights=str(weights / f"liblinear-e{eps}.npz"),
+            )
     if "sgd" not in skip:
-        job("sgd", "sgd", limit, train=str(ds.train), n_features=ds.n_features, rows=rows, C=args.C, loss=args.loss,
-            epochs=args.sgd_epochs, chunk_mb=args.sgd_chunk_mb, learning_rate=args.sgd_learning_rate,
-            eta0=args.sgd_eta0, weights=str(weights / "sgd"), time_limit=args.time_limit, work=str(ds.work))
+        job(
+            "sgd",
+            "sgd",
+            limit,
+            train=str(ds.train),
+            n_features=ds.n_features,
+            rows=rows,
+            C=args.C,
+            loss=args.loss,
+            epochs=args.sgd_epochs,
+            chunk_mb=args.sgd_chunk_mb,
+            learning_rate=args.sgd_learning_rate,
+            eta0=args.sgd_eta0,
+            weights=str(weights / "sgd"),
+            time_limit=args.time_limit,
+            work=str(ds.work),
+        )
     if "vw" not in skip:
         vw_text = ds.work / "train.vw"
         if "error" not in job("vw convert", "vw-convert", limit, train=str(ds.train), output=str(vw_text)):
-            job("vw", "vw", limit, data=str(vw_text), n_features=ds.n_features, rows=rows, C=args.C,
-                loss=args.vw_loss, passes=args.vw_passes, weights=str(weights / "vw.npz"))
+            job(
+                "vw",
+                "vw",
+                limit,
+                data=str(vw_text),
+                n_features=ds.n_features,
+                rows=rows,
+                C=args.C,
+                loss=args.vw_loss,
+                passes=args.vw_passes,
+                weights=str(weights / "vw.npz"),
+            )
             vw_text.unlink(missing_ok=True)
     files = sorted(str(p) for p in weights.glob("*.npz"))
-    runs["evaluate"] = run_job("evaluate", {"cache": str(ds.cache), "n_features": ds.n_features,
-                                            "has_test": ds.test is not None, "C": args.C, "loss": args.loss,
-                                            "weights": files}, ds.work / "evaluate.log")  # fmt: skip
+    runs["evaluate"] = run_job(
+        "evaluate",
+        {
+            "cache": str(ds.cache),
+            "n_features": ds.n_features,
+            "has_test": ds.test is not None,
+            "C": args.C,
+            "loss": args.loss,
+            "weights": files,
+        },
+        ds.work / "evaluate.log",
+    )
     return runs
 
 
@@ -623,11 +827,25 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
 
     # one-time steps
     conv = runs.get("convert", {})
-    add(Row(ds.name, "blocksvm convert", load=conv.get("seconds"),
-            note=f"{conv['blocks']} blocks, {conv['store_mb']:,.0f} MB on disk" if "blocks" in conv else ""), conv)
+    add(
+        Row(
+            ds.name,
+            "blocksvm convert",
+            load=conv.get("seconds"),
+            note=f"{conv['blocks']} blocks, {conv['store_mb']:,.0f} MB on disk" if "blocks" in conv else "",
+        ),
+        conv,
+    )
     ll_load = runs.get("load liblinear", {})
-    add(Row(ds.name, "LIBLINEAR svm_read_problem", load=None if "failed" in ll_load else ll_load.get("seconds"),
-            note=f"fails: {ll_load['failed']}" if "failed" in ll_load else ""), ll_load)
+    add(
+        Row(
+            ds.name,
+            "LIBLINEAR svm_read_problem",
+            load=None if "failed" in ll_load else ll_load.get("seconds"),
+            note=f"fails: {ll_load['failed']}" if "failed" in ll_load else "",
+        ),
+        ll_load,
+    )
     sk = runs["load sklearn"]
     add(Row(ds.name, "scikit-learn load_svmlight_file", load=sk.get("seconds")), sk)
     if "vw convert" in runs:
@@ -635,9 +853,18 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
         add(Row(ds.name, "VW text conversion (Python)", load=vc.get("seconds")), vc)
     fs = runs["fstar"]
     fstar_s = 3 if args.loss == "hinge" else 2
-    add(Row(ds.name, f"f*: LIBLINEAR -s {fstar_s} -e {args.fstar_eps:g}", load=fs.get("setup_seconds"),
-            train=fs.get("seconds"), passes=liblinear_iterations(fs), rel=rel(fstar_run["primal"]),
-            accuracy=fstar_run["accuracy"]), fs)  # fmt: skip
+    add(
+        Row(
+            ds.name,
+            f"f*: LIBLINEAR -s {fstar_s} -e {args.fstar_eps:g}",
+            load=fs.get("setup_seconds"),
+            train=fs.get("seconds"),
+            passes=liblinear_iterations(fs),
+            rel=rel(fstar_run["primal"]),
+            accuracy=fstar_run["accuracy"],
+        ),
+        fs,
+    )
     reached(rows[-1], fs.get("seconds", 0.0), fstar_run["primal"])
 
     # blocksvm
@@ -678,8 +905,14 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
             continue
         eps = key.split()[-1]
         found = objective(f"liblinear-e{eps}")
-        row = Row(ds.name, f"LIBLINEAR -s {ll_s} -e {eps}", load=run.get("setup_seconds"), train=run.get("seconds"),
-                  passes=liblinear_iterations(run), note="load column: problem() setup")  # fmt: skip
+        row = Row(
+            ds.name,
+            f"LIBLINEAR -s {ll_s} -e {eps}",
+            load=run.get("setup_seconds"),
+            train=run.get("seconds"),
+            passes=liblinear_iterations(run),
+            note="load column: problem() setup",
+        )
         if found:
             row.rel, row.accuracy = rel(found["primal"]), found["accuracy"]
             reached(row, run["seconds"], found["primal"])
@@ -688,9 +921,11 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
     # streaming peers
     if "sgd" in runs:
         run = runs["sgd"]
-        row = Row(ds.name, f"sklearn SGDClassifier.partial_fit ({args.loss.replace('-', '_')}, "
-                  f"{args.sgd_learning_rate})",
-                  note="times include parsing each chunk, every epoch")  # fmt: skip
+        row = Row(
+            ds.name,
+            f"sklearn SGDClassifier.partial_fit ({args.loss.replace('-', '_')}, {args.sgd_learning_rate})",
+            note="times include parsing each chunk, every epoch",
+        )
         for epoch, seconds in enumerate(run.get("epoch_seconds", []), 1):
             found = objective(f"sgd-epoch{epoch}")
             if found:
@@ -700,8 +935,13 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
     if "vw" in runs:
         run = runs["vw"]
         found = objective("vw")
-        row = Row(ds.name, f"Vowpal Wabbit ({args.vw_loss} loss)", train=run.get("seconds"), passes=args.vw_passes,
-                  note="only the final model is evaluated")  # fmt: skip
+        row = Row(
+            ds.name,
+            f"Vowpal Wabbit ({args.vw_loss} loss)",
+            train=run.get("seconds"),
+            passes=args.vw_passes,
+            note="only the final model is evaluated",
+        )
         if found:
             row.rel, row.accuracy = rel(found["primal"]), found["accuracy"]
             reached(row, run["seconds"], found["primal"])
@@ -730,9 +970,14 @@ def overlap(history: list) -> dict | None:
     reads = [r["read_seconds"] for r in history[1:]] or [0]
     computes = [r["compute_seconds"] for r in history[1:]] or [0]
     waits = [r["wait_seconds"] for r in history[1:]] or [0]
-    return {"median": statistics.median(values), "max": max(values), "passes": len(values),
-            "read_s": statistics.median(reads), "compute_s": statistics.median(computes),
-            "wait_s": statistics.median(waits)}  # fmt: skip
+    return {
+        "median": statistics.median(values),
+        "max": max(values),
+        "passes": len(values),
+        "read_s": statistics.median(reads),
+        "compute_s": statistics.median(computes),
+        "wait_s": statistics.median(waits),
+    }
 
 
 def ratios(rows: list[Row], runs: dict) -> dict:
@@ -741,10 +986,16 @@ def ratios(rows: list[Row], runs: dict) -> dict:
     out = {}
     kernel = runs.get("kernel", {})
     if "full_per_pass" in kernel:
-        out["kernel"] = {**kernel, "full_ratio": kernel["full_per_pass"] / kernel["liblinear_per_iter"],
-                         "multi_ratio": kernel["multi_per_pass"] / kernel["liblinear_per_iter"]}  # fmt: skip
-    loads = [r.load for r in rows if r.method in ("LIBLINEAR svm_read_problem", "scikit-learn load_svmlight_file")
-             and r.load is not None]  # fmt: skip
+        out["kernel"] = {
+            **kernel,
+            "full_ratio": kernel["full_per_pass"] / kernel["liblinear_per_iter"],
+            "multi_ratio": kernel["multi_per_pass"] / kernel["liblinear_per_iter"],
+        }
+    loads = [
+        r.load
+        for r in rows
+        if r.method in ("LIBLINEAR svm_read_problem", "scikit-learn load_svmlight_file") and r.load is not None
+    ]
     reaching = [r for r in rows if r.method.startswith("LIBLINEAR -s") and 1e-3 in r.to_target]
     for variant in TIMED_VARIANTS:
         ours = by.get(variant)
@@ -754,13 +1005,20 @@ def ratios(rows: list[Row], runs: dict) -> dict:
         liblinear = min(loads) + (best.load or 0) + best.train
         convert = by["blocksvm convert"].load or 0
         out.setdefault("time_to_1e-3", {})[variant] = {
-            "blocksvm": ours.to_target[1e-3], "convert": convert, "liblinear_load": min(loads),
-            "liblinear_setup": best.load, "liblinear_train": best.train, "liblinear_run": best.method,
+            "blocksvm": ours.to_target[1e-3],
+            "convert": convert,
+            "liblinear_load": min(loads),
+            "liblinear_setup": best.load,
+            "liblinear_train": best.train,
+            "liblinear_run": best.method,
             "ratio": ours.to_target[1e-3] / liblinear,
             "ratio_with_convert": (ours.to_target[1e-3] + convert) / liblinear,
-        }  # fmt: skip
-    out["loads_to_1e-3"] = {m: by[m].loads_1e3 for m, options in BLOCKSVM_VARIANTS.items()
-                            if m in by and options["solver"] == "dual-cd" and "workers" not in options}  # fmt: skip
+        }
+    out["loads_to_1e-3"] = {
+        m: by[m].loads_1e3
+        for m, options in BLOCKSVM_VARIANTS.items()
+        if m in by and options["solver"] == "dual-cd" and "workers" not in options
+    }
     return out
 
 
@@ -774,18 +1032,29 @@ def fmt_seconds(x: float | None) -> str:
 
 
 def table(rows: list[Row]) -> str:
-    head = ("| set | method | load/convert s | train s | passes | rel. objective | "
-            + " | ".join(f"s to {t:.0e}" for t in TARGETS)
-            + " | block loads to 1e-3 | test acc. | peak RSS MB | note |")  # fmt: skip
+    head = (
+        "| set | method | load/convert s | train s | passes | rel. objective | "
+        + " | ".join(f"s to {t:.0e}" for t in TARGETS)
+        + " | block loads to 1e-3 | test acc. | peak RSS MB | note |"
+    )
     lines = [head, "|" + "---|" * 2 + "---:|" * (4 + len(TARGETS) + 3) + "---|"]
     for r in rows:
-        cells = [r.set, r.method, fmt_seconds(r.load), fmt_seconds(r.train), "" if r.passes is None else str(r.passes),
-                 "" if r.rel is None else f"{r.rel:.1e}"]  # fmt: skip
+        cells = [
+            r.set,
+            r.method,
+            fmt_seconds(r.load),
+            fmt_seconds(r.train),
+            "" if r.passes is None else str(r.passes),
+            "" if r.rel is None else f"{r.rel:.1e}",
+        ]
         for t in TARGETS:
             cells.append(fmt_seconds(r.to_target[t]) if t in r.to_target else ("—" if r.rel is not None else ""))
-        cells += ["" if r.loads_1e3 is None else str(r.loads_1e3),
-                  "" if r.accuracy is None else f"{100 * r.accuracy:.2f}%",
-                  "" if r.rss_mb is None else f"{r.rss_mb:,.0f}", r.note.replace("|", "/")]  # fmt: skip
+        cells += [
+            "" if r.loads_1e3 is None else str(r.loads_1e3),
+            "" if r.accuracy is None else f"{100 * r.accuracy:.2f}%",
+            "" if r.rss_mb is None else f"{r.rss_mb:,.0f}",
+            r.note.replace("|", "/"),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -796,25 +1065,31 @@ def notes(name: str, info: dict) -> list[str]:
     if fs is None:
         return [f"- **{name}**: no results"]
     diff = (info["fstar_liblinear"] - fs) / fs
-    out.append(f"- **{name}** ({info['rows']:,} training rows): f* = {fs:.10g}"
-               + (f" (LIBLINEAR's long run is {diff:.1e} above it)" if diff > 0 else " (the long LIBLINEAR run)"))
+    out.append(
+        f"- **{name}** ({info['rows']:,} training rows): f* = {fs:.10g}"
+        + (f" (LIBLINEAR's long run is {diff:.1e} above it)" if diff > 0 else " (the long LIBLINEAR run)")
+    )
     r = info.get("ratios", {})
     k = r.get("kernel")
     if k:
-        out.append(f"  - kernel (in memory, one thread): a dual-CD pass {k['full_per_pass']:.3f} s, "
-                   f"{k['multi_per_pass']:.3f} s a pass with shrinking ({k['multi_passes']} passes to -e 0.1), "
-                   f"LIBLINEAR {k['liblinear_per_iter']:.3f} s an iteration ({k['liblinear_iters']} iterations): "
-                   f"**{k['full_ratio']:.2f}x** full pass, **{k['multi_ratio']:.2f}x** with shrinking "
-                   "(target <= 1.0)")  # fmt: skip
+        out.append(
+            f"  - kernel (in memory, one thread): a dual-CD pass {k['full_per_pass']:.3f} s, "
+            f"{k['multi_per_pass']:.3f} s a pass with shrinking ({k['multi_passes']} passes to -e 0.1), "
+            f"LIBLINEAR {k['liblinear_per_iter']:.3f} s an iteration ({k['liblinear_iters']} iterations): "
+            f"**{k['full_ratio']:.2f}x** full pass, **{k['multi_ratio']:.2f}x** with shrinking "
+            "(target <= 1.0)"
+        )
     for variant, t in (r.get("time_to_1e-3") or {}).items():
         issue5 = variant == DEFAULT_VARIANT  # issue 5's targets; the 2-worker run has none of its own
-        out.append(f"  - time to 1e-3: {variant} {t['blocksvm']:.2f} s vs LIBLINEAR load + train "
-                   f"{t['liblinear_load'] + (t['liblinear_setup'] or 0) + t['liblinear_train']:.2f} s "
-                   f"(fastest reader {t['liblinear_load']:.2f} s + problem() {t['liblinear_setup'] or 0:.2f} s + "
-                   f"{t['liblinear_run']} {t['liblinear_train']:.2f} s): **{t['ratio']:.2f}x**"
-                   + (" (target <= 0.5); " if issue5 else "; ")
-                   + f"with blocksvm's conversion ({t['convert']:.2f} s): **{t['ratio_with_convert']:.2f}x**"
-                   + (" (target <= 1.0)" if issue5 else ""))  # fmt: skip
+        out.append(
+            f"  - time to 1e-3: {variant} {t['blocksvm']:.2f} s vs LIBLINEAR load + train "
+            f"{t['liblinear_load'] + (t['liblinear_setup'] or 0) + t['liblinear_train']:.2f} s "
+            f"(fastest reader {t['liblinear_load']:.2f} s + problem() {t['liblinear_setup'] or 0:.2f} s + "
+            f"{t['liblinear_run']} {t['liblinear_train']:.2f} s): **{t['ratio']:.2f}x**"
+            + (" (target <= 0.5); " if issue5 else "; ")
+            + f"with blocksvm's conversion ({t['convert']:.2f} s): **{t['ratio_with_convert']:.2f}x**"
+            + (" (target <= 1.0)" if issue5 else "")
+        )
     if not r.get("time_to_1e-3"):
         out.append("  - time to 1e-3: not comparable (blocksvm or no LIBLINEAR -e run reached 1e-3)")
     loads = r.get("loads_to_1e-3", {})
@@ -829,9 +1104,11 @@ def notes(name: str, info: dict) -> list[str]:
         out.append(line)
     for m, o in (info.get("overlap") or {}).items():
         if o:
-            out.append(f"  - {m}: pass / max(read, compute) median **{o['median']:.2f}**, max {o['max']:.2f} "
-                       f"over {o['passes']} passes (target <= 1.15); per pass: read {o['read_s']:.2f} s, "
-                       f"compute {o['compute_s']:.2f} s, wait {o['wait_s']:.2f} s")  # fmt: skip
+            out.append(
+                f"  - {m}: pass / max(read, compute) median **{o['median']:.2f}**, max {o['max']:.2f} "
+                f"over {o['passes']} passes (target <= 1.15); per pass: read {o['read_s']:.2f} s, "
+                f"compute {o['compute_s']:.2f} s, wait {o['wait_s']:.2f} s"
+            )
     for m, d in (info.get("own_vs_evaluated") or {}).items():
         if abs(d) > 1e-6:
             out.append(f"  - warning: {m} reports a final objective {d:+.1e} (relative) off the one computed here")
@@ -858,8 +1135,10 @@ def machine() -> str:
         except Exception:  # noqa: BLE001
             pass
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{platform.node()}: {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python "
-            f"{platform.python_version()}, {'; '.join(versions)}; load average at start {load}")
+    return (
+        f"{platform.node()}: {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python "
+        f"{platform.python_version()}, {'; '.join(versions)}; load average at start {load}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -877,23 +1156,48 @@ def main(argv: list[str] | None = None) -> int:
         if ds.note:
             rows[0].note = (rows[0].note + "; " if rows[0].note else "") + ds.note
         all_rows += rows
-        infos[ds.name] = {"info": info, "runs": runs, "data": {**asdict(ds), "train": str(ds.train),
-                          "test": ds.test and str(ds.test), "work": str(ds.work), "cache": str(ds.cache)}}  # fmt: skip
+        infos[ds.name] = {
+            "info": info,
+            "runs": runs,
+            "data": {
+                **asdict(ds),
+                "train": str(ds.train),
+                "test": ds.test and str(ds.test),
+                "work": str(ds.work),
+                "cache": str(ds.cache),
+            },
+        }
     if not all_rows:
         return 1
     command = "python tools/bench_peers.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    text = [f"`{command.strip()}` — {header}; {(time.time() - started) / 60:.0f} min", "",
-            f"C = {args.C:g}, {args.loss} loss, bias 1 (regularized) everywhere; rel. objective = (P - f*) / f*; "
-            "times in seconds, blocksvm's without its evaluation passes; page-cached files.", "", table(all_rows), ""]
+    text = [
+        f"`{command.strip()}` — {header}; {(time.time() - started) / 60:.0f} min",
+        "",
+        f"C = {args.C:g}, {args.loss} loss, bias 1 (regularized) everywhere; rel. objective = (P - f*) / f*; "
+        "times in seconds, blocksvm's without its evaluation passes; page-cached files.",
+        "",
+        table(all_rows),
+        "",
+    ]
     for name, entry in infos.items():
         text += notes(name, entry["info"])
     report = "\n".join(text)
     print(report)
     stem = "peers-" + "-".join(infos) + ("-quick" if args.quick else "")
     (args.out / f"{stem}.md").write_text(report + "\n")
-    (args.out / f"{stem}.json").write_text(json.dumps({"command": command, "machine": header, "args": vars(args),
-                                                       "rows": [asdict(r) for r in all_rows], "sets": infos},
-                                                      default=str, indent=1))  # fmt: skip
+    (args.out / f"{stem}.json").write_text(
+        json.dumps(
+            {
+                "command": command,
+                "machine": header,
+                "args": vars(args),
+                "rows": [asdict(r) for r in all_rows],
+                "sets": infos,
+            },
+            default=str,
+            indent=1,
+        )
+    )
     print(f"\nwritten: {args.out / (stem + '.md')}, {args.out / (stem + '.json')}", file=sys.stderr)
     return 0
 

@@ -42,8 +42,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--nnz", type=int, default=40, help="mean entries per row")
     p.add_argument("--outer", type=int, default=2, help="outer iterations of each training run")
     p.add_argument("--loss", default="hinge", choices=["hinge", "squared-hinge"])
-    p.add_argument("--out-dir", type=Path, default=REPO / "bench-out" / "train-memory",
-                   help="where the stores go (default: bench-out/, git-ignored)")  # fmt: skip
+    p.add_argument(
+        "--out-dir",
+        type=Path,
+        default=REPO / "bench-out" / "train-memory",
+        help="where the stores go (default: bench-out/, git-ignored)",
+    )
     p.add_argument("--remove", action="store_true", help="delete the stores afterwards")
     p.add_argument("--train-one", type=Path, help=argparse.SUPPRESS)  # child mode
     return p.parse_args(argv)
@@ -76,17 +80,20 @@ def train_one(store: Path, args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     result = train(s, loss=args.loss, max_outer=args.outer, tol=0, verbose=0, progress=False)
     return {
-        "rows": s.n_rows, "blocks": s.n_blocks, "features": s.n_features, "nnz": s.nnz,
+        "rows": s.n_rows,
+        "blocks": s.n_blocks,
+        "features": s.n_features,
+        "nnz": s.nnz,
         "block_mb": max(b["rows"] * 24 + b["nnz"] * (4 + s.dtype.itemsize) for b in s.blocks) / 1e6,
-        "problems": len(result.model.coef), "outer": len(result.history),
+        "problems": len(result.model.coef),
+        "outer": len(result.history),
         "seconds": time.perf_counter() - start,
-    }  # fmt: skip
+    }
 
 
 def measure(store: Path, args: argparse.Namespace) -> dict:
     """Run a child on ``store``; its facts and peak RSS in MiB."""
-    command = [sys.executable, __file__, "--train-one", str(store), "--outer", str(args.outer),
-               "--loss", args.loss]  # fmt: skip
+    command = [sys.executable, __file__, "--train-one", str(store), "--outer", str(args.outer), "--loss", args.loss]
     out, err = args.out_dir / "child.out", args.out_dir / "child.err"
     if os.path.exists(TIME):
         timing = args.out_dir / "time.txt"
@@ -117,8 +124,10 @@ def report(small: dict, large: dict, args: argparse.Namespace) -> tuple[str, boo
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, r, a in (("S", small, alpha_mb[0]), (f"{args.factor}S", large, alpha_mb[1])):
-        lines.append(f"| {name} | {r['rows']:,} | {r['blocks']} | {r['block_mb']:.1f} MB | {r['nnz']:,} "
-                     f"| {r['seconds']:.1f} | {a:.1f} MiB | {r['peak_mb']:.1f} MiB |")  # fmt: skip
+        lines.append(
+            f"| {name} | {r['rows']:,} | {r['blocks']} | {r['block_mb']:.1f} MB | {r['nnz']:,} "
+            f"| {r['seconds']:.1f} | {a:.1f} MiB | {r['peak_mb']:.1f} MiB |"
+        )
     ok = large["peak_mb"] <= bound
     lines += [
         "",

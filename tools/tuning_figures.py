@@ -75,14 +75,31 @@ def section_blocks(d: dict) -> None:
         blocks = -(-32561 // block_rows)
         rows.append([block_rows, blocks, r["outer_iterations"], f"{r['seconds']:.1f}", gap(r["gap"])])
     table(["--block-size", "blocks", "passes", "seconds", "final gap"], rows)
-    print("### Block size and peak memory (generated: 400,000 rows, 100,000 features, ~40 nonzeros a row; "
-          "2 passes)\n")  # fmt: skip
+    print("### Block size and peak memory (generated: 400,000 rows, 100,000 features, ~40 nonzeros a row; 2 passes)\n")
     rows = []
     for block_rows in (10_000, 50_000, 200_000):
         store = d["out"] / f"gen-{block_rows}.bsvm"
-        subprocess.run([sys.executable, "-m", "blocksvm.cli", "generate", str(store), "--rows", "400000",
-                        "--features", "100000", "--nnz", "40", "--store", "--block-size", str(block_rows),
-                        "--overwrite", "-q"], check=True)  # fmt: skip
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "blocksvm.cli",
+                "generate",
+                str(store),
+                "--rows",
+                "400000",
+                "--features",
+                "100000",
+                "--nnz",
+                "40",
+                "--store",
+                "--block-size",
+                str(block_rows),
+                "--overwrite",
+                "-q",
+            ],
+            check=True,
+        )
         block_mb = (block_rows * 24 + block_rows * 40 * 8) / 1e6
         r = train(store, d["out"] / "m.h5", "-C", "1", "--max-outer", "2", "--tol", "0")
         rows.append([block_rows, f"{block_mb:.0f}", f"{r['rss']:.0f}", f"{r['seconds'] / 2:.1f}"])
@@ -95,22 +112,26 @@ def section_solver(d: dict) -> None:
     rows = []
     common = ["-C", "1", "--loss", "hinge"]
     optimum = train(d["store"], d["out"] / "m.h5", *common, "--tol", "1e-4", "--max-outer", "300")["primal"]
-    runs = [("dual-cd", ["--tol", "1e-3", "--max-outer", "200"]),
-            ("pegasos", ["--solver", "pegasos", "--max-outer", "5"]),
-            ("pegasos", ["--solver", "pegasos", "--max-outer", "20"]),
-            ("pegasos --average", ["--solver", "pegasos", "--average", "--max-outer", "20"]),
-            ("pegasos --average --batch-size 32", ["--solver", "pegasos", "--average", "--batch-size", "32",
-                                                   "--max-outer", "20"]),
-            ("pegasos, squared hinge", ["--solver", "pegasos", "--loss", "squared-hinge", "--max-outer", "20"]),
-            ]  # fmt: skip
+    runs = [
+        ("dual-cd", ["--tol", "1e-3", "--max-outer", "200"]),
+        ("pegasos", ["--solver", "pegasos", "--max-outer", "5"]),
+        ("pegasos", ["--solver", "pegasos", "--max-outer", "20"]),
+        ("pegasos --average", ["--solver", "pegasos", "--average", "--max-outer", "20"]),
+        (
+            "pegasos --average --batch-size 32",
+            ["--solver", "pegasos", "--average", "--batch-size", "32", "--max-outer", "20"],
+        ),
+        ("pegasos, squared hinge", ["--solver", "pegasos", "--loss", "squared-hinge", "--max-outer", "20"]),
+    ]
     for name, options in runs:
         r = train(d["store"], d["out"] / "m.h5", *common, "--validation", str(d["val"]), *options)
         reference = optimum
         if "squared-hinge" in options:
             reference = train(d["store"], d["out"] / "m.h5", "-C", "1", "--tol", "1e-4", "--max-outer", "300")["primal"]
         excess = (r["primal"] - reference) / reference
-        rows.append([name, r["outer_iterations"], f"{r['seconds']:.1f}", f"{excess:.1e}",
-                     pct(r["validation_accuracy"])])  # fmt: skip
+        rows.append(
+            [name, r["outer_iterations"], f"{r['seconds']:.1f}", f"{excess:.1e}", pct(r["validation_accuracy"])]
+        )
     table(["solver", "passes", "seconds", "(P - P*) / P*", "validation accuracy (%)"], rows)
 
 
@@ -118,8 +139,18 @@ def section_loss(d: dict) -> None:
     print("### Loss (a9a, -C 1, --tol 1e-3)\n")
     rows = []
     for loss in ("squared-hinge", "hinge"):
-        r = train(d["store"], d["out"] / "m.h5", "-C", "1", "--loss", loss, "--validation", str(d["val"]),
-                  "--max-outer", "300")  # fmt: skip
+        r = train(
+            d["store"],
+            d["out"] / "m.h5",
+            "-C",
+            "1",
+            "--loss",
+            loss,
+            "--validation",
+            str(d["val"]),
+            "--max-outer",
+            "300",
+        )
         rows.append([loss, r["outer_iterations"], f"{r['seconds']:.1f}", r["nsv"], pct(r["validation_accuracy"])])
     table(["--loss", "passes", "seconds", "nSV", "validation accuracy (%)"], rows)
 
@@ -129,8 +160,9 @@ def section_working_set(d: dict) -> None:
     rows = []
     for loss in ("squared-hinge", "hinge"):
         for ws in ("cache", "pair", "block"):
-            r = train(d["store"], d["out"] / "m.h5", "-C", "1", "--loss", loss, "--working-set", ws,
-                      "--max-outer", "200")  # fmt: skip
+            r = train(
+                d["store"], d["out"] / "m.h5", "-C", "1", "--loss", loss, "--working-set", ws, "--max-outer", "200"
+            )
             rows.append([loss, ws, r["outer_iterations"], f"{r['seconds']:.1f}", gap(r["gap"])])
     table(["--loss", "--working-set", "passes", "seconds", "final gap"], rows)
 
@@ -148,10 +180,19 @@ def section_tol(d: dict) -> None:
     print("### Stopping rules (a9a, -C 1)\n")
     rows = []
     for options in (["--tol", "1e-2"], ["--tol", "1e-3"], ["--tol", "1e-4"], ["--tol", "0", "--eps", "0.1"]):
-        r = train(d["store"], d["out"] / "m.h5", "-C", "1", "--validation", str(d["val"]), "--max-outer", "300",
-                  *options)  # fmt: skip
-        rows.append([" ".join(options), r["outer_iterations"], f"{r['seconds']:.1f}", f"{r['primal']:.6e}",
-                     gap(r["gap"]), pct(r["validation_accuracy"])])  # fmt: skip
+        r = train(
+            d["store"], d["out"] / "m.h5", "-C", "1", "--validation", str(d["val"]), "--max-outer", "300", *options
+        )
+        rows.append(
+            [
+                " ".join(options),
+                r["outer_iterations"],
+                f"{r['seconds']:.1f}",
+                f"{r['primal']:.6e}",
+                gap(r["gap"]),
+                pct(r["validation_accuracy"]),
+            ]
+        )
     table(["options", "passes", "seconds", "objective", "final gap", "validation accuracy (%)"], rows)
 
 
@@ -164,14 +205,28 @@ def section_weights(d: dict) -> None:
         r = train(d["store"], model, "-C", "1", *options)
         predicted = LinearModel.load(model).predict(X)
         recall = [np.mean(predicted[y == c] == c) for c in (1.0, -1.0)]
-        rows.append([" ".join(options) or "(none)", r["outer_iterations"], pct(np.mean(predicted == y)),
-                     pct(recall[0]), pct(recall[1])])  # fmt: skip
+        rows.append(
+            [
+                " ".join(options) or "(none)",
+                r["outer_iterations"],
+                pct(np.mean(predicted == y)),
+                pct(recall[0]),
+                pct(recall[1]),
+            ]
+        )
     table(["options", "passes", "accuracy (%)", "recall of +1 (%)", "recall of -1 (%)"], rows)
 
 
-SECTIONS = {"c": section_c, "blocks": section_blocks, "solver": section_solver, "loss": section_loss,
-            "working_set": section_working_set, "inner": section_inner, "tol": section_tol,
-            "weights": section_weights}  # fmt: skip
+SECTIONS = {
+    "c": section_c,
+    "blocks": section_blocks,
+    "solver": section_solver,
+    "loss": section_loss,
+    "working_set": section_working_set,
+    "inner": section_inner,
+    "tol": section_tol,
+    "weights": section_weights,
+}
 
 
 def main() -> None:
@@ -182,11 +237,16 @@ def main() -> None:
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="blocksvm-tuning-"))
     out.mkdir(parents=True, exist_ok=True)
-    d = {"a9a": args.data / "a9a", "val_text": args.data / "a9a.t", "store": out / "a9a.bsvm",
-         "val": out / "a9a.t.bsvm", "out": out}  # fmt: skip
+    d = {
+        "a9a": args.data / "a9a",
+        "val_text": args.data / "a9a.t",
+        "store": out / "a9a.bsvm",
+        "val": out / "a9a.t.bsvm",
+        "out": out,
+    }
     d["convert"] = convert(d["a9a"], d["store"], "--block-size", "4096")
     convert(d["val_text"], d["val"], "--n-features", "123")
-    for name in (args.only.split(",") if args.only else SECTIONS):
+    for name in args.only.split(",") if args.only else SECTIONS:
         SECTIONS[name](d)
     if not args.out:
         shutil.rmtree(out)

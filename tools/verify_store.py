@@ -63,8 +63,9 @@ def compare(block, store: BlockStore, text: bytes, use_sklearn: bool) -> list[st
         if not np.array_equal(expected, got):
             problems.append(f"{name} differ")
     if use_sklearn:
-        X, y = load_svmlight_file(io.BytesIO(text), n_features=store.n_features,
-                                  zero_based=store.index_base == 0, dtype=store.dtype)
+        X, y = load_svmlight_file(
+            io.BytesIO(text), n_features=store.n_features, zero_based=store.index_base == 0, dtype=store.dtype
+        )
         if (X != block.to_csr(store.n_features)).nnz or not np.array_equal(y, block.labels):
             problems.append("scikit-learn reads the lines differently")
     return problems
@@ -91,30 +92,31 @@ def verify(text_path: Path, store_path: Path, sklearn_blocks: int = 1) -> list[s
             problems.append(f"{int((seen > 1).sum())} lines appear in more than one row")
         unseen = np.flatnonzero(seen[1:] == 0) + 1
         for piece in np.array_split(unseen, max(1, len(unseen) // 100_000)):
-            if len(piece) and parse_chunk(block_text(text, starts, piece), 1,
-                                          skip_bad_lines=True).n_rows:  # fmt: skip
+            if len(piece) and parse_chunk(block_text(text, starts, piece), 1, skip_bad_lines=True).n_rows:
                 problems.append("some lines with data are in no block")
                 break
     skipped = store.info()["skipped_lines"]
-    print(f"{store.n_rows:,} rows in {store.n_blocks} blocks checked against {n_lines:,} lines "
-          f"of text ({len(unseen):,} without data or skipped; the store counts {skipped:,} "
-          "skipped)")
+    print(
+        f"{store.n_rows:,} rows in {store.n_blocks} blocks checked against {n_lines:,} lines "
+        f"of text ({len(unseen):,} without data or skipped; the store counts {skipped:,} "
+        "skipped)"
+    )
     return problems
 
 
 def _sorted_rows(block: Block, order: np.ndarray) -> Block:
     """The block with its rows in ``order``."""
     rows = block.take(order)
-    return Block(rows.indptr, rows.indices, rows.data, rows.labels, rows.lines, index=block.index,
-                 row_offset=block.row_offset)
+    return Block(
+        rows.indptr, rows.indices, rows.data, rows.labels, rows.lines, index=block.index, row_offset=block.row_offset
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("text", type=Path, help="the LIBSVM file (uncompressed)")
     p.add_argument("store", type=Path, help="the store converted from it")
-    p.add_argument("--sklearn-blocks", type=int, default=1,
-                   help="blocks also compared with scikit-learn (default 1)")
+    p.add_argument("--sklearn-blocks", type=int, default=1, help="blocks also compared with scikit-learn (default 1)")
     args = p.parse_args(argv)
     start = time.perf_counter()
     problems = verify(args.text, args.store, args.sklearn_blocks)

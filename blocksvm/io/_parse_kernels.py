@@ -93,10 +93,21 @@ def last_newline(buf):
 
 @njit(cache=True, nogil=True)
 def parse_lines(
-    buf, first_line, min_index, skip_bad,
-    indptr, indices, values, labels, lines, row_starts, slow_slots,
-    error, powers, exact_tens,
-):  # fmt: skip
+    buf,
+    first_line,
+    min_index,
+    skip_bad,
+    indptr,
+    indices,
+    values,
+    labels,
+    lines,
+    row_starts,
+    slow_slots,
+    error,
+    powers,
+    exact_tens,
+):
     """Parse every line of ``buf`` (uint8) into CSR rows.
 
     Parameters
@@ -241,8 +252,12 @@ def _parse_row(buf, p, row, k, n_slow, min_index, indices, values, slow_slots, p
 @njit(cache=True, nogil=True)
 def _is_qid(buf, p):
     """``qid:`` at ``p`` (each test stops at a mismatch, so never reads past a newline)."""
-    return (byte_at(buf, p) == 113 and byte_at(buf, p + 1) == 105 and byte_at(buf, p + 2) == 100
-            and byte_at(buf, p + 3) == 58)  # fmt: skip
+    return (
+        byte_at(buf, p) == 113
+        and byte_at(buf, p + 1) == 105
+        and byte_at(buf, p + 2) == 100
+        and byte_at(buf, p + 3) == 58
+    )
 
 
 @njit(cache=True, nogil=True)

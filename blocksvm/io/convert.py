@@ -64,9 +64,7 @@ class ConvertSummary:
             f"{self.blocks} blocks; {self.seconds:.1f} s, {self.mb_per_second:.1f} MB/s"
         )
         if self.skipped_lines:
-            text += f"; skipped {self.skipped_lines:,} bad lines, first: " + "; ".join(
-                self.skipped_examples[:1]
-            )
+            text += f"; skipped {self.skipped_lines:,} bad lines, first: " + "; ".join(self.skipped_examples[:1])
         return text
 
 
@@ -165,10 +163,19 @@ def convert(
     with StoreBuilder(output, overwrite=overwrite) as builder:
         spill_path = builder.partial / "spill.bin"
         facts, spill = _partition(
-            input, spill_path, target, weigh, shuffle=shuffle, seed=seed, dtype=dtype,
-            one_based=zero_based is False, skip_bad_lines=skip_bad_lines,
-            source_size=source_size, chunk_bytes=chunk_bytes, progress=progress,
-        )  # fmt: skip
+            input,
+            spill_path,
+            target,
+            weigh,
+            shuffle=shuffle,
+            seed=seed,
+            dtype=dtype,
+            one_based=zero_based is False,
+            skip_bad_lines=skip_bad_lines,
+            source_size=source_size,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+        )
         if facts.rows == 0:
             raise InputFormatError(input, 0, "contains no data rows")
         base = resolve_index_base(zero_based, facts.min_index)
@@ -182,26 +189,50 @@ def convert(
             width = n_features
         if shuffle:
             spill = _rebalance(spill, target, weigh, seed, dtype, builder.partial / "spill2.bin")
-        entries = _write_blocks(spill, builder, dtype=dtype, compression=compression,
-                                seed=seed if shuffle else None, jobs=jobs, progress=progress)
+        entries = _write_blocks(
+            spill,
+            builder,
+            dtype=dtype,
+            compression=compression,
+            seed=seed if shuffle else None,
+            jobs=jobs,
+            progress=progress,
+        )
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
         seconds = time.perf_counter() - start
         builder.commit(
-            features=width, index_base=base, dtype=dtype, label_counts=facts.label_counts, blocks=entries,
+            features=width,
+            index_base=base,
+            dtype=dtype,
+            label_counts=facts.label_counts,
+            blocks=entries,
             source={"path": str(input.resolve()), "bytes": source_size},
             params={
-                "block_rows": block_rows, "block_mb": None if block_rows else (block_mb or DEFAULT_BLOCK_MB),
-                "shuffle": shuffle, "seed": seed, "compression": compression,
-                "zero_based": zero_based, "skip_bad_lines": skip_bad_lines,
+                "block_rows": block_rows,
+                "block_mb": None if block_rows else (block_mb or DEFAULT_BLOCK_MB),
+                "shuffle": shuffle,
+                "seed": seed,
+                "compression": compression,
+                "zero_based": zero_based,
+                "skip_bad_lines": skip_bad_lines,
             },
-            skipped_lines=facts.skipped, skipped_examples=facts.skipped_examples,
+            skipped_lines=facts.skipped,
+            skipped_examples=facts.skipped_examples,
             convert_seconds=round(seconds, 3),
-        )  # fmt: skip
+        )
     return ConvertSummary(
-        str(output), facts.rows, width, facts.nnz, len(entries), facts.skipped, seconds,
-        facts.source_bytes, facts.text_bytes, facts.skipped_examples,
-    )  # fmt: skip
+        str(output),
+        facts.rows,
+        width,
+        facts.nnz,
+        len(entries),
+        facts.skipped,
+        seconds,
+        facts.source_bytes,
+        facts.text_bytes,
+        facts.skipped_examples,
+    )
 
 
 def _block_target(block_rows, block_mb, dtype):
@@ -228,15 +259,29 @@ def _source_size(path: Path) -> int:
         raise InputFormatError(path, 0, "no such file") from None
 
 
-def _partition(input, spill_path, target, weigh, *, shuffle, seed, dtype, one_based,
-               skip_bad_lines, source_size, chunk_bytes, progress):  # fmt: skip
+def _partition(
+    input,
+    spill_path,
+    target,
+    weigh,
+    *,
+    shuffle,
+    seed,
+    dtype,
+    one_based,
+    skip_bad_lines,
+    source_size,
+    chunk_bytes,
+    progress,
+):
     """Pass 1: parse the file and spill every row into its bucket."""
     facts = _Pass1()
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     spill = None
     placed = 0.0  # weight of the rows placed so far (consecutive filling)
-    chunks = iter_parsed(input, one_based=one_based, skip_bad_lines=skip_bad_lines,
-                         dtype=dtype, chunk_bytes=chunk_bytes)  # fmt: skip
+    chunks = iter_parsed(
+        input, one_based=one_based, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
+    )
     with progress_bar(source_size, "convert", unit="B", unit_scale=True, enabled=progress) as bar:
         for chunk in chunks:
             _tally(facts, chunk)
@@ -295,12 +340,14 @@ def _check_row_norms(chunk, path) -> None:
     if largest * largest * float(lengths.max()) < np.finfo(np.float64).max:
         return  # no row can overflow: the common case costs one pass over the values
     with np.errstate(over="ignore"):
-        norms = np.bincount(np.repeat(np.arange(chunk.n_rows), lengths), weights=chunk.data**2,
-                            minlength=chunk.n_rows)  # fmt: skip
+        norms = np.bincount(np.repeat(np.arange(chunk.n_rows), lengths), weights=chunk.data**2, minlength=chunk.n_rows)
     bad = np.flatnonzero(~np.isfinite(norms))
     if len(bad):
-        raise InputFormatError(path, int(chunk.lines[bad[0]]), "the squared norm of the row overflows float64 "
-                               "(values beyond about 1e154): rescale the features")  # fmt: skip
+        raise InputFormatError(
+            path,
+            int(chunk.lines[bad[0]]),
+            "the squared norm of the row overflows float64 (values beyond about 1e154): rescale the features",
+        )
 
 
 def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> SpillWriter:
@@ -324,8 +371,7 @@ def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> Sp
     return fresh
 
 
-def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compression, seed, jobs,
-                  progress) -> list[dict]:  # fmt: skip
+def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compression, seed, jobs, progress) -> list[dict]:
     """Pass 2: turn every non-empty bucket into a block file; return their manifest entries.
 
     Threads, not processes: reading a bucket and permuting it release the GIL, h5py serializes
@@ -336,22 +382,31 @@ def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compressi
     seeds = np.random.SeedSequence([seed, 2]).spawn(len(buckets)) if seed is not None else None
 
     def build(i: int) -> dict:
-        return _build_block(spill.path, spill.records[buckets[i]], dtype,
-                            seeds[i] if seeds else None, builder.block_path(i), i, compression,
-                            builder.store_id)  # fmt: skip
+        return _build_block(
+            spill.path,
+            spill.records[buckets[i]],
+            dtype,
+            seeds[i] if seeds else None,
+            builder.block_path(i),
+            i,
+            compression,
+            builder.store_id,
+        )
 
     entries = []
-    with ThreadPoolExecutor(max(1, min(jobs or 2, len(buckets)))) as pool, progress_bar(
-        len(buckets), "write blocks", unit="block", enabled=progress
-    ) as bar:
+    with (
+        ThreadPoolExecutor(max(1, min(jobs or 2, len(buckets)))) as pool,
+        progress_bar(len(buckets), "write blocks", unit="block", enabled=progress) as bar,
+    ):
         for entry in pool.map(build, range(len(buckets))):  # in block order
             entries.append(entry)
             bar.update()
     return entries
 
 
-def _build_block(spill_path, records: list[Record], dtype, seed, out_path: Path, index: int,
-                 compression: str, store_id: str) -> dict:  # fmt: skip
+def _build_block(
+    spill_path, records: list[Record], dtype, seed, out_path: Path, index: int, compression: str, store_id: str
+) -> dict:
     """Pass 2, one bucket: read it, permute its rows (when ``seed`` is given), write the block."""
     block = read_bucket(spill_path, records, dtype)
     if seed is not None:

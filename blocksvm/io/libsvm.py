@@ -47,8 +47,7 @@ _REASONS = {
     "(convert with --zero-based auto or yes; zero_based='auto' or True in Python)",
     K.INDEX_TOO_LARGE: f"feature index in {{token!r}} is larger than {K.MAX_INDEX}, the largest 32-bit index: "
     "renumber or hash the features into a smaller range",
-    K.NOT_INCREASING: "feature indices must increase along a line, but {token!r} follows a "
-    "larger index",
+    K.NOT_INCREASING: "feature indices must increase along a line, but {token!r} follows a larger index",
     K.DUPLICATE_INDEX: "feature index in {token!r} appears twice on the line",
     K.BAD_VALUE: "value in {token!r} is not a number",
     K.NONFINITE_VALUE: "value in {token!r} is NaN or infinite",
@@ -132,8 +131,7 @@ def open_input(path: str | os.PathLike):
     raw.seek(0)
     if head.startswith(_HDF5_MAGIC):
         raw.close()
-        raise InputFormatError(path, 0, "is an HDF5 file (a blocksvm model, block or checkpoint?), "
-                               "not LIBSVM text")  # fmt: skip
+        raise InputFormatError(path, 0, "is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text")
     counter = _CountingReader(raw)
     buffered = io.BufferedReader(counter, buffer_size=1 << 20)
     for magic, opener in _MAGIC.items():
@@ -252,10 +250,21 @@ def parse_chunk(
     slow_slots = np.empty(max_nnz + max_rows, np.int64)
     error = np.zeros(4, np.int64)
     n_rows, nnz, n_slow, n_skipped, max_index, min_index = K.parse_lines(
-        buf, first_line, 1 if one_based else 0, skip_bad_lines,
-        indptr, indices, values, labels, lines, row_starts, slow_slots,
-        error, POWERS_OF_FIVE, EXACT_POWERS_OF_TEN,
-    )  # fmt: skip
+        buf,
+        first_line,
+        1 if one_based else 0,
+        skip_bad_lines,
+        indptr,
+        indices,
+        values,
+        labels,
+        lines,
+        row_starts,
+        slow_slots,
+        error,
+        POWERS_OF_FIVE,
+        EXACT_POWERS_OF_TEN,
+    )
     skipped = []
     if error[0] != K.OK:
         err = _error_at(path, buf, *error)
@@ -263,9 +272,18 @@ def parse_chunk(
             raise err
         skipped.append(err)
     chunk = ParsedChunk(
-        indptr[: n_rows + 1], indices[:nnz], values[:nnz], labels[:n_rows], lines[:n_rows],
-        int(max_index), int(min_index), skipped, int(n_skipped), text_bytes, source_pos,
-    )  # fmt: skip
+        indptr[: n_rows + 1],
+        indices[:nnz],
+        values[:nnz],
+        labels[:n_rows],
+        lines[:n_rows],
+        int(max_index),
+        int(min_index),
+        skipped,
+        int(n_skipped),
+        text_bytes,
+        source_pos,
+    )
     if n_slow:
         _convert_slow(chunk, buf, row_starts, slow_slots[:n_slow])
     _check_finite(chunk, path, skip_bad_lines)
@@ -372,9 +390,14 @@ def iter_parsed(
     def parse(item):
         text, first_line, pos = item
         return parse_chunk(
-            text, first_line, path, one_based=one_based, skip_bad_lines=skip_bad_lines,
-            dtype=dtype, source_pos=pos,
-        )  # fmt: skip
+            text,
+            first_line,
+            path,
+            one_based=one_based,
+            skip_bad_lines=skip_bad_lines,
+            dtype=dtype,
+            source_pos=pos,
+        )
 
     reader = threading.Thread(target=read_ahead, name="blocksvm-read", daemon=True)
     reader.start()
@@ -445,8 +468,9 @@ def load_libsvm(
     width = int(indices.max()) + 1 if len(indices) else 0
     if n_features is not None:
         if n_features < width:
-            raise InputFormatError(path, 0, f"has feature index {width - 1 + base}, "
-                                   f"more than n_features={n_features} allows")  # fmt: skip
+            raise InputFormatError(
+                path, 0, f"has feature index {width - 1 + base}, more than n_features={n_features} allows"
+            )
         width = n_features
     X = sp.csr_matrix((values, indices, indptr), shape=(len(labels), width))
     return X, labels, lines

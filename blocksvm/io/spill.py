@@ -91,8 +91,7 @@ class SpillWriter:
         for b, pieces in enumerate(self._pending):
             if not pieces:
                 continue
-            record = Record(self._offset, sum(len(p[0]) for p in pieces),
-                            sum(len(p[1]) for p in pieces))  # fmt: skip
+            record = Record(self._offset, sum(len(p[0]) for p in pieces), sum(len(p[1]) for p in pieces))
             for field in range(5):
                 for piece in pieces:
                     array = np.ascontiguousarray(piece[field])
@@ -122,10 +121,12 @@ def read_bucket(path: Path, records: list[Record], dtype) -> Rows:
         for r in records:
             f.seek(r.offset)
             for array, lo, hi in (
-                (lengths, row_at, row_at + r.rows), (indices, nnz_at, nnz_at + r.nnz),
-                (data, nnz_at, nnz_at + r.nnz), (labels, row_at, row_at + r.rows),
+                (lengths, row_at, row_at + r.rows),
+                (indices, nnz_at, nnz_at + r.nnz),
+                (data, nnz_at, nnz_at + r.nnz),
+                (labels, row_at, row_at + r.rows),
                 (lines, row_at, row_at + r.rows),
-            ):  # fmt: skip
+            ):
                 view = memoryview(array[lo:hi]).cast("B")
                 if f.readinto(view) != len(view):
                     raise OSError(f"spill file {path} is shorter than its index")

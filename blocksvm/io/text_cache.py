@@ -40,9 +40,13 @@ def say_to_stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def store_for(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
-              convert_options: dict | None = None, say: Callable[[str], None] | None = say_to_stderr,
-              progress: bool | None = False) -> Path:  # fmt: skip
+def store_for(
+    path: str | os.PathLike,
+    cache_dir: str | os.PathLike | None = None,
+    convert_options: dict | None = None,
+    say: Callable[[str], None] | None = say_to_stderr,
+    progress: bool | None = False,
+) -> Path:
     """The store to train from: ``path`` itself if it is a directory, else the cached store of the text file.
 
     Parameters
@@ -93,8 +97,13 @@ def store_for(path: str | os.PathLike, cache_dir: str | os.PathLike | None = Non
     return cache
 
 
-def store_or_cached(source, cache_dir: str | os.PathLike | None = None, *,
-                    say: Callable[[str], None] | None = say_to_stderr, progress: bool | None = False):  # fmt: skip
+def store_or_cached(
+    source,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    say: Callable[[str], None] | None = say_to_stderr,
+    progress: bool | None = False,
+):
     """``source`` as a training input: None or an open :class:`BlockStore` as is, a path through :func:`store_for`."""
     if source is None or isinstance(source, BlockStore):
         return source
@@ -116,12 +125,16 @@ def cache_path(path: str | os.PathLike, cache_dir: str | os.PathLike | None = No
 
 def conversion_options(given: dict | None = None) -> dict:
     """:func:`blocksvm.convert`'s defaults, updated by ``given`` (unknown names refused)."""
-    defaults = {name: p.default for name, p in inspect.signature(convert).parameters.items()
-                if p.kind is p.KEYWORD_ONLY and name not in NOT_OPTIONS}  # fmt: skip
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(convert).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and name not in NOT_OPTIONS
+    }
     unknown = set(given or {}) - set(defaults)
     if unknown:
-        raise ParameterError(f"unknown conversion option(s) {', '.join(sorted(unknown))}; "
-                             f"choose among {', '.join(sorted(defaults))}")  # fmt: skip
+        raise ParameterError(
+            f"unknown conversion option(s) {', '.join(sorted(unknown))}; choose among {', '.join(sorted(defaults))}"
+        )
     return {**defaults, **(given or {})}
 
 
@@ -159,14 +172,20 @@ def _check_cache_location(cache: Path, source: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)  # a --cache-dir may not exist yet
     except OSError as exc:
-        raise StoreError(f"cannot create the cached store {cache} for {source}: folder {folder} cannot be "
-                         f"created ({exc.strerror or exc}); {remedy}") from None  # fmt: skip
+        raise StoreError(
+            f"cannot create the cached store {cache} for {source}: folder {folder} cannot be "
+            f"created ({exc.strerror or exc}); {remedy}"
+        ) from None
     if not os.access(folder, os.W_OK):
-        raise StoreError(f"cannot create the cached store {cache} for {source}: folder {folder} is not writable "
-                         f"(permission denied or a read-only file system); {remedy}")  # fmt: skip
+        raise StoreError(
+            f"cannot create the cached store {cache} for {source}: folder {folder} is not writable "
+            f"(permission denied or a read-only file system); {remedy}"
+        )
     if cache.exists() and not (cache / F.MANIFEST).is_file():  # not one of ours: never delete it
-        raise StoreError(f"cannot create the cached store {cache} for {source}: {cache} exists and is not a block "
-                         f"store; remove it, or {remedy}")  # fmt: skip
+        raise StoreError(
+            f"cannot create the cached store {cache} for {source}: {cache} exists and is not a block "
+            f"store; remove it, or {remedy}"
+        )
 
 
 def _say(say: Callable[[str], None] | None, text: str) -> None:

@@ -38,9 +38,30 @@ AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
-def solve_block(a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha,
-                b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha,
-                w, bias, upper, diag, cost, loss, max_passes, inner_eps, seed, sigma=1.0):  # fmt: skip
+def solve_block(
+    a_indptr,
+    a_indices,
+    a_data,
+    a_y,
+    a_sq_norms,
+    a_alpha,
+    b_indptr,
+    b_indices,
+    b_data,
+    b_y,
+    b_sq_norms,
+    b_alpha,
+    w,
+    bias,
+    upper,
+    diag,
+    cost,
+    loss,
+    max_passes,
+    inner_eps,
+    seed,
+    sigma=1.0,
+):
     """Run dual CD passes over the rows of block A and companion rows B, updating alpha and w.
 
     The free coordinates are A's rows and B's rows, visited together in one random order per

@@ -38,8 +38,7 @@ AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
-def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batch_size, loss,
-                cost, C, seed):  # fmt: skip
+def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batch_size, loss, cost, C, seed):
     """One pass of mini-batch Pegasos steps over a block, in a random row order.
 
     The order is ``visit_order``'s: file order when ``seed < 0``.

@@ -106,8 +106,9 @@ class Solver:
 
     def start_from(self, W: np.ndarray) -> None:
         """Continue from the weights of a saved model (``--warm-start``), shape as :meth:`weights`."""
-        raise ParameterError(f"--solver {self.name} cannot continue a saved model (--warm-start): its state is "
-                             "more than the weights")  # fmt: skip
+        raise ParameterError(
+            f"--solver {self.name} cannot continue a saved model (--warm-start): its state is more than the weights"
+        )
 
     def objective_terms(self, W: np.ndarray, loss_sums: np.ndarray) -> dict[str, np.ndarray]:
         """The objective's terms per problem at ``W``, given ``sum_i C_i loss_i`` per problem."""

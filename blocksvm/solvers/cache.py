@@ -100,8 +100,9 @@ class RowCache:
         self._keep(from_cache)
         self._reserve(self.n_rows + len(from_block), self.nnz + int(np.diff(block.indptr)[from_block].sum()))
         n = self.n_rows
-        self.nnz = append_rows(self._indptr, self._indices, self._data, n, block.indptr, block.indices, block.data,
-                               from_block)  # fmt: skip
+        self.nnz = append_rows(
+            self._indptr, self._indices, self._data, n, block.indptr, block.indices, block.data, from_block
+        )
         self._labels[n : n + len(from_block)] = block.labels[from_block]
         self._row_ids[n : n + len(from_block)] = block_ids[from_block]
         self.n_rows = n + len(from_block)

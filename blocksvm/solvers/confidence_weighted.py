@@ -37,10 +37,17 @@ class ConfidenceWeightedSolver(Solver):
     name = "cw"
     online = True
     params = (
-        Param("cw_eta", 0.9, "Confidence-Weighted learning's eta: the probability, in (0.5, 1), with which a "
-              "weight vector drawn from the learned Gaussian must classify each row right (phi = Phi^-1(eta)); "
-              "larger is more aggressive.", probability, "a number in (0.5, 1)", solvers=("cw",)),
-    )  # fmt: skip
+        Param(
+            "cw_eta",
+            0.9,
+            "Confidence-Weighted learning's eta: the probability, in (0.5, 1), with which a "
+            "weight vector drawn from the learned Gaussian must classify each row right (phi = Phi^-1(eta)); "
+            "larger is more aggressive.",
+            probability,
+            "a number in (0.5, 1)",
+            solvers=("cw",),
+        ),
+    )
     rule = K.CW
     state_names = ("mu", "sigma")
 
@@ -67,12 +74,26 @@ class ConfidenceWeightedSolver(Solver):
         seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
-            stats[k] = K.confidence_block(block.indptr, block.indices, block.data, targets[k], W[k], self.sigma[k],
-                                          p.bias, p.loss.table, UNWEIGHTED, p.costs[k] / p.C, self.rule, self.phi,
-                                          self.r, int(seeds[k]))  # fmt: skip
+            stats[k] = K.confidence_block(
+                block.indptr,
+                block.indices,
+                block.data,
+                targets[k],
+                W[k],
+                self.sigma[k],
+                p.bias,
+                p.loss.table,
+                UNWEIGHTED,
+                p.costs[k] / p.C,
+                self.rule,
+                self.phi,
+                self.r,
+                int(seeds[k]),
+            )
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
-                           updates=int(stats[:, K.UPDATES].sum()))  # fmt: skip
+        return BlockReport(
+            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
+        )
 
     def visit(self, block, seeds) -> BlockReport:
         return self.step(block, self.mu, {}, seeds)
@@ -100,9 +121,15 @@ class AROWSolver(ConfidenceWeightedSolver):
 
     name = "arow"
     params = (
-        Param("arow_r", 1.0, "AROW's r: the regularization of each update (larger: smaller, steadier steps, for "
-              "noisy data).", positive, "a positive finite number", solvers=("arow",)),
-    )  # fmt: skip
+        Param(
+            "arow_r",
+            1.0,
+            "AROW's r: the regularization of each update (larger: smaller, steadier steps, for noisy data).",
+            positive,
+            "a positive finite number",
+            solvers=("arow",),
+        ),
+    )
     rule = K.AROW
 
     @staticmethod

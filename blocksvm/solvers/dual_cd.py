@@ -27,20 +27,59 @@ class DualCDSolver(Solver):
 
     name = "dual-cd"
     params = (
-        Param("working_set", "cache", "Rows solved together with each loaded block: a cache of support vectors "
-              "kept from earlier blocks (cache: selective block minimization, Chang & Roth 2011), the block "
-              "visited before it (pair), or none (block: plain block minimization). docs/ALGORITHMS.md compares "
-              "them.", None, "one of cache, pair, block", choices=WORKING_SETS, parse=str, solvers=("dual-cd",)),
-        Param("cache_mb", 64.0, "Megabytes of rows the cache working set keeps in memory.", positive,
-              "a positive number of megabytes", metavar="MB", solvers=("dual-cd",)),
-        Param("inner_passes", 5, "Passes of dual CD over its working set per visit at most.", count,
-              "an integer >= 1", parse=int, solvers=("dual-cd",)),
-        Param("workers", None, "Shards of the blocks solved at once by CoCoA+ rounds (docs/PARALLEL.md): on "
-              "threads of this process, or one per worker of a dask cluster (--scheduler). None: 1, or with a "
-              "cluster, one per worker. 1 is the serial trainer.", count, "an integer >= 1 or None", none_ok=True,
-              parse=int, metavar="K", solvers=("dual-cd",)),
-        Param("inner_eps", 0.0, "Inner early stop: a visit ends after a pass whose PG violation is at most this "
-              "(0: always make inner_passes passes).", non_negative, "a number >= 0", solvers=("dual-cd",)),
+        Param(
+            "working_set",
+            "cache",
+            "Rows solved together with each loaded block: a cache of support vectors "
+            "kept from earlier blocks (cache: selective block minimization, Chang & Roth 2011), the block "
+            "visited before it (pair), or none (block: plain block minimization). docs/ALGORITHMS.md compares "
+            "them.",
+            None,
+            "one of cache, pair, block",
+            choices=WORKING_SETS,
+            parse=str,
+            solvers=("dual-cd",),
+        ),
+        Param(
+            "cache_mb",
+            64.0,
+            "Megabytes of rows the cache working set keeps in memory.",
+            positive,
+            "a positive number of megabytes",
+            metavar="MB",
+            solvers=("dual-cd",),
+        ),
+        Param(
+            "inner_passes",
+            5,
+            "Passes of dual CD over its working set per visit at most.",
+            count,
+            "an integer >= 1",
+            parse=int,
+            solvers=("dual-cd",),
+        ),
+        Param(
+            "workers",
+            None,
+            "Shards of the blocks solved at once by CoCoA+ rounds (docs/PARALLEL.md): on "
+            "threads of this process, or one per worker of a dask cluster (--scheduler). None: 1, or with a "
+            "cluster, one per worker. 1 is the serial trainer.",
+            count,
+            "an integer >= 1 or None",
+            none_ok=True,
+            parse=int,
+            metavar="K",
+            solvers=("dual-cd",),
+        ),
+        Param(
+            "inner_eps",
+            0.0,
+            "Inner early stop: a visit ends after a pass whose PG violation is at most this "
+            "(0: always make inner_passes passes).",
+            non_negative,
+            "a number >= 0",
+            solvers=("dual-cd",),
+        ),
     )
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous")
@@ -84,11 +123,29 @@ class DualCDSolver(Solver):
             b_alpha = self.alpha[k, b_rows]
             b_before = b_alpha.copy() if self.cache is not None else None
             stats[k] = K.solve_block(
-                a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], a_alpha,
-                b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], b_alpha,
-                W[k], p.bias, upper, diag, p.costs[k], p.loss.table, self.inner_passes,
-                self.inner_eps, int(seeds[k]), self.sigma,
-            )  # fmt: skip
+                a["indptr"],
+                a["indices"],
+                a["data"],
+                a["y"][k],
+                a["sq_norms"],
+                a_alpha,
+                b["indptr"],
+                b["indices"],
+                b["data"],
+                b["y"][k],
+                b["sq_norms"],
+                b_alpha,
+                W[k],
+                p.bias,
+                upper,
+                diag,
+                p.costs[k],
+                p.loss.table,
+                self.inner_passes,
+                self.inner_eps,
+                int(seeds[k]),
+                self.sigma,
+            )
             local["alpha"][k] = a_alpha
             local["sums"][k] = _sums(a["y"][k], a_alpha, diag)
             if self.cache is not None:  # cached rows: a gathered copy of alpha, scattered back
@@ -99,10 +156,12 @@ class DualCDSolver(Solver):
                 self.block_sums[k, companion.index] = _sums(b["y"][k], b_alpha, diag)
         correct = int(stats[0, K.CORRECT_FIRST]) if seen_correct is None else seen_correct
         return BlockReport(
-            loss=stats[:, K.LOSS_FIRST], correct=correct,
-            passes=float(stats[:, K.PASSES].mean()), updates=int(stats[:, K.UPDATES].sum()),
+            loss=stats[:, K.LOSS_FIRST],
+            correct=correct,
+            passes=float(stats[:, K.PASSES].mean()),
+            updates=int(stats[:, K.UPDATES].sum()),
             figures={"pg_max": stats[:, K.PG_MAX_FIRST].tolist(), "pg_min": stats[:, K.PG_MIN_FIRST].tolist()},
-        )  # fmt: skip
+        )
 
     def visit(self, block, seeds) -> BlockReport:
         """The step with this driver's working set."""
@@ -130,8 +189,9 @@ class DualCDSolver(Solver):
         previous = self._previous_block
         return previous if previous.index != block.index else None
 
-    def _add_to_sums(self, k: int, rows: np.ndarray, y: np.ndarray, before: np.ndarray, after: np.ndarray,
-                     diag) -> None:  # fmt: skip
+    def _add_to_sums(
+        self, k: int, rows: np.ndarray, y: np.ndarray, before: np.ndarray, after: np.ndarray, diag
+    ) -> None:
         """Move the sums of the blocks that cached ``rows`` belong to (recomputed exactly at each visit)."""
         d = np.where(y > 0, diag[1], diag[0])
         blocks = self.problem.block_of(rows)
@@ -168,8 +228,10 @@ class DualCDSolver(Solver):
     def combine(total: dict, figures: dict) -> dict:
         if not total:
             return dict(figures)
-        return {"pg_max": np.fmax(total["pg_max"], figures["pg_max"]).tolist(),
-                "pg_min": np.fmin(total["pg_min"], figures["pg_min"]).tolist()}  # fmt: skip
+        return {
+            "pg_max": np.fmax(total["pg_max"], figures["pg_max"]).tolist(),
+            "pg_min": np.fmin(total["pg_min"], figures["pg_min"]).tolist(),
+        }
 
     def pass_figures(self, total: dict) -> dict:
         """LIBLINEAR's PG violation over the first inner pass of every block, and the support vectors."""
@@ -195,10 +257,16 @@ def _rows(problem, rows) -> dict:
     """What the kernel needs of some Rows (or of None: no rows at all): CSR arrays, targets, squared norms."""
     if rows is None:
         return {
-            "indptr": np.zeros(1, np.int64), "indices": np.zeros(0, np.int32),
-            "data": np.zeros(0, problem.dtype), "y": np.zeros((problem.n_problems, 0)), "sq_norms": np.zeros(0),
-        }  # fmt: skip
+            "indptr": np.zeros(1, np.int64),
+            "indices": np.zeros(0, np.int32),
+            "data": np.zeros(0, problem.dtype),
+            "y": np.zeros((problem.n_problems, 0)),
+            "sq_norms": np.zeros(0),
+        }
     return {
-        "indptr": rows.indptr, "indices": rows.indices, "data": rows.data,
-        "y": problem.targets(rows.labels), "sq_norms": row_norms_squared(rows.indptr, rows.data),
-    }  # fmt: skip
+        "indptr": rows.indptr,
+        "indices": rows.indices,
+        "data": rows.data,
+        "y": problem.targets(rows.labels),
+        "sq_norms": row_norms_squared(rows.indptr, rows.data),
+    }

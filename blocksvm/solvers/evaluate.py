@@ -15,8 +15,16 @@ def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
     losses = np.empty(problem.n_problems)
     correct = 0
     for k in range(problem.n_problems):
-        losses[k], correct_k = loss_and_correct(block.indptr, block.indices, block.data, targets[k],
-                                                W[k], problem.bias, problem.loss.table, problem.costs[k])  # fmt: skip
+        losses[k], correct_k = loss_and_correct(
+            block.indptr,
+            block.indices,
+            block.data,
+            targets[k],
+            W[k],
+            problem.bias,
+            problem.loss.table,
+            problem.costs[k],
+        )
         if problem.n_problems == 1:
             correct = correct_k
     if problem.n_problems > 1:

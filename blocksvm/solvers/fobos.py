@@ -28,11 +28,25 @@ class FOBOSSolver(Solver):
     name = "fobos"
     online = True
     params = (
-        Param("fobos_eta", 0.1, "FOBOS's step size eta: steps eta / sqrt(t), or eta with --fobos-schedule "
-              "constant.", positive, "a positive finite number", solvers=("fobos",)),
-        Param("fobos_schedule", "sqrt", "FOBOS's steps: eta / sqrt(t) at the t-th row (sqrt) or eta (constant).",
-              None, "one of sqrt, constant", choices=("sqrt", "constant"), parse=str, solvers=("fobos",)),
-    )  # fmt: skip
+        Param(
+            "fobos_eta",
+            0.1,
+            "FOBOS's step size eta: steps eta / sqrt(t), or eta with --fobos-schedule constant.",
+            positive,
+            "a positive finite number",
+            solvers=("fobos",),
+        ),
+        Param(
+            "fobos_schedule",
+            "sqrt",
+            "FOBOS's steps: eta / sqrt(t) at the t-th row (sqrt) or eta (constant).",
+            None,
+            "one of sqrt, constant",
+            choices=("sqrt", "constant"),
+            parse=str,
+            solvers=("fobos",),
+        ),
+    )
     state_names = ("w", "last", "clock")
 
     def __init__(self, problem, params, store=None):
@@ -52,19 +66,33 @@ class FOBOSSolver(Solver):
         seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
-            stats[k] = K.fobos_block(block.indptr, block.indices, block.data, targets[k], W[k], self.last[k],
-                                     self.clock[k], p.bias, p.loss.table, UNWEIGHTED, p.costs[k] / p.C, self.eta,
-                                     self.sqrt_steps, self.l1, int(seeds[k]))  # fmt: skip
+            stats[k] = K.fobos_block(
+                block.indptr,
+                block.indices,
+                block.data,
+                targets[k],
+                W[k],
+                self.last[k],
+                self.clock[k],
+                p.bias,
+                p.loss.table,
+                UNWEIGHTED,
+                p.costs[k] / p.C,
+                self.eta,
+                self.sqrt_steps,
+                self.l1,
+                int(seeds[k]),
+            )
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
-                           updates=int(stats[:, K.UPDATES].sum()))  # fmt: skip
+        return BlockReport(
+            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
+        )
 
     def visit(self, block, seeds) -> BlockReport:
         return self.step(block, self.w, {}, seeds)
 
     def weights(self) -> np.ndarray:
-        return np.stack([K.fobos_weights(self.w[k], self.last[k], self.clock[k, K.SHRINK])
-                         for k in range(len(self.w))])  # fmt: skip
+        return np.stack([K.fobos_weights(self.w[k], self.last[k], self.clock[k, K.SHRINK]) for k in range(len(self.w))])
 
     def start_from(self, W: np.ndarray) -> None:
         self.w[...] = W
@@ -73,8 +101,7 @@ class FOBOSSolver(Solver):
 
     def objective_terms(self, W, loss_sums) -> dict[str, np.ndarray]:
         # the mean loss's penalty l1 ||w||_1, times the rows of a pass like the loss sums
-        return {"loss": np.asarray(loss_sums, dtype=float),
-                "l1": self.problem.n_rows * self.l1 * np.abs(W).sum(axis=1)}  # fmt: skip
+        return {"loss": np.asarray(loss_sums, dtype=float), "l1": self.problem.n_rows * self.l1 * np.abs(W).sum(axis=1)}
 
     def pass_figures(self, total: dict) -> dict:
         return {"nonzero_weights": int(np.count_nonzero(self.weights()[:, :-1]))}

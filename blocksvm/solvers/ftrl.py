@@ -28,15 +28,33 @@ class FTRLSolver(Solver):
     name = "ftrl"
     online = True
     params = (
-        Param("ftrl_alpha", 0.1, "FTRL-Proximal's alpha: the scale of the per-coordinate learning rate "
-              "alpha / (beta + sqrt(sum of squared gradients)).", positive, "a positive finite number",
-              solvers=("ftrl",)),
-        Param("ftrl_beta", 1.0, "FTRL-Proximal's beta: smooths the first steps of each coordinate's learning "
-              "rate (McMahan et al.: 1 is usually good).", positive, "a positive finite number",
-              solvers=("ftrl",)),
-        Param("l2", 0.0, "FTRL-Proximal's lambda2: the penalty l2/2 w.w, against the sum of the losses.",
-              non_negative, "a number >= 0", solvers=("ftrl",)),
-    )  # fmt: skip
+        Param(
+            "ftrl_alpha",
+            0.1,
+            "FTRL-Proximal's alpha: the scale of the per-coordinate learning rate "
+            "alpha / (beta + sqrt(sum of squared gradients)).",
+            positive,
+            "a positive finite number",
+            solvers=("ftrl",),
+        ),
+        Param(
+            "ftrl_beta",
+            1.0,
+            "FTRL-Proximal's beta: smooths the first steps of each coordinate's learning "
+            "rate (McMahan et al.: 1 is usually good).",
+            positive,
+            "a positive finite number",
+            solvers=("ftrl",),
+        ),
+        Param(
+            "l2",
+            0.0,
+            "FTRL-Proximal's lambda2: the penalty l2/2 w.w, against the sum of the losses.",
+            non_negative,
+            "a number >= 0",
+            solvers=("ftrl",),
+        ),
+    )
     state_names = ("z", "n")
 
     def __init__(self, problem, params, store=None):
@@ -54,19 +72,35 @@ class FTRLSolver(Solver):
         seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
-            stats[k] = K.ftrl_block(block.indptr, block.indices, block.data, targets[k], W[k], self.n[k], p.bias,
-                                    p.loss.table, UNWEIGHTED, p.costs[k] / p.C, self.alpha, self.beta, self.l1,
-                                    self.l2, int(seeds[k]))  # fmt: skip
+            stats[k] = K.ftrl_block(
+                block.indptr,
+                block.indices,
+                block.data,
+                targets[k],
+                W[k],
+                self.n[k],
+                p.bias,
+                p.loss.table,
+                UNWEIGHTED,
+                p.costs[k] / p.C,
+                self.alpha,
+                self.beta,
+                self.l1,
+                self.l2,
+                int(seeds[k]),
+            )
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
-                           updates=int(stats[:, K.UPDATES].sum()))  # fmt: skip
+        return BlockReport(
+            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
+        )
 
     def visit(self, block, seeds) -> BlockReport:
         return self.step(block, self.z, {}, seeds)
 
     def weights(self) -> np.ndarray:
-        return np.stack([K.ftrl_weights(self.z[k], self.n[k], self.alpha, self.beta, self.l1, self.l2)
-                         for k in range(len(self.z))])  # fmt: skip
+        return np.stack(
+            [K.ftrl_weights(self.z[k], self.n[k], self.alpha, self.beta, self.l1, self.l2) for k in range(len(self.z))]
+        )
 
     def start_from(self, W: np.ndarray) -> None:
         # with n = 0, w_i = -(z_i - sgn(z_i) l1) / (beta / alpha + l2): solve for z_i
@@ -74,8 +108,11 @@ class FTRLSolver(Solver):
         self.z[...] = -W * (self.beta / self.alpha + self.l2) - np.sign(W) * self.l1
 
     def objective_terms(self, W, loss_sums) -> dict[str, np.ndarray]:
-        return {"loss": np.asarray(loss_sums, dtype=float), "l1": self.l1 * np.abs(W).sum(axis=1),
-                "l2": 0.5 * self.l2 * np.einsum("kj,kj->k", W, W)}  # fmt: skip
+        return {
+            "loss": np.asarray(loss_sums, dtype=float),
+            "l1": self.l1 * np.abs(W).sum(axis=1),
+            "l2": 0.5 * self.l2 * np.einsum("kj,kj->k", W, W),
+        }
 
     def pass_figures(self, total: dict) -> dict:
         return {"nonzero_weights": int(np.count_nonzero(self.weights()[:, :-1]))}

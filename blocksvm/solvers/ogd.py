@@ -28,14 +28,28 @@ class OGDSolver(Solver):
     name = "ogd"
     online = True
     params = (
-        Param("ogd_schedule", "sqrt", "OGD's steps at the t-th row: ogd_eta / sqrt(t) (sqrt) or 1 / (lambda t) "
-              "(inverse; lambda = 1 / (rows C): Pegasos's steps, no eta to tune, but huge first steps when lambda "
-              "is small, which the average remembers for long).", None, "one of sqrt, inverse",
-              choices=("sqrt", "inverse"), parse=str, solvers=("ogd",)),
-        Param("ogd_eta", 1.0, "OGD's eta: the steps are eta / sqrt(t) with --ogd-schedule sqrt (raise it when the "
-              "SVM's weights are large: large C, many rows).", positive, "a positive finite number",
-              solvers=("ogd",)),
-    )  # fmt: skip
+        Param(
+            "ogd_schedule",
+            "sqrt",
+            "OGD's steps at the t-th row: ogd_eta / sqrt(t) (sqrt) or 1 / (lambda t) "
+            "(inverse; lambda = 1 / (rows C): Pegasos's steps, no eta to tune, but huge first steps when lambda "
+            "is small, which the average remembers for long).",
+            None,
+            "one of sqrt, inverse",
+            choices=("sqrt", "inverse"),
+            parse=str,
+            solvers=("ogd",),
+        ),
+        Param(
+            "ogd_eta",
+            1.0,
+            "OGD's eta: the steps are eta / sqrt(t) with --ogd-schedule sqrt (raise it when the "
+            "SVM's weights are large: large C, many rows).",
+            positive,
+            "a positive finite number",
+            solvers=("ogd",),
+        ),
+    )
     state_names = ("v", "total", "steps")
 
     def __init__(self, problem, params, store=None):
@@ -44,8 +58,9 @@ class OGDSolver(Solver):
         self.lam = 1.0 / (problem.n_rows * problem.C)
         self.radius = problem.loss.pegasos_radius(self.lam)
         # eta_t lambda = rate * t^-power
-        self.rate, self.power = (1.0, 1.0) if params.ogd_schedule == "inverse" else (
-            float(params.ogd_eta) * self.lam, 0.5)  # fmt: skip
+        self.rate, self.power = (
+            (1.0, 1.0) if params.ogd_schedule == "inverse" else (float(params.ogd_eta) * self.lam, 0.5)
+        )
         n_k = problem.n_problems
         self.v = np.zeros((n_k, problem.n_weights))
         self.total = np.zeros((n_k, problem.n_weights))
@@ -59,12 +74,28 @@ class OGDSolver(Solver):
         seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
-            stats[k] = K.ogd_block(block.indptr, block.indices, block.data, targets[k], W[k], self.total[k],
-                                   self.steps[k], p.bias, self.lam, self.radius, self.rate, self.power, p.loss.table,
-                                   UNWEIGHTED, p.costs[k] / p.C, int(seeds[k]))  # fmt: skip
+            stats[k] = K.ogd_block(
+                block.indptr,
+                block.indices,
+                block.data,
+                targets[k],
+                W[k],
+                self.total[k],
+                self.steps[k],
+                p.bias,
+                self.lam,
+                self.radius,
+                self.rate,
+                self.power,
+                p.loss.table,
+                UNWEIGHTED,
+                p.costs[k] / p.C,
+                int(seeds[k]),
+            )
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
-                           updates=int(stats[:, K.UPDATES].sum()))  # fmt: skip
+        return BlockReport(
+            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
+        )
 
     def visit(self, block, seeds) -> BlockReport:
         return self.step(block, self.v, {}, seeds)

@@ -49,11 +49,24 @@ class PassiveAggressiveSolver(Solver):
         seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
         stats = np.empty((p.n_problems, 3))
         for k in range(p.n_problems):
-            stats[k] = K.pa_block(block.indptr, block.indices, block.data, targets[k], W[k], p.bias, p.loss.table,
-                                  UNWEIGHTED, p.costs[k] / p.C, self.cap, self.damping, int(seeds[k]))  # fmt: skip
+            stats[k] = K.pa_block(
+                block.indptr,
+                block.indices,
+                block.data,
+                targets[k],
+                W[k],
+                p.bias,
+                p.loss.table,
+                UNWEIGHTED,
+                p.costs[k] / p.C,
+                self.cap,
+                self.damping,
+                int(seeds[k]),
+            )
         correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0,
-                           updates=int(stats[:, K.UPDATES].sum()))  # fmt: skip
+        return BlockReport(
+            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
+        )
 
     def visit(self, block, seeds) -> BlockReport:
         return self.step(block, self.w, {}, seeds)

@@ -21,8 +21,7 @@ class PegasosSolver(Solver):
 
     name = "pegasos"
     params = (
-        Param("batch_size", 1, "Pegasos mini-batch size r.", count, "an integer >= 1", parse=int,
-              solvers=("pegasos",)),
+        Param("batch_size", 1, "Pegasos mini-batch size r.", count, "an integer >= 1", parse=int, solvers=("pegasos",)),
     )
     state_names = ("v", "steps", "average_sum", "average_count")
 
@@ -49,10 +48,22 @@ class PegasosSolver(Solver):
         stats = np.empty((p.n_problems, 2))
         for k in range(p.n_problems):
             stats[k] = K.solve_block(
-                block.indptr, block.indices, block.data, targets[k], sq_norms, W[k],
-                self.steps[k], p.bias, self.lam, self.radius, self.batch_size, p.loss.table, p.costs[k], p.C,
+                block.indptr,
+                block.indices,
+                block.data,
+                targets[k],
+                sq_norms,
+                W[k],
+                self.steps[k],
+                p.bias,
+                self.lam,
+                self.radius,
+                self.batch_size,
+                p.loss.table,
+                p.costs[k],
+                p.C,
                 int(seeds[k]),
-            )  # fmt: skip
+            )
         if self.average and self.outer >= 2:
             self.average_sum += self.steps[:, K.SCALE, None] * self.v
             self.average_count += 1

@@ -65,17 +65,25 @@ class Problem:
         """
         classes = store.classes
         if len(classes) < 2:
-            raise ParameterError(
-                f"{store.path} holds a single class ({classes.tolist()}); an SVM needs two or more"
-            )
+            raise ParameterError(f"{store.path} holds a single class ({classes.tolist()}); an SVM needs two or more")
         weights = class_weights(params.class_weight, classes, store.label_counts)
         C = float(params.C)
         if len(classes) == 2:
             costs = np.array([[C * weights[0], C * weights[1]]])
         else:
             costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
-        return cls(store.n_rows, store.n_features, store.n_blocks, classes, costs,
-                   loss or LOSSES[params.loss], float(params.bias), C, store.row_offsets, store.dtype)  # fmt: skip
+        return cls(
+            store.n_rows,
+            store.n_features,
+            store.n_blocks,
+            classes,
+            costs,
+            loss or LOSSES[params.loss],
+            float(params.bias),
+            C,
+            store.row_offsets,
+            store.dtype,
+        )
 
     def block_of(self, rows: np.ndarray) -> np.ndarray:
         """Index of the block holding each store-wide row."""
@@ -110,8 +118,7 @@ def class_weights(class_weight, classes: np.ndarray, counts: np.ndarray) -> np.n
         hits = np.flatnonzero(classes == value)
         if len(hits) == 0:
             raise ParameterError(
-                f"class_weight names label {label!r}, which is not among the labels "
-                f"{[_label_text(c) for c in classes]}"
+                f"class_weight names label {label!r}, which is not among the labels {[_label_text(c) for c in classes]}"
             )
         weights[hits[0]] = float(weight)
     return weights

@@ -46,8 +46,7 @@ def compression_filters(name: str) -> dict:
     elif kind == "lzf" and not level:
         filters = {"compression": "lzf", "shuffle": True}
     elif kind == "gzip":
-        filters = {"compression": "gzip", "compression_opts": _level(name, level, 4, 9),
-                   "shuffle": True}  # fmt: skip
+        filters = {"compression": "gzip", "compression_opts": _level(name, level, 4, 9), "shuffle": True}
     elif kind == "zstd":
         import hdf5plugin
 
@@ -56,8 +55,7 @@ def compression_filters(name: str) -> dict:
         filters = {}
     else:
         raise ParameterError(
-            f"unknown compression {name!r}; choose one of {', '.join(COMPRESSIONS)} "
-            "(gzip-N and zstd-N set a level)"
+            f"unknown compression {name!r}; choose one of {', '.join(COMPRESSIONS)} (gzip-N and zstd-N set a level)"
         )
     filters["fletcher32"] = True
     return filters

@@ -103,8 +103,10 @@ class BlockStore:
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
 
     def __repr__(self) -> str:
-        return (f"BlockStore({str(self.path)!r}: {self.n_rows} rows, {self.n_features} features, "
-                f"{self.nnz} nnz, {self.n_blocks} blocks)")  # fmt: skip
+        return (
+            f"BlockStore({str(self.path)!r}: {self.n_rows} rows, {self.n_features} features, "
+            f"{self.nnz} nnz, {self.n_blocks} blocks)"
+        )
 
     def _check_files(self) -> None:
         for b in range(self.n_blocks):
@@ -126,8 +128,10 @@ class BlockStore:
         except FileNotFoundError:
             return f"{where} is missing: {remedy}"
         if size != entry["bytes"]:
-            return (f"{where} has {size} bytes, the manifest says {entry['bytes']}: the file is truncated "
-                    f"or was replaced; {remedy}")  # fmt: skip
+            return (
+                f"{where} has {size} bytes, the manifest says {entry['bytes']}: the file is truncated "
+                f"or was replaced; {remedy}"
+            )
         return None
 
     def read_block(self, b: int) -> Block:
@@ -147,8 +151,9 @@ class BlockStore:
                 arrays = {name: f[name][()] for name in F.BLOCK_DATASETS}
         except (OSError, KeyError) as exc:
             problem = self._file_problem(b)  # deleted or cut since the store was opened?
-            raise StoreError(problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): convert "
-                             "the store again") from None  # fmt: skip
+            raise StoreError(
+                problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the store again"
+            ) from None
         block = Block(**arrays, index=b, row_offset=int(self.row_offsets[b]))
         problem = self._check_block(block, entry)
         if problem:
@@ -166,13 +171,15 @@ class BlockStore:
             return "row pointers are not monotone from 0 to nnz"
         if block.data.dtype != self.dtype:
             return f"values are {block.data.dtype}, the manifest says {self.dtype}"
-        if block.nnz and (block.indices.min() < self.index_base
-                          or block.indices.max() >= self.n_features + self.index_base):  # fmt: skip
+        if block.nnz and (
+            block.indices.min() < self.index_base or block.indices.max() >= self.n_features + self.index_base
+        ):
             return "a feature index lies outside the store's feature range"
         return None
 
-    def iter_blocks(self, order: Iterable[int] | None = None, *, prefetch: int = 1,
-                    stats: ReadStats | None = None) -> Iterator[Block]:  # fmt: skip
+    def iter_blocks(
+        self, order: Iterable[int] | None = None, *, prefetch: int = 1, stats: ReadStats | None = None
+    ) -> Iterator[Block]:
         """Yield blocks in ``order`` (default: store order), reading up to ``prefetch`` ahead.
 
         With ``prefetch >= 1`` a reader thread reads and decompresses the next blocks while the
@@ -282,8 +289,11 @@ def _read_manifest(path: Path) -> dict:
         )
     if manifest.get("complete") is not True:
         raise StoreError(f"{path} is not a complete block store (the conversion did not finish)")
-    missing = [k for k in ("rows", "features", "nnz", "index_base", "dtype", "classes",
-                           "label_counts", "blocks", "params") if k not in manifest]  # fmt: skip
+    missing = [
+        k
+        for k in ("rows", "features", "nnz", "index_base", "dtype", "classes", "label_counts", "blocks", "params")
+        if k not in manifest
+    ]
     if missing:
         raise StoreError(f"{manifest_path} is corrupted: it lacks {', '.join(missing)}")
     return manifest

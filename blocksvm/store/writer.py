@@ -25,8 +25,7 @@ from blocksvm.rows import Rows
 from blocksvm.store import format as F
 
 
-def write_block(path: Path, block: Rows, *, index: int, compression: str,
-                store_id: str) -> dict:  # fmt: skip
+def write_block(path: Path, block: Rows, *, index: int, compression: str, store_id: str) -> dict:
     """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32)."""
     filters = F.compression_filters(compression)
 
@@ -69,9 +68,7 @@ class StoreBuilder:
         if not self.output.parent.exists():
             raise StoreError(f"cannot create {self.output}: folder {self.output.parent} does not exist")
         self.store_id = uuid.uuid4().hex
-        self.partial = self.output.with_name(
-            f"{self.output.name}{F.PARTIAL_SUFFIX}-{self.store_id[:8]}"
-        )
+        self.partial = self.output.with_name(f"{self.output.name}{F.PARTIAL_SUFFIX}-{self.store_id[:8]}")
         try:
             self.partial.mkdir()
         except OSError as exc:  # permission denied, read-only file system, no space left, ...
@@ -90,8 +87,7 @@ class StoreBuilder:
         if not isinstance(exc, OSError):
             return
         if exc.errno == errno.ENOSPC:
-            raise StoreError(f"no space left on the device while writing {self.output}; "
-                             "nothing was written") from exc  # fmt: skip
+            raise StoreError(f"no space left on the device while writing {self.output}; nothing was written") from exc
         if self._wrote(exc):  # the folder turned read-only, an I/O error, ...: not the input's fault
             raise StoreError(f"cannot create {self.output}: {exc.strerror or exc}") from exc
 
@@ -99,8 +95,18 @@ class StoreBuilder:
         """Whether ``exc`` came from writing the store (a write names no file, or one in the partial folder)."""
         return exc.filename is None or str(exc.filename).startswith(str(self.partial))
 
-    def commit(self, *, features: int, index_base: int, dtype, label_counts: dict, blocks: list[dict],
-               source: dict, params: dict, **extra) -> Path:  # fmt: skip
+    def commit(
+        self,
+        *,
+        features: int,
+        index_base: int,
+        dtype,
+        label_counts: dict,
+        blocks: list[dict],
+        source: dict,
+        params: dict,
+        **extra,
+    ) -> Path:
         """Write the manifest (docs/FORMAT.md: the one place its fields are laid out), then publish the store.
 
         ``blocks`` are the entries :func:`write_block` returned; rows and nnz are summed from

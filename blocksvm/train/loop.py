@@ -79,8 +79,18 @@ class Trainer:
         one per worker of the cluster). Without a client, ``workers > 1`` runs them on threads.
     """
 
-    def __init__(self, store, params: TrainParams, *, validation=None, history_path=None,
-                 verbose: int = 1, progress: bool | None = None, checkpointer=None, client=None):  # fmt: skip
+    def __init__(
+        self,
+        store,
+        params: TrainParams,
+        *,
+        validation=None,
+        history_path=None,
+        verbose: int = 1,
+        progress: bool | None = None,
+        checkpointer=None,
+        client=None,
+    ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
         self.params = _with_workers(params.validate(), client)
         self.validation = _open_validation(validation, self.store)
@@ -118,8 +128,9 @@ class Trainer:
                 if not completed:
                     interrupted = True
                     reason = f"stopped by {stop.signal_name}" if stop else TIME_LIMIT
-                    self.monitor.say(f"{reason} in iteration {st.outer} after "
-                                     f"{st.position}/{self.store.n_blocks} blocks")  # fmt: skip
+                    self.monitor.say(
+                        f"{reason} in iteration {st.outer} after {st.position}/{self.store.n_blocks} blocks"
+                    )
                     break
                 record = self._finish_pass()
                 reason = self.rules.reason(record, self._out_of_time())
@@ -231,8 +242,10 @@ class Trainer:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
         p = self.problem
         if not np.array_equal(np.asarray(model.classes, dtype=float), p.classes):
-            raise ModelError(f"{source} has the classes {model.classes.tolist()}; {self.store.path} has "
-                             f"{p.classes.tolist()}: a warm start needs the same classes")  # fmt: skip
+            raise ModelError(
+                f"{source} has the classes {model.classes.tolist()}; {self.store.path} has "
+                f"{p.classes.tolist()}: a warm start needs the same classes"
+            )
         if model.n_features > p.n_features:
             raise ModelError(f"{source} has {model.n_features} features, more than the store's {p.n_features}")
         if (model.bias > 0) != (p.bias > 0) or (p.bias > 0 and model.bias != p.bias):
@@ -270,8 +283,9 @@ class Trainer:
     def accuracy(self, store: BlockStore) -> float:
         """Accuracy of the current weights on ``store``."""
         W = self.solver.weights()
-        correct = sum(correct_predictions(self.problem, W, block)
-                      for block in store.iter_blocks(prefetch=self.params.prefetch))  # fmt: skip
+        correct = sum(
+            correct_predictions(self.problem, W, block) for block in store.iter_blocks(prefetch=self.params.prefetch)
+        )
         return correct / store.n_rows
 
     def elapsed(self) -> float:
@@ -297,15 +311,18 @@ class Trainer:
             "rows": self.store.n_rows,
         }
         return LinearModel.from_weights(
-            self.solver.weights(), self.problem.classes, self.problem.bias,
-            index_base=self.store.index_base, params=self.params.to_dict(), summary=summary,
+            self.solver.weights(),
+            self.problem.classes,
+            self.problem.bias,
+            index_base=self.store.index_base,
+            params=self.params.to_dict(),
+            summary=summary,
             store_fingerprint=self.store.fingerprint,
-        )  # fmt: skip
+        )
 
 
 def _final_line(summary: dict) -> str:
-    parts = [f"optimization finished: {summary['stop_reason']}",
-             f"#iter = {summary['outer_iterations']}"]  # fmt: skip
+    parts = [f"optimization finished: {summary['stop_reason']}", f"#iter = {summary['outer_iterations']}"]
     if summary["primal"] is not None:
         mark = "" if summary.get("primal_exact") else "~"
         parts.append(f"objective{mark} = {summary['primal']:.6e}")
@@ -336,12 +353,23 @@ def _open_validation(validation, store: BlockStore) -> BlockStore | None:
     return validation
 
 
-def train(store, params: TrainParams | None = None, *, validation=None,
-          history_path: str | os.PathLike | None = None, verbose: int = 1, progress: bool | None = None,
-          checkpoint: str | os.PathLike | None = None, checkpoint_every: int = 0,
-          checkpoint_seconds: float | None = None, resume: str | os.PathLike | None = None,
-          warm_start: str | os.PathLike | None = None, cache_dir: str | os.PathLike | None = None,
-          client=None, **overrides) -> TrainResult:  # fmt: skip
+def train(
+    store,
+    params: TrainParams | None = None,
+    *,
+    validation=None,
+    history_path: str | os.PathLike | None = None,
+    verbose: int = 1,
+    progress: bool | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 0,
+    checkpoint_seconds: float | None = None,
+    resume: str | os.PathLike | None = None,
+    warm_start: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    client=None,
+    **overrides,
+) -> TrainResult:
     """Train a linear SVM on a block store by block minimization.
 
     Parameters
@@ -392,18 +420,31 @@ def train(store, params: TrainParams | None = None, *, validation=None,
         params = TrainParams.from_dict({**params.to_dict(), **overrides})
     checkpoint = checkpoint or resume
     if checkpoint and not resume and os.path.exists(checkpoint):
-        raise CheckpointError(f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
-                              "continue that run, or remove it to start anew")  # fmt: skip
+        raise CheckpointError(
+            f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
+            "continue that run, or remove it to start anew"
+        )
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     params.validate()  # a bad parameter must not wait for the conversion of a text input
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, cache_dir, say=say, progress=bars)
     validation = store_or_cached(validation, cache_dir, say=say, progress=bars)
-    checkpointer = (Checkpointer(checkpoint, every_blocks=checkpoint_every, every_seconds=checkpoint_seconds)
-                    if checkpoint else None)  # fmt: skip
-    trainer = Trainer(store, params, validation=validation, history_path=history_path,
-                      verbose=verbose, progress=progress, checkpointer=checkpointer, client=client)  # fmt: skip
+    checkpointer = (
+        Checkpointer(checkpoint, every_blocks=checkpoint_every, every_seconds=checkpoint_seconds)
+        if checkpoint
+        else None
+    )
+    trainer = Trainer(
+        store,
+        params,
+        validation=validation,
+        history_path=history_path,
+        verbose=verbose,
+        progress=progress,
+        checkpointer=checkpointer,
+        client=client,
+    )
     if warm_start and not resume:
         trainer.start_from(LinearModel.load(warm_start), str(warm_start))
     if checkpointer is None:
@@ -416,8 +457,9 @@ def train(store, params: TrainParams | None = None, *, validation=None,
             if warning:
                 trainer.monitor.say(f"warning: {warning}")
             trainer.restore(saved, f"checkpoint {resume}")
-            trainer.monitor.say(f"resuming at iteration {trainer.state.outer}, block "
-                                f"{trainer.state.position}/{trainer.store.n_blocks}")  # fmt: skip
+            trainer.monitor.say(
+                f"resuming at iteration {trainer.state.outer}, block {trainer.state.position}/{trainer.store.n_blocks}"
+            )
         result = trainer.run()
     result.model.summary["checkpoints"] = checkpointer.count
     result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)

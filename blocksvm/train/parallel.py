@@ -51,8 +51,10 @@ CONNECT_SECONDS = 20.0
 def shard_blocks(n_blocks: int, n_shards: int) -> list[np.ndarray]:
     """The blocks of each shard: block ``b`` goes to shard ``b mod n_shards``."""
     if n_shards > n_blocks:
-        raise ParameterError(f"workers ({n_shards}) must be at most the store's blocks ({n_blocks}): each "
-                             "shard is whole blocks; convert with a smaller --block-size for more")  # fmt: skip
+        raise ParameterError(
+            f"workers ({n_shards}) must be at most the store's blocks ({n_blocks}): each "
+            "shard is whole blocks; convert with a smaller --block-size for more"
+        )
     return [np.arange(k, n_blocks, n_shards) for k in range(n_shards)]
 
 
@@ -85,8 +87,10 @@ class ShardView:
         if self._store is None:
             store = BlockStore(self.path)
             if store.fingerprint != self.fingerprint:
-                raise StoreError(f"{self.path} on this worker is not the store being trained: the workers must "
-                                 "read the same store at the same path (a shared file system)")  # fmt: skip
+                raise StoreError(
+                    f"{self.path} on this worker is not the store being trained: the workers must "
+                    "read the same store at the same path (a shared file system)"
+                )
             self._store = store
         return self._store
 
@@ -109,8 +113,7 @@ class Shard:
 
     def __init__(self, index: int, view: ShardView, problem, params, n_shards: int):
         self.index, self.view, self.params = index, view, params
-        local = dataclasses.replace(problem, n_rows=view.n_rows, n_blocks=view.n_blocks,
-                                    row_offsets=view.row_offsets)  # fmt: skip
+        local = dataclasses.replace(problem, n_rows=view.n_rows, n_blocks=view.n_blocks, row_offsets=view.row_offsets)
         self.solver = DualCDSolver(local, params, view)
         self.solver.sigma = float(n_shards)
 
@@ -135,8 +138,7 @@ def run_round(shard: Shard, W: np.ndarray, outer: int) -> ShardRound:
     solver.start_pass(outer)
     shuffle = p.order == "random"
     sums, read = PassSums.zeros(n_k), ReadStats()
-    for block in view.iter_blocks(block_order(p.seed, outer, view.n_blocks, shuffle), prefetch=p.prefetch,
-                                  stats=read):  # fmt: skip
+    for block in view.iter_blocks(block_order(p.seed, outer, view.n_blocks, shuffle), prefetch=p.prefetch, stats=read):
         seeds = kernel_seeds(p.seed, outer, int(view.blocks[block.index]), n_k, shuffle)
         start = time.perf_counter()
         report = solver.visit(block, seeds)
@@ -147,8 +149,9 @@ def run_round(shard: Shard, W: np.ndarray, outer: int) -> ShardRound:
 def evaluate_shard(shard: Shard, W: np.ndarray) -> tuple[np.ndarray, int]:
     """Loss sums per problem and correct rows of the shard's blocks at ``W``."""
     losses, correct = np.zeros(W.shape[0]), 0
-    for block in shard.view.iter_blocks(np.arange(shard.view.n_blocks), prefetch=shard.params.prefetch,
-                                        stats=ReadStats()):  # fmt: skip
+    for block in shard.view.iter_blocks(
+        np.arange(shard.view.n_blocks), prefetch=shard.params.prefetch, stats=ReadStats()
+    ):
         block_losses, block_correct = evaluate_block(shard.solver.problem, W, block)
         losses, correct = losses + block_losses, correct + block_correct
     return losses, correct
@@ -173,8 +176,10 @@ def connect(address: str):
     try:
         return Client(address, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError) as exc:
-        raise ParameterError(f"cannot reach a dask scheduler at {address} ({type(exc).__name__}): start one "
-                             "('dask scheduler') or check the address") from None  # fmt: skip
+        raise ParameterError(
+            f"cannot reach a dask scheduler at {address} ({type(exc).__name__}): start one "
+            "('dask scheduler') or check the address"
+        ) from None
 
 
 # ---- engines: where the shards' rounds run -------------------------------------------------------
@@ -231,8 +236,10 @@ class DaskEngine:
         try:
             client.wait_for_workers(1, timeout=CONNECT_SECONDS)
         except TimeoutError:
-            raise ParameterError(f"the dask scheduler at {client.scheduler.address} has no workers (waited "
-                                 f"{CONNECT_SECONDS:g} s): start some ('dask worker ADDRESS')") from None  # fmt: skip
+            raise ParameterError(
+                f"the dask scheduler at {client.scheduler.address} has no workers (waited "
+                f"{CONNECT_SECONDS:g} s): start some ('dask worker ADDRESS')"
+            ) from None
         workers = sorted(client.scheduler_info()["workers"])
         self.pins = [[workers[k % len(workers)]] for k in range(len(shards))]
         self.put(shards)
@@ -241,8 +248,7 @@ class DaskEngine:
         with warnings.catch_warnings():
             # w and the shards go into the task graph on purpose: a lost shard is recomputed from it
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            return self.client.submit(function, *args, workers=self.pins[shard], allow_other_workers=True,
-                                      pure=False)  # fmt: skip
+            return self.client.submit(function, *args, workers=self.pins[shard], allow_other_workers=True, pure=False)
 
     def round(self, W: np.ndarray, outer: int) -> list[ShardRound]:
         w = self.client.submit(_same, W, pure=False)
@@ -279,8 +285,9 @@ class CoCoASolver(Solver):
     def __init__(self, problem, params, store: BlockStore, client=None):
         super().__init__(problem, params, store)
         if params.solver != DualCDSolver.name:
-            raise ParameterError(f"--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not "
-                                 f"{params.solver}")  # fmt: skip
+            raise ParameterError(
+                f"--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not {params.solver}"
+            )
         self.n_shards = params.workers
         views = [ShardView(store, blocks) for blocks in shard_blocks(store.n_blocks, self.n_shards)]
         shards = [Shard(k, view, problem, params, self.n_shards) for k, view in enumerate(views)]
@@ -336,7 +343,7 @@ class CoCoASolver(Solver):
         shards = self.engine.get()
         for k, shard in enumerate(shards):
             prefix = f"shard{k}."
-            own = {name[len(prefix):]: value for name, value in arrays.items() if name.startswith(prefix)}
+            own = {name[len(prefix) :]: value for name, value in arrays.items() if name.startswith(prefix)}
             shard.solver.load_state({"w": shard.solver.w, **own})
         self.engine.put(shards)
         self.nsv = sum(s.solver.support_vectors() for s in shards)
@@ -345,7 +352,12 @@ class CoCoASolver(Solver):
 def _merged(a: PassSums, b: PassSums) -> PassSums:
     """The sums of two shards' passes as one pass."""
     return PassSums(
-        loss=(np.asarray(a.loss) + b.loss).tolist(), correct=a.correct + b.correct, rows=a.rows + b.rows,
-        blocks=a.blocks + b.blocks, passes=a.passes + b.passes, updates=a.updates + b.updates,
-        compute_seconds=a.compute_seconds + b.compute_seconds, figures=DualCDSolver.combine(a.figures, b.figures),
-    )  # fmt: skip
+        loss=(np.asarray(a.loss) + b.loss).tolist(),
+        correct=a.correct + b.correct,
+        rows=a.rows + b.rows,
+        blocks=a.blocks + b.blocks,
+        passes=a.passes + b.passes,
+        updates=a.updates + b.updates,
+        compute_seconds=a.compute_seconds + b.compute_seconds,
+        figures=DualCDSolver.combine(a.figures, b.figures),
+    )

@@ -58,14 +58,19 @@ def _check_class_weight(value) -> None:
     if not isinstance(value, dict):
         raise ParameterError(f"class_weight must be a dict, 'balanced' or None, not {value!r}")
     for label, weight in value.items():
-        if not (isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight > 0
-                and math.isfinite(weight)):  # fmt: skip
+        if not (
+            isinstance(weight, (int, float)) and not isinstance(weight, bool) and weight > 0 and math.isfinite(weight)
+        ):
             raise ParameterError(f"class_weight[{label!r}] must be a positive number, not {weight!r}")
 
 
 def _docstring() -> str:
-    lines = ["Hyper-parameters and stopping rules of a training run (built from blocksvm.params).", "",
-             "Attributes", "----------"]  # fmt: skip
+    lines = [
+        "Hyper-parameters and stopping rules of a training run (built from blocksvm.params).",
+        "",
+        "Attributes",
+        "----------",
+    ]
     for p in PARAMS.values():
         lines += [f"{p.name} : default={p.default!r}", f"    {p.help}"]
     return "\n".join(lines)

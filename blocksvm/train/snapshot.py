@@ -30,11 +30,22 @@ class TrainState:
 
 def snapshot(state: TrainState, elapsed: float, params, store, solver) -> Checkpoint:
     """The whole training state (``elapsed``: seconds trained so far)."""
-    saved = {"outer": state.outer, "position": state.position, "sums": state.sums.to_dict(),
-             "history": state.history, "elapsed": elapsed, "blocks_visited": state.blocks_visited,
-             "eval_seconds": state.eval_seconds}  # fmt: skip
-    identity = {"fingerprint": store.fingerprint, "rows": store.n_rows, "nnz": store.nnz,
-                "blocks": store.n_blocks, "path": str(store.path)}  # fmt: skip
+    saved = {
+        "outer": state.outer,
+        "position": state.position,
+        "sums": state.sums.to_dict(),
+        "history": state.history,
+        "elapsed": elapsed,
+        "blocks_visited": state.blocks_visited,
+        "eval_seconds": state.eval_seconds,
+    }
+    identity = {
+        "fingerprint": store.fingerprint,
+        "rows": store.n_rows,
+        "nnz": store.nnz,
+        "blocks": store.n_blocks,
+        "path": str(store.path),
+    }
     return Checkpoint(params.to_dict(), identity, saved, solver.state())
 
 
@@ -60,9 +71,15 @@ def restore(checkpoint: Checkpoint, params, store, solver, source: str = "the ch
     except (KeyError, ValueError) as exc:
         raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
     s = checkpoint.state
-    return TrainState(outer=s["outer"], position=s["position"], sums=PassSums(**s["sums"]),
-                      history=list(s["history"]), elapsed=s["elapsed"],
-                      blocks_visited=s["blocks_visited"], eval_seconds=s["eval_seconds"])  # fmt: skip
+    return TrainState(
+        outer=s["outer"],
+        position=s["position"],
+        sums=PassSums(**s["sums"]),
+        history=list(s["history"]),
+        elapsed=s["elapsed"],
+        blocks_visited=s["blocks_visited"],
+        eval_seconds=s["eval_seconds"],
+    )
 
 
 def _json_value(value):
