@@ -69,6 +69,15 @@ class LinearModel:
         intercept = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
         return cls(W[:, :-1].copy(), intercept, np.asarray(classes, dtype=np.float64), float(bias), **kwargs)
 
+    def weights(self, n_features: int | None = None) -> np.ndarray:
+        """The weights as solvers hold them, shape (n_problems, n_features + 1): the features (zeros beyond the
+        model's, up to ``n_features``), then the bias feature's weight ``intercept / bias``."""
+        n_features = self.n_features if n_features is None else n_features
+        W = np.zeros((self.coef.shape[0], n_features + 1))
+        W[:, : self.n_features] = self.coef
+        W[:, -1] = self.intercept / self.bias if self.bias > 0 else 0.0
+        return W
+
     def decision_function_csr(self, indptr, indices, data) -> np.ndarray:
         """Decision values of CSR rows (zero-based columns), shape (n_rows, n_problems).
 

@@ -48,6 +48,14 @@ class Rows:
         """The rows as a ``scipy.sparse.csr_matrix`` of shape (n_rows, n_features)."""
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, n_features))
 
+    def slice(self, start: int, stop: int) -> Rows:
+        """Rows ``start`` to ``stop - 1`` (views of this one's arrays; ``indptr`` rebased)."""
+        lo, hi = self.indptr[start], self.indptr[stop]
+        lines = None if self.lines is None else self.lines[start:stop]
+        return Rows(
+            self.indptr[start : stop + 1] - lo, self.indices[lo:hi], self.data[lo:hi], self.labels[start:stop], lines
+        )
+
     def take(self, rows: np.ndarray) -> Rows:
         """The given rows (positions), in that order."""
         indptr, indices, data = gather_rows(self.indptr, self.indices, self.data, rows)

@@ -20,6 +20,7 @@ from blocksvm.io import convert
 from blocksvm.losses import HINGE
 from blocksvm.model import LinearModel
 from blocksvm.solvers import _passive_aggressive_kernels as K
+from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -60,6 +61,11 @@ def pa_step(variant: str, w: np.ndarray, x: np.ndarray, y: float, C: float) -> f
     if sq_norm == 0:
         return 0.0
     return loss / sq_norm if variant == "pa" else min(C, loss / sq_norm)
+
+
+def cost(variant: str, C: float) -> dict:
+    """``C`` for PA-I and PA-II (PA has none: it refuses one)."""
+    return {} if variant == "pa" else {"C": C}
 
 
 def with_bias(X, bias: float) -> np.ndarray:
@@ -104,7 +110,10 @@ def test_one_pass_in_file_order_equals_scikit_learn(a9a_in_file_order, shared_da
 @pytest.mark.parametrize("bias, class_weight", [(1.0, None), (-1.0, None), (2.0, {1: 3.0, -1: 0.5})])
 def test_pa_in_the_schedules_order_equals_the_numpy_transcription(shuffled, variant, bias, class_weight):
     C = 0.1
-    result = train(shuffled, solver=variant, C=C, bias=bias, class_weight=class_weight, max_outer=3, seed=7, verbose=0)
+    cost = {} if variant == "pa" else {"C": C}  # PA has no C
+    result = train(
+        shuffled, solver=variant, bias=bias, class_weight=class_weight, max_outer=3, seed=7, verbose=0, **cost
+    )
     w = np.zeros(FEATURES + 1)
     losses, correct = 0.0, 0
     for X, labels, _, order in schedule(shuffled, 3, 7, 1):
@@ -123,7 +132,7 @@ def test_pa_in_the_schedules_order_equals_the_numpy_transcription(shuffled, vari
 
 def test_the_variants_differ_as_their_steps_do(shuffled):
     """PA-I with C above every l / ||x||^2 is PA; a small C caps the steps; PA-II damps every step."""
-    models = {v: train(shuffled, solver=v, C=0.05, max_outer=2, verbose=0).model.coef for v in VARIANTS}
+    models = {v: train(shuffled, solver=v, max_outer=2, verbose=0, **cost(v, 0.05)).model.coef for v in VARIANTS}
     uncapped = train(shuffled, solver="pa1", C=1e300, max_outer=2, verbose=0).model.coef
     np.testing.assert_array_equal(uncapped, models["pa"])
     assert np.linalg.norm(models["pa1"]) < np.linalg.norm(models["pa"])
@@ -184,11 +193,10 @@ def test_cumulative_squared_loss_on_separable_data_is_within_the_bound(tmp_path)
     squared, mistakes = 0.0, 0
     for _ in range(30):
         for indptr, indices, data, label in rows:  # one row a call: the kernel reports each loss at the w it saw
-            stats = K.pa_block(
-                indptr, indices, data, label, w, -1.0, HINGE.table, np.ones(2), np.ones(2), math.inf, 0.0, -1
-            )
-            squared += stats[K.LOSS_SEEN] ** 2
-            mistakes += 1 - int(stats[K.CORRECT_SEEN])
+            setup = (-1.0, HINGE.table, np.ones(2), np.ones(2))
+            stats = K.pa_block((indptr, indices, data), label, w, (), np.array([math.inf, 0.0]), setup, -1)
+            squared += stats[LOSS_SEEN] ** 2
+            mistakes += 1 - int(stats[CORRECT_SEEN])
     assert squared <= (u @ u) * radius**2
     assert 0 < mistakes <= (u @ u) * radius**2  # a mistake has l >= 1
     assert np.all(np.sign(X @ w[:-1]) == y)
@@ -211,8 +219,8 @@ def test_cli_trains_and_resumes_pa2_exactly(shuffled, tmp_path):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path, variant):
     convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
-    streamed = stream(text, verbose=0, chunk_bytes=4096, solver=variant, C=0.1)
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, solver=variant, C=0.1)
+    streamed = stream(text, verbose=0, chunk_bytes=4096, solver=variant, **cost(variant, 0.1))
+    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, solver=variant, **cost(variant, 0.1))
     np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
     assert streamed.summary["progressive_accuracy"] == pytest.approx(trained.history[0]["progressive_accuracy"])
 

@@ -116,6 +116,59 @@ def prefetch(typingctx, array, index):
     return sig, codegen
 
 
+@njit(cache=True, nogil=True, inline="always")
+def slack_loss(loss, slack):
+    """The loss of a row whose slack ``s = threshold - y w.x`` is positive: ``s (linear + quadratic s)``.
+
+    ``loss`` is the table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`; every kernel reads the
+    loss through this function and :func:`slack_slope`, never writes the formula itself.
+    """
+    return slack * (loss[1] + loss[2] * slack)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def slack_slope(loss, slack):
+    """``-d loss / d m`` at a positive slack ``s``: ``linear + 2 quadratic s`` (0 wherever ``s <= 0``)."""
+    return loss[1] + 2.0 * loss[2] * slack
+
+
+# The online kernel contract. An online learner's kernel makes one pass over a block:
+#
+#     stats = kernel(rows, y, w, state, hyper, setup, seed)
+#
+# rows: the block's CSR arrays (indptr, indices, data); y: the targets of one problem (+1 or -1); w: the array
+# the learner's model is made of (n_features + 1 entries, the bias feature's last), updated in place; state: a
+# tuple of the learner's other arrays of this problem, updated in place; hyper: its numbers (float64 array);
+# setup: (bias, loss, cost, step) -- the bias feature's value (<= 0: none), the loss table of blocksvm.losses,
+# the weight of the reported loss of negative and positive rows, and the class weights (1 without them) that
+# scale their updates; seed: the row order's (< 0: file order). It returns the stats below, each row judged
+# before its update (progressive validation): loss sum and rows with a positive margin at the w each row saw,
+# and rows that changed the model.
+LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
+N_ONLINE_STATS = 3
+
+
+@njit(cache=True, nogil=True)
+def online_pass(indptr, seed):
+    """The row order of an online learner's pass over a block (:func:`visit_order`) and its zeroed stats."""
+    n_rows = indptr.shape[0] - 1
+    order = np.empty(n_rows, np.int64)
+    visit_order(order, np.arange(n_rows), n_rows, seed)
+    return order, np.zeros(N_ONLINE_STATS, np.float64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def judge(stats, loss, cost, label, margin):
+    """Progressive validation of one row, before its update: add its loss (weighted by ``cost[label]``) and
+    whether its margin is positive to ``stats``; return its slack ``threshold - margin``."""
+    slack = loss[0] - margin
+    if slack > 0:
+        stats[LOSS_SEEN] += cost[label] * slack_loss(loss, slack)
+    if margin > 0:
+        stats[CORRECT_SEEN] += 1
+    return slack
+
+
 @njit(cache=True, nogil=True)
 def row_norms_squared(indptr, data):
     """``||x_i||^2`` of every row, shape (n_rows,)."""
@@ -149,7 +202,7 @@ def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
         margin = y[i] * dot
         slack = loss[0] - margin
         if slack > 0:
-            total += cost[1 if y[i] > 0 else 0] * (slack * (loss[1] + loss[2] * slack))
+            total += cost[1 if y[i] > 0 else 0] * slack_loss(loss, slack)
         if margin > 0:
             correct += 1
     return total, correct

@@ -37,58 +37,35 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import visit_order
-
-# The update rules confidence_block applies.
-CW, AROW = range(2)
-# Indices into the stats array confidence_block returns.
-LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def cw_alpha(M, V, phi):
-    """CW's ``alpha = max(0, gamma)`` for the margin ``M`` and its variance ``V > 0``."""
-    b = 1.0 + 2.0 * phi * M
-    gamma = (-b + math.sqrt(b * b - 8.0 * phi * (M - phi * V))) / (4.0 * phi * V)
-    return max(0.0, gamma)
+from blocksvm.solvers._common import UPDATES, judge, online_pass
 
 
 @njit(cache=True, nogil=True)
-def confidence_block(indptr, indices, data, y, mu, sigma, bias, loss, cost, weight, rule, phi, r, seed):
-    """One pass of CW or AROW updates over a block's rows (file order when ``seed < 0``).
+def cw_rule(M, V, c, phi):
+    """CW's ``(alpha, gain)`` for the margin ``M``, its variance ``V > 0`` and the row's class weight ``c``:
+    ``alpha = max(0, gamma)`` with ``c phi`` in place of ``phi``, ``gain = 2 alpha c phi``."""
+    c_phi = c * phi
+    b = 1.0 + 2.0 * c_phi * M
+    gamma = (-b + math.sqrt(b * b - 8.0 * c_phi * (M - c_phi * V))) / (4.0 * c_phi * V)
+    alpha = max(0.0, gamma)
+    return alpha, 2.0 * alpha * c * phi
 
-    Parameters
-    ----------
-    indptr, indices, data : CSR arrays of the block.
-    y : ndarray of float64, shape (n_rows,)
-        +1 or -1.
-    mu, sigma : ndarray of float64, shape (n_features + 1,)
-        The mean and the diagonal of ``Sigma``, updated in place; last entry for the bias feature
-        of value ``bias`` (none when ``bias <= 0``).
-    loss : ndarray of float64, shape (3,)
-        The loss table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses` (reported only).
-    cost : ndarray of float64, shape (2,)
-        Weight of the reported loss of negative and positive rows.
-    weight : ndarray of float64, shape (2,)
-        Class weight of negative and positive rows (1 without them).
-    rule : int
-        ``CW`` or ``AROW``.
-    phi, r : float
-        CW's ``phi = Phi^-1(eta)``; AROW's ``r``.
-    seed : int
 
-    Returns
-    -------
-    stats : ndarray of float64, shape (3,)
-        Loss sum and rows with a positive margin, each at the ``mu`` the row saw; rows updated.
-    """
-    n_rows = indptr.shape[0] - 1
+@njit(cache=True, nogil=True)
+def arow_rule(M, V, c, r):
+    """AROW's ``(alpha, gain)``: ``alpha = max(0, 1 - M) / (V + r / c)``, ``gain = c / r``."""
+    return max(0.0, 1.0 - M) / (V + r / c), c / r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def confidence_pass(rows, y, mu, sigma, setup, seed, rule, a):
+    """One pass of updates by ``rule`` (:func:`cw_rule` or :func:`arow_rule`, whose parameter is ``a``)."""
+    indptr, indices, data = rows
+    bias, loss, cost, weight = setup
     n_w = mu.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
-    order = np.empty(n_rows, np.int64)
-    visit_order(order, np.arange(n_rows), n_rows, seed)
-    stats = np.zeros(3, np.float64)
-    for s in range(n_rows):
+    order, stats = online_pass(indptr, seed)
+    for s in range(order.shape[0]):
         i = order[s]
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # M = y mu.x and V = x^T Sigma x
@@ -101,20 +78,10 @@ def confidence_block(indptr, indices, data, y, mu, sigma, bias, loss, cost, weig
             V += sigma[j] * x * x
         M = y[i] * dot
         label = 1 if y[i] > 0 else 0
-        slack = loss[0] - M
-        if slack > 0:
-            stats[LOSS_SEEN] += cost[label] * (slack * (loss[1] + loss[2] * slack))
-        if M > 0:
-            stats[CORRECT_SEEN] += 1
+        judge(stats, loss, cost, label, M)
         if V <= 0:
             continue  # x = 0: nothing can change
-        c = weight[label]
-        if rule == CW:
-            alpha = cw_alpha(M, V, c * phi)
-            gain = 2.0 * alpha * c * phi
-        else:
-            alpha = max(0.0, 1.0 - M) / (V + r / c)
-            gain = c / r
+        alpha, gain = rule(M, V, weight[label], a)
         if alpha <= 0:
             continue
         # mu <- mu + alpha y Sigma x (the Sigma of before), then Sigma^-1 <- Sigma^-1 + gain x^2
@@ -129,3 +96,16 @@ def confidence_block(indptr, indices, data, y, mu, sigma, bias, loss, cost, weig
             sigma[n_w] = 1.0 / (1.0 / sigma[n_w] + gain * bias_sq)
         stats[UPDATES] += 1
     return stats
+
+
+@njit(cache=True, nogil=True)
+def cw_block(rows, y, mu, state, hyper, setup, seed):
+    """One pass of CW over a block (the online kernel contract: :mod:`._common`). ``mu``: the mean;
+    ``state``: ``(sigma,)``, the diagonal of ``Sigma``; ``hyper``: ``[phi]``. The loss is reported only."""
+    return confidence_pass(rows, y, mu, state[0], setup, seed, cw_rule, hyper[0])
+
+
+@njit(cache=True, nogil=True)
+def arow_block(rows, y, mu, state, hyper, setup, seed):
+    """One pass of AROW over a block, as :func:`cw_block`; ``hyper``: ``[r]``."""
+    return confidence_pass(rows, y, mu, state[0], setup, seed, arow_rule, hyper[0])

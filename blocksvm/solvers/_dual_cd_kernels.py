@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import interleaved_runs, prefetch
+from blocksvm.solvers._common import interleaved_runs, prefetch, slack_loss
 
 INF = math.inf
 
@@ -193,7 +193,7 @@ def solve_block(
             if first and i < n_a:
                 slack = loss[0] - margin
                 if slack > 0:
-                    loss_sum += cost[c] * (slack * (loss[1] + loss[2] * slack))
+                    loss_sum += cost[c] * slack_loss(loss, slack)
                 if margin > 0:
                     correct += 1
                 first_max = max(first_max, PG)

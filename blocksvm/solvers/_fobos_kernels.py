@@ -23,13 +23,11 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import visit_order
+from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_slope
 
 # Indices into the clock array (per problem): the step count t and the shrinkage U.
 STEP, SHRINK = range(2)
 N_CLOCK = 2
-# Indices into the stats array fobos_block returns.
-LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -41,46 +39,22 @@ def shrunk(w, owed):
 
 
 @njit(cache=True, nogil=True)
-def fobos_block(indptr, indices, data, y, w, last, clock, bias, loss, cost, step, eta, sqrt_steps, l1, seed):
-    """One pass of L1-FOBOS over a block's rows in a random order (file order when ``seed < 0``).
+def fobos_block(rows, y, w, state, hyper, setup, seed):
+    """One pass of L1-FOBOS over a block (the online kernel contract: :mod:`._common`).
 
-    Parameters
-    ----------
-    indptr, indices, data : CSR arrays of the block.
-    y : ndarray of float64, shape (n_rows,)
-        +1 or -1.
-    w, last : ndarray of float64, shape (n_features + 1,)
-        Weights (each short of the shrinkage ``U - last_i`` it is owed) and the shrinkage already
-        applied to each, updated in place; last entry for the bias feature of value ``bias`` (none
-        when ``bias <= 0``).
-    clock : ndarray of float64, shape (2,)
-        ``[t, U]``: steps taken and shrinkage so far, updated in place.
-    loss : ndarray of float64, shape (3,)
-        The loss table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`.
-    cost : ndarray of float64, shape (2,)
-        Weight of the reported loss of negative and positive rows.
-    step : ndarray of float64, shape (2,)
-        Multiplier of the gradient of negative and positive rows: the class weights (1 without them).
-    eta : float
-    sqrt_steps : bool
-        ``eta_t = eta / sqrt(t)`` (True) or ``eta`` (False).
-    l1 : float
-        lambda1.
-    seed : int
-
-    Returns
-    -------
-    stats : ndarray of float64, shape (3,)
-        Loss sum and rows with a positive margin, each at the ``w`` the row saw; rows with a
-        nonzero gradient.
+    ``w``: the weights, each short of the shrinkage ``U - last_i`` it is owed. ``state``: ``(last, clock)``;
+    ``last`` (n_features + 1,) the shrinkage already applied to each weight, ``clock`` (2,) ``[t, U]``: steps
+    taken and shrinkage so far. ``hyper``: ``[eta, sqrt_steps, lambda1]`` (``eta_t = eta / sqrt(t)`` when
+    ``sqrt_steps`` is 1, else ``eta``). ``UPDATES`` counts the rows with a nonzero gradient.
     """
-    n_rows = indptr.shape[0] - 1
+    indptr, indices, data = rows
+    last, clock = state
+    bias, loss, cost, step = setup
+    eta, sqrt_steps, l1 = hyper[0], hyper[1] > 0, hyper[2]
     n_w = w.shape[0] - 1
-    order = np.empty(n_rows, np.int64)
-    visit_order(order, np.arange(n_rows), n_rows, seed)
-    stats = np.zeros(3, np.float64)
+    order, stats = online_pass(indptr, seed)
     t, owed_total = clock[STEP], clock[SHRINK]
-    for s in range(n_rows):
+    for s in range(order.shape[0]):
         i = order[s]
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         t += 1.0
@@ -96,15 +70,11 @@ def fobos_block(indptr, indices, data, y, w, last, clock, bias, loss, cost, step
             w[j] = shrunk(w[j], owed_total - last[j])
             last[j] = owed_total
             dot += w[j] * data[k]
-        margin = y[i] * dot
-        slack = loss[0] - margin
-        if margin > 0:
-            stats[CORRECT_SEEN] += 1
+        label = 1 if y[i] > 0 else 0
+        slack = judge(stats, loss, cost, label, y[i] * dot)
         if slack > 0:  # w <- w - eta_t g_t
-            label = 1 if y[i] > 0 else 0
-            stats[LOSS_SEEN] += cost[label] * (slack * (loss[1] + loss[2] * slack))
             stats[UPDATES] += 1
-            d = eta_t * y[i] * step[label] * (loss[1] + 2.0 * loss[2] * slack)
+            d = eta_t * y[i] * step[label] * slack_slope(loss, slack)
             for k in range(start, stop):
                 w[np.uint32(indices[k])] += d * data[k]
             if bias > 0:

@@ -28,10 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import visit_order
-
-# Indices into the stats array ftrl_block returns.
-LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
+from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_slope
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -43,43 +40,24 @@ def ftrl_weight(z, n, alpha, beta, l1, l2):
 
 
 @njit(cache=True, nogil=True)
-def ftrl_block(indptr, indices, data, y, z, n, bias, loss, cost, step, alpha, beta, l1, l2, seed):
-    """One pass of FTRL-Proximal over a block's rows in a random order (file order when ``seed < 0``).
+def ftrl_block(rows, y, z, state, hyper, setup, seed):
+    """One pass of FTRL-Proximal over a block (the online kernel contract: :mod:`._common`).
 
-    Parameters
-    ----------
-    indptr, indices, data : CSR arrays of the block.
-    y : ndarray of float64, shape (n_rows,)
-        +1 or -1.
-    z, n : ndarray of float64, shape (n_features + 1,)
-        FTRL's per-coordinate state, updated in place; last entry for the bias feature of value
-        ``bias`` (none when ``bias <= 0``).
-    loss : ndarray of float64, shape (3,)
-        The loss table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`.
-    cost : ndarray of float64, shape (2,)
-        Weight of the reported loss of negative and positive rows.
-    step : ndarray of float64, shape (2,)
-        Multiplier of the gradient of negative and positive rows: the class weights (1 without them).
-    alpha, beta, l1, l2 : float
-        The paper's alpha, beta, lambda1, lambda2.
-    seed : int
-
-    Returns
-    -------
-    stats : ndarray of float64, shape (3,)
-        Loss sum and rows with a positive margin, each at the ``w`` the row saw; rows with a
-        nonzero gradient.
+    ``z``: the gradients summed minus the proximal centres' pull; ``state``: ``(n,)``, the squared gradients
+    summed (both per coordinate, updated in place; the weights are computed from them). ``hyper``: the
+    paper's ``[alpha, beta, lambda1, lambda2]``. ``UPDATES`` counts the rows with a nonzero gradient.
     """
-    n_rows = indptr.shape[0] - 1
+    indptr, indices, data = rows
+    n = state[0]
+    bias, loss, cost, step = setup
+    alpha, beta, l1, l2 = hyper[0], hyper[1], hyper[2], hyper[3]
     n_w = z.shape[0] - 1
-    order = np.empty(n_rows, np.int64)
-    visit_order(order, np.arange(n_rows), n_rows, seed)
+    order, stats = online_pass(indptr, seed)
     longest = 0
-    for i in range(n_rows):
+    for i in range(indptr.shape[0] - 1):
         longest = max(longest, indptr[i + 1] - indptr[i])
     w_row = np.empty(longest, np.float64)  # the row's w_i, kept for the update
-    stats = np.zeros(3, np.float64)
-    for s in range(n_rows):
+    for s in range(order.shape[0]):
         i = order[s]
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # w.x with w_i computed from z_i, n_i
@@ -90,17 +68,13 @@ def ftrl_block(indptr, indices, data, y, z, n, bias, loss, cost, step, alpha, be
             w_j = ftrl_weight(z[j], n[j], alpha, beta, l1, l2)
             w_row[k - start] = w_j
             dot += w_j * data[k]
-        margin = y[i] * dot
-        slack = loss[0] - margin
-        if margin > 0:
-            stats[CORRECT_SEEN] += 1
+        label = 1 if y[i] > 0 else 0
+        slack = judge(stats, loss, cost, label, y[i] * dot)
         if slack <= 0:
             continue
-        label = 1 if y[i] > 0 else 0
-        stats[LOSS_SEEN] += cost[label] * (slack * (loss[1] + loss[2] * slack))
         stats[UPDATES] += 1
         # g_i = g x_i with g = -y l'(m): the gradient of the row's loss in w.x
-        g = -y[i] * step[label] * (loss[1] + 2.0 * loss[2] * slack)
+        g = -y[i] * step[label] * slack_slope(loss, slack)
         for k in range(start, stop):
             j = np.uint32(indices[k])
             g_j = g * data[k]

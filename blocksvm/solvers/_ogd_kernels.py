@@ -37,15 +37,13 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import visit_order
+from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_slope
 
 # Indices into the OGD state array: w = scale * v, ||w||^2, the step t, the sum's coefficient q.
 SCALE, SQ_NORM, STEP, SUM_SCALE = range(4)
 N_STATE = 4
 # q / scale beyond which the sum of the iterates is folded into p (its relative rounding error: ~1e-16 FOLD)
 FOLD = 1e6
-# Indices into the stats array ogd_block returns.
-LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
 
 
 @njit(cache=True, nogil=True)
@@ -60,46 +58,22 @@ def fold(v, total, state):
 
 
 @njit(cache=True, nogil=True)
-def ogd_block(indptr, indices, data, y, v, total, state, bias, lam, R, rate, power, loss, cost, weight, seed):
-    """One pass of projected OGD steps over a block's rows (file order when ``seed < 0``).
+def ogd_block(rows, y, v, state, hyper, setup, seed):
+    """One pass of projected OGD steps over a block (the online kernel contract: :mod:`._common`).
 
-    Parameters
-    ----------
-    indptr, indices, data : CSR arrays of the block.
-    y : ndarray of float64, shape (n_rows,)
-        +1 or -1.
-    v : ndarray of float64, shape (n_features + 1,)
-        Direction of ``w = state[SCALE] * v``; last entry for the bias feature of value ``bias``
-        (none when ``bias <= 0``).
-    total : ndarray of float64, shape (n_features + 1,)
-        ``p``: the sum of the iterates is ``p + state[SUM_SCALE] * v``.
-    state : ndarray of float64, shape (N_STATE,)
-        ``[scale, ||w||^2, t, q]``, updated in place.
-    lam, R : float
-        ``lambda = 1 / (l C)`` and the radius of the ball.
-    rate, power : float
-        The steps: ``eta_t lambda = rate * t^-power``.
-    loss : ndarray of float64, shape (3,)
-        The loss table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`.
-    cost : ndarray of float64, shape (2,)
-        Weight of the reported loss of negative and positive rows.
-    weight : ndarray of float64, shape (2,)
-        Multiplier of ``g_t`` for negative and positive rows: the class weights (1 without them).
-    seed : int
-
-    Returns
-    -------
-    stats : ndarray of float64, shape (3,)
-        Loss sum and rows with a positive margin, each at the ``w`` the row saw; rows with a
-        nonzero loss gradient.
+    ``v``: the direction of ``w = scale v``. ``state``: ``(total, steps)``; ``total`` (n_features + 1,) is
+    ``p``, the sum of the iterates being ``p + q v``; ``steps`` (N_STATE,) is ``[scale, ||w||^2, t, q]``.
+    ``hyper``: ``[lambda, R, rate, power]``: ``lambda = 1 / (l C)``, the ball's radius, and the steps
+    ``eta_t lambda = rate * t^-power``. ``UPDATES`` counts the rows with a nonzero loss gradient.
     """
-    n_rows = indptr.shape[0] - 1
+    indptr, indices, data = rows
+    total, steps = state
+    bias, loss, cost, weight = setup
+    lam, R, rate, power = hyper[0], hyper[1], hyper[2], hyper[3]
     n_w = v.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
-    order = np.empty(n_rows, np.int64)
-    visit_order(order, np.arange(n_rows), n_rows, seed)
-    stats = np.zeros(3, np.float64)
-    for s in range(n_rows):
+    order, stats = online_pass(indptr, seed)
+    for s in range(order.shape[0]):
         i = order[s]
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # v.x and ||x||^2 in one sweep of the row; w.x = scale v.x
@@ -109,35 +83,31 @@ def ogd_block(indptr, indices, data, y, v, total, state, bias, lam, R, rate, pow
             x = np.float64(data[k])
             dot += v[np.uint32(indices[k])] * x
             x_sq += x * x
-        margin = y[i] * state[SCALE] * dot
         label = 1 if y[i] > 0 else 0
-        slack = loss[0] - margin
+        slack = judge(stats, loss, cost, label, y[i] * steps[SCALE] * dot)
         g = 0.0
         if slack > 0:
-            stats[LOSS_SEEN] += cost[label] * (slack * (loss[1] + loss[2] * slack))
-            g = weight[label] * (loss[1] + 2.0 * loss[2] * slack)
+            g = weight[label] * slack_slope(loss, slack)
             stats[UPDATES] += 1
-        if margin > 0:
-            stats[CORRECT_SEEN] += 1
-        t = state[STEP]
+        t = steps[STEP]
         eta_lam = rate * t**-power
         # shrink: w <- (1 - eta lambda) w
         shrink = 1.0 - eta_lam
         if shrink <= 0.0:
-            fold(v, total, state)
+            fold(v, total, steps)
             v[:] = 0.0
             dot = 0.0
-            state[SQ_NORM] = 0.0
+            steps[SQ_NORM] = 0.0
         else:
-            state[SCALE] *= shrink
-            state[SQ_NORM] *= shrink * shrink
-        scale = state[SCALE]
+            steps[SCALE] *= shrink
+            steps[SQ_NORM] *= shrink * shrink
+        scale = steps[SCALE]
         # step: w <- w + a x with a = eta g y; ||w + a x||^2 = ||w||^2 + 2 a scale v.x + a^2 ||x||^2
         if g != 0.0:
             a = eta_lam / lam * g * y[i]
-            state[SQ_NORM] = max(0.0, state[SQ_NORM] + 2.0 * a * scale * dot + a * a * x_sq)
+            steps[SQ_NORM] = max(0.0, steps[SQ_NORM] + 2.0 * a * scale * dot + a * a * x_sq)
             a_v = a / scale
-            q = state[SUM_SCALE]
+            q = steps[SUM_SCALE]
             for k in range(start, stop):
                 j = np.uint32(indices[k])
                 delta = a_v * data[k]
@@ -148,14 +118,14 @@ def ogd_block(indptr, indices, data, y, v, total, state, bias, lam, R, rate, pow
                 v[n_w] += delta
                 total[n_w] -= q * delta
         # project onto the ball of radius R
-        if state[SQ_NORM] > R * R:
-            state[SCALE] *= R / math.sqrt(state[SQ_NORM])
-            state[SQ_NORM] = R * R
+        if steps[SQ_NORM] > R * R:
+            steps[SCALE] *= R / math.sqrt(steps[SQ_NORM])
+            steps[SQ_NORM] = R * R
         # the sum of the iterates: + w = scale v
-        state[SUM_SCALE] += state[SCALE]
-        if state[SUM_SCALE] > FOLD * state[SCALE]:  # (also before scale could underflow)
-            fold(v, total, state)
-        state[STEP] = t + 1.0
+        steps[SUM_SCALE] += steps[SCALE]
+        if steps[SUM_SCALE] > FOLD * steps[SCALE]:  # (also before scale could underflow)
+            fold(v, total, steps)
+        steps[STEP] = t + 1.0
     return stats
 
 

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import prefetch, visit_order
+from blocksvm.solvers._common import prefetch, slack_loss, slack_slope, visit_order
 
 # Indices into the Pegasos state array.
 SCALE, SQ_NORM, STEP = range(3)
@@ -112,8 +112,8 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batc
             slack = loss[0] - margin
             c = 1 if y[i] > 0 else 0
             if slack > 0:
-                stats[LOSS_SEEN] += cost[c] * (slack * (loss[1] + loss[2] * slack))
-                grad[s - start] = (loss[1] + 2.0 * loss[2] * slack) * cost[c] / C
+                stats[LOSS_SEEN] += cost[c] * slack_loss(loss, slack)
+                grad[s - start] = slack_slope(loss, slack) * cost[c] / C
             else:
                 grad[s - start] = 0.0
             if margin > 0:

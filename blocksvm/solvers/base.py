@@ -4,8 +4,11 @@ A learner is a driver (a :class:`Solver` subclass, in ``solvers/<name>.py``) and
 (``solvers/_<name>_kernels.py``), registered by one line in :mod:`blocksvm.solvers.registry`. The
 driver declares
 
-- ``name``, and ``params``: its own parameters, as :class:`~blocksvm.params.Param` declarations
-  (the CLI flags, the estimator's parameters and the docs table are built from them);
+- ``name``, and ``params``: the parameters it reads besides those every learner reads, as
+  :class:`~blocksvm.params.Param` declarations: shared ones (``C``, ``LOSS``, ``AVERAGE``, ... of
+  :mod:`blocksvm.params`) and its own (the CLI flags, the estimators' parameters and the docs table are
+  built from them, and a value no reader reads is refused);
+- ``commands``: the commands it runs under (``train`` only, or every command for an online learner);
 - ``loss_of(params)``: the :class:`~blocksvm.losses.Loss` it minimizes and reports;
 - ``online``: an online learner, judged by progressive validation: its reports take each row's
   loss (unweighted by C) and mistake *before* the row's update, and each pass record gets
@@ -33,7 +36,9 @@ import numpy as np
 
 from blocksvm.errors import ParameterError
 from blocksvm.losses import LOSSES, Loss
-from blocksvm.params import Param
+from blocksvm.params import COMMANDS, Param
+from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN, N_ONLINE_STATS, UPDATES
+from blocksvm.solvers.evaluate import correct_predictions
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Solver:
 
     name: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
+    commands: ClassVar[tuple[str, ...]] = ("train",)
     stop_rules: ClassVar[frozenset[str]] = frozenset()
     online: ClassVar[bool] = False
     state_names: ClassVar[tuple[str, ...]] = ()
@@ -75,6 +81,10 @@ class Solver:
     def __init__(self, problem, params, store=None):
         self.problem = problem
         self.store = store
+
+    @property
+    def n_problems(self) -> int:
+        return self.problem.n_problems
 
     @classmethod
     def loss_of(cls, params) -> Loss:
@@ -136,3 +146,107 @@ class Solver:
             if current.shape != arrays[name].shape:
                 raise ValueError(f"state {name!r} has shape {arrays[name].shape}, expected {current.shape}")
             current[...] = arrays[name]
+
+
+@dataclass(frozen=True)
+class StateArray:
+    """One array of an online learner's state, per problem: ``(n_problems, width)``.
+
+    Attributes
+    ----------
+    name : str
+        The solver's attribute (and the checkpoint's array name).
+    width : int or None
+        Entries per problem; None: one per weight (``n_features + 1``, the bias feature's last).
+    fill : tuple of float
+        The start value, one number or one per entry.
+    signed : bool
+        The array changes sign with the problem's positive class (a model array, or a sum of them): a
+        problem learned with the other class as positive is the same state with these arrays negated.
+    """
+
+    name: str
+    width: int | None = None
+    fill: tuple[float, ...] = (0.0,)
+    signed: bool = False
+
+    def start(self, n_problems: int, n_weights: int) -> np.ndarray:
+        return np.tile(np.array(self.fill, dtype=np.float64), (n_problems, (self.width or n_weights) // len(self.fill)))
+
+
+UNWEIGHTED = np.ones(2)  # progressive loss per row, not C-weighted
+
+
+class OnlineSolver(Solver):
+    """An online learner: its kernel makes one pass over a block, each row judged before its update.
+
+    A learner is this class plus its numbers: ``arrays`` (its state; the first is the array the kernel
+    updates as ``w``), ``kernel`` (a function of the online kernel contract of :mod:`._common`), its
+    ``hyper_parameters`` and, if the user may not choose it, its ``fixed_loss``. Every problem is visited with
+    its targets, the unweighted loss and the class weights (``costs / C``) that scale its updates. Its
+    objective is its progressive loss (``objective_terms`` adds a penalty where the learner has one).
+    """
+
+    online = True
+    commands = COMMANDS
+    fixed_loss: ClassVar[Loss | None] = None
+    arrays: ClassVar[tuple[StateArray, ...]] = ()
+    kernel: ClassVar = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.state_names = tuple(a.name for a in cls.arrays)
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        self.hyper = np.array(self.hyper_parameters(params, problem), dtype=np.float64)
+        self.reset()
+
+    def hyper_parameters(self, params, problem) -> tuple[float, ...]:
+        """The kernel's ``hyper`` array."""
+        return ()
+
+    @classmethod
+    def loss_of(cls, params) -> Loss:
+        return cls.fixed_loss or LOSSES[params.loss]
+
+    def reset(self) -> None:
+        """Every state array at its start value."""
+        for a in self.arrays:
+            setattr(self, a.name, a.start(self.problem.n_problems, self.problem.n_weights))
+
+    def step(self, block, W, local, seeds) -> BlockReport:
+        """One pass of the kernel over ``block``; ``W`` is the first state array."""
+        p = self.problem
+        targets = p.targets(block.labels)
+        # one problem counts its own positive margins; one-vs-rest needs the arg-max first
+        seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
+        rows = (block.indptr, block.indices, block.data)
+        others = [getattr(self, a.name) for a in self.arrays[1:]]
+        stats = np.empty((p.n_problems, N_ONLINE_STATS))
+        for k in range(p.n_problems):
+            setup = (p.bias, p.loss.table, UNWEIGHTED, p.costs[k] / p.C)
+            state = tuple(array[k] for array in others)
+            stats[k] = self.kernel(rows, targets[k], W[k], state, self.hyper, setup, int(seeds[k]))
+        correct = int(stats[0, CORRECT_SEEN]) if seen_correct is None else seen_correct
+        return BlockReport(loss=stats[:, LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, UPDATES].sum()))
+
+    def visit(self, block, seeds) -> BlockReport:
+        return self.step(block, getattr(self, self.arrays[0].name), {}, seeds)
+
+    def weights(self) -> np.ndarray:
+        return getattr(self, self.arrays[0].name)
+
+    def start_from(self, W: np.ndarray) -> None:
+        """A fresh state whose model is ``W``."""
+        self.reset()
+        getattr(self, self.arrays[0].name)[...] = W
+
+    def flip(self, k: int) -> None:
+        """Make problem ``k`` the same learner with its classes swapped: its signed arrays negated."""
+        for a in self.arrays:
+            if a.signed:
+                getattr(self, a.name)[k] *= -1.0
+
+    def objective_terms(self, W: np.ndarray, loss_sums: np.ndarray) -> dict[str, np.ndarray]:
+        return {"loss": np.asarray(loss_sums, dtype=float)}

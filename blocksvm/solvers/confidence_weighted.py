@@ -5,15 +5,10 @@ from __future__ import annotations
 
 from statistics import NormalDist
 
-import numpy as np
-
-from blocksvm.losses import HINGE, Loss
+from blocksvm.losses import HINGE
 from blocksvm.params import Param, positive
 from blocksvm.solvers import _confidence_weighted_kernels as K
-from blocksvm.solvers.base import BlockReport, Solver
-from blocksvm.solvers.evaluate import correct_predictions
-
-UNWEIGHTED = np.ones(2)  # progressive loss per row, not C-weighted
+from blocksvm.solvers.base import OnlineSolver, StateArray
 
 
 def probability(x) -> bool:
@@ -21,7 +16,7 @@ def probability(x) -> bool:
     return positive(x) and 0.5 < x < 1
 
 
-class ConfidenceWeightedSolver(Solver):
+class ConfidenceWeightedSolver(OnlineSolver):
     """Confidence-Weighted learning (Dredze, Crammer & Pereira, ICML 2008, the diagonal "Variance" version).
 
     A Gaussian ``N(mu, Sigma)`` over weight vectors, ``Sigma`` diagonal (1 at the start); each row moves it
@@ -35,7 +30,6 @@ class ConfidenceWeightedSolver(Solver):
     """
 
     name = "cw"
-    online = True
     params = (
         Param(
             "cw_eta",
@@ -45,69 +39,15 @@ class ConfidenceWeightedSolver(Solver):
             "larger is more aggressive.",
             probability,
             "a number in (0.5, 1)",
-            solvers=("cw",),
         ),
     )
-    rule = K.CW
-    state_names = ("mu", "sigma")
+    fixed_loss = HINGE
+    arrays = (StateArray("mu", signed=True), StateArray("sigma", fill=(1.0,)))
+    kernel = staticmethod(K.cw_block)
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
-        self.phi, self.r = self.rule_parameters(params)
-        self.mu = np.zeros((problem.n_problems, problem.n_weights))
-        self.sigma = np.ones((problem.n_problems, problem.n_weights))
-
-    @staticmethod
-    def rule_parameters(params) -> tuple[float, float]:
-        """``(phi, r)`` of the kernel: CW reads ``phi = Phi^-1(eta)``."""
-        return NormalDist().inv_cdf(float(params.cw_eta)), 1.0
-
-    @classmethod
-    def loss_of(cls, params) -> Loss:
-        return HINGE
-
-    def step(self, block, W, local, seeds) -> BlockReport:
-        """One pass over ``block``; ``W`` is ``mu``."""
-        p = self.problem
-        targets = p.targets(block.labels)
-        # one problem counts its own positive margins; one-vs-rest needs the arg-max first
-        seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
-        stats = np.empty((p.n_problems, 3))
-        for k in range(p.n_problems):
-            stats[k] = K.confidence_block(
-                block.indptr,
-                block.indices,
-                block.data,
-                targets[k],
-                W[k],
-                self.sigma[k],
-                p.bias,
-                p.loss.table,
-                UNWEIGHTED,
-                p.costs[k] / p.C,
-                self.rule,
-                self.phi,
-                self.r,
-                int(seeds[k]),
-            )
-        correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(
-            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
-        )
-
-    def visit(self, block, seeds) -> BlockReport:
-        return self.step(block, self.mu, {}, seeds)
-
-    def start_from(self, W: np.ndarray) -> None:
-        # the model's weights as the mean, with the variance of a fresh start
-        self.mu[...] = W
-        self.sigma[...] = 1.0
-
-    def weights(self) -> np.ndarray:
-        return self.mu
-
-    def objective_terms(self, W, loss_sums) -> dict[str, np.ndarray]:
-        return {"loss": np.asarray(loss_sums, dtype=float)}
+    def hyper_parameters(self, params, problem) -> tuple[float]:
+        """CW reads ``phi = Phi^-1(eta)``."""
+        return (NormalDist().inv_cdf(float(params.cw_eta)),)
 
 
 class AROWSolver(ConfidenceWeightedSolver):
@@ -127,11 +67,9 @@ class AROWSolver(ConfidenceWeightedSolver):
             "AROW's r: the regularization of each update (larger: smaller, steadier steps, for noisy data).",
             positive,
             "a positive finite number",
-            solvers=("arow",),
         ),
     )
-    rule = K.AROW
+    kernel = staticmethod(K.arow_block)
 
-    @staticmethod
-    def rule_parameters(params) -> tuple[float, float]:
-        return 1.0, float(params.arow_r)
+    def hyper_parameters(self, params, problem) -> tuple[float]:
+        return (float(params.arow_r),)

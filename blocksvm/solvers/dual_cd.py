@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import Param, count, non_negative, positive
+from blocksvm.params import EPS, LOSS, TOL, C, Param, count, non_negative, positive
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
@@ -27,6 +27,10 @@ class DualCDSolver(Solver):
 
     name = "dual-cd"
     params = (
+        C,
+        LOSS,
+        TOL,
+        EPS,
         Param(
             "working_set",
             "cache",
@@ -38,7 +42,6 @@ class DualCDSolver(Solver):
             "one of cache, pair, block",
             choices=WORKING_SETS,
             parse=str,
-            solvers=("dual-cd",),
         ),
         Param(
             "cache_mb",
@@ -47,7 +50,6 @@ class DualCDSolver(Solver):
             positive,
             "a positive number of megabytes",
             metavar="MB",
-            solvers=("dual-cd",),
         ),
         Param(
             "inner_passes",
@@ -56,7 +58,6 @@ class DualCDSolver(Solver):
             count,
             "an integer >= 1",
             parse=int,
-            solvers=("dual-cd",),
         ),
         Param(
             "workers",
@@ -69,7 +70,6 @@ class DualCDSolver(Solver):
             none_ok=True,
             parse=int,
             metavar="K",
-            solvers=("dual-cd",),
         ),
         Param(
             "inner_eps",
@@ -78,7 +78,6 @@ class DualCDSolver(Solver):
             "(0: always make inner_passes passes).",
             non_negative,
             "a number >= 0",
-            solvers=("dual-cd",),
         ),
     )
     stop_rules = frozenset({"gap", "pg"})
@@ -174,7 +173,8 @@ class DualCDSolver(Solver):
         report = self.step(block, self.w, self.local_state(block), seeds, companion)
         if self.cache is not None:
             self.cache = companion
-            self.cache.refill(block, self.alpha, self._upper_of, np.random.default_rng(int(seeds[0])))
+            # (file order: seed -1, and the refill's draws from seed 0)
+            self.cache.refill(block, self.alpha, self._upper_of, np.random.default_rng(max(int(seeds[0]), 0)))
         if self.working_set == "pair":
             self.previous[0], self._previous_block = block.index, block
         return report

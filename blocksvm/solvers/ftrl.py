@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import Param, non_negative, positive
+from blocksvm.params import L1, LOSS, Param, non_negative, positive
 from blocksvm.solvers import _ftrl_kernels as K
-from blocksvm.solvers.base import BlockReport, Solver
-from blocksvm.solvers.evaluate import correct_predictions
-
-UNWEIGHTED = np.ones(2)  # progressive loss per row, not C-weighted
+from blocksvm.solvers.base import OnlineSolver, StateArray
 
 
-class FTRLSolver(Solver):
+class FTRLSolver(OnlineSolver):
     """FTRL-Proximal (McMahan et al., KDD 2013, Algorithm 1) on the user's loss (hinge or squared hinge).
 
     It follows the regularized leader of ``sum_t g_t.w + lambda1 ||w||_1 + lambda2/2 ||w||^2`` plus
@@ -26,25 +23,24 @@ class FTRLSolver(Solver):
     """
 
     name = "ftrl"
-    online = True
     params = (
+        LOSS,
+        L1,
         Param(
             "ftrl_alpha",
             0.1,
-            "FTRL-Proximal's alpha: the scale of the per-coordinate learning rate "
-            "alpha / (beta + sqrt(sum of squared gradients)).",
+            "FTRL-Proximal's alpha: the scale of the per-coordinate learning rate alpha / (beta + sqrt(sum of "
+            "squared gradients)).",
             positive,
             "a positive finite number",
-            solvers=("ftrl",),
         ),
         Param(
             "ftrl_beta",
             1.0,
-            "FTRL-Proximal's beta: smooths the first steps of each coordinate's learning "
-            "rate (McMahan et al.: 1 is usually good).",
+            "FTRL-Proximal's beta: smooths the first steps of each coordinate's learning rate (McMahan et al.: 1 "
+            "is usually good).",
             positive,
             "a positive finite number",
-            solvers=("ftrl",),
         ),
         Param(
             "l2",
@@ -52,66 +48,29 @@ class FTRLSolver(Solver):
             "FTRL-Proximal's lambda2: the penalty l2/2 w.w, against the sum of the losses.",
             non_negative,
             "a number >= 0",
-            solvers=("ftrl",),
         ),
     )
-    state_names = ("z", "n")
+    arrays = (StateArray("z", signed=True), StateArray("n"))
+    kernel = staticmethod(K.ftrl_block)
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
-        self.alpha, self.beta = float(params.ftrl_alpha), float(params.ftrl_beta)
-        self.l1, self.l2 = float(params.l1), float(params.l2)
-        self.z = np.zeros((problem.n_problems, problem.n_weights))
-        self.n = np.zeros((problem.n_problems, problem.n_weights))
-
-    def step(self, block, W, local, seeds) -> BlockReport:
-        """One FTRL pass over ``block``; ``W`` is ``z`` (the weights are computed from ``z`` and ``n``)."""
-        p = self.problem
-        targets = p.targets(block.labels)
-        # one problem counts its own positive margins; one-vs-rest needs the arg-max first
-        seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
-        stats = np.empty((p.n_problems, 3))
-        for k in range(p.n_problems):
-            stats[k] = K.ftrl_block(
-                block.indptr,
-                block.indices,
-                block.data,
-                targets[k],
-                W[k],
-                self.n[k],
-                p.bias,
-                p.loss.table,
-                UNWEIGHTED,
-                p.costs[k] / p.C,
-                self.alpha,
-                self.beta,
-                self.l1,
-                self.l2,
-                int(seeds[k]),
-            )
-        correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
-        return BlockReport(
-            loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, K.UPDATES].sum())
-        )
-
-    def visit(self, block, seeds) -> BlockReport:
-        return self.step(block, self.z, {}, seeds)
+    def hyper_parameters(self, params, problem) -> tuple[float, float, float, float]:
+        return float(params.ftrl_alpha), float(params.ftrl_beta), float(params.l1), float(params.l2)
 
     def weights(self) -> np.ndarray:
-        return np.stack(
-            [K.ftrl_weights(self.z[k], self.n[k], self.alpha, self.beta, self.l1, self.l2) for k in range(len(self.z))]
-        )
+        return np.stack([K.ftrl_weights(self.z[k], self.n[k], *self.hyper) for k in range(len(self.z))])
 
     def start_from(self, W: np.ndarray) -> None:
         # with n = 0, w_i = -(z_i - sgn(z_i) l1) / (beta / alpha + l2): solve for z_i
-        self.n[...] = 0.0
-        self.z[...] = -W * (self.beta / self.alpha + self.l2) - np.sign(W) * self.l1
+        alpha, beta, l1, l2 = self.hyper
+        self.reset()
+        self.z[...] = -W * (beta / alpha + l2) - np.sign(W) * l1
 
     def objective_terms(self, W, loss_sums) -> dict[str, np.ndarray]:
+        _, _, l1, l2 = self.hyper
         return {
             "loss": np.asarray(loss_sums, dtype=float),
-            "l1": self.l1 * np.abs(W).sum(axis=1),
-            "l2": 0.5 * self.l2 * np.einsum("kj,kj->k", W, W),
+            "l1": l1 * np.abs(W).sum(axis=1),
+            "l2": 0.5 * l2 * np.einsum("kj,kj->k", W, W),
         }
 
     def pass_figures(self, total: dict) -> dict:

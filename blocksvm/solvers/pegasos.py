@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import Param, count
+from blocksvm.params import AVERAGE, LOSS, C, Param, count
 from blocksvm.solvers import _pegasos_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
@@ -21,7 +21,10 @@ class PegasosSolver(Solver):
 
     name = "pegasos"
     params = (
-        Param("batch_size", 1, "Pegasos mini-batch size r.", count, "an integer >= 1", parse=int, solvers=("pegasos",)),
+        C,
+        LOSS,
+        AVERAGE,
+        Param("batch_size", 1, "Pegasos mini-batch size r.", count, "an integer >= 1", parse=int),
     )
     state_names = ("v", "steps", "average_sum", "average_count")
 

@@ -58,31 +58,56 @@ class Problem:
         return self.n_features + 1
 
     @classmethod
-    def from_store(cls, store, params, loss: Loss | None = None) -> Problem:
-        """The problems of ``store`` (a :class:`~blocksvm.store.BlockStore`) under ``params``.
+    def build(
+        cls,
+        classes,
+        params,
+        loss: Loss,
+        *,
+        counts=None,
+        n_rows: int = 1,
+        n_features: int = 0,
+        n_blocks: int = 1,
+        row_offsets=None,
+        dtype=np.float32,
+        strict: bool = True,
+    ) -> Problem:
+        """The problems of ``classes`` (sorted labels) under ``params``: the one place costs are made.
 
-        ``loss``: the solver's (default: the user's ``params.loss``).
+        ``counts``: rows per class (for ``class_weight="balanced"``). ``strict``: a class weight must name one
+        of ``classes`` (a stream is not strict: its weights name labels still to come). Two classes give one
+        problem; one class (a stream that has seen one so far) or more than two give one per class.
         """
-        classes = store.classes
-        if len(classes) < 2:
-            raise ParameterError(f"{store.path} holds a single class ({classes.tolist()}); an SVM needs two or more")
-        weights = class_weights(params.class_weight, classes, store.label_counts)
+        classes = np.asarray(classes, dtype=np.float64)
+        weights = class_weights(params.class_weight, classes, counts, strict=strict)
         C = float(params.C)
         if len(classes) == 2:
             costs = np.array([[C * weights[0], C * weights[1]]])
         else:
             costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
-        return cls(
-            store.n_rows,
-            store.n_features,
-            store.n_blocks,
-            classes,
-            costs,
+        offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
+        return cls(n_rows, n_features, n_blocks, classes, costs, loss, float(params.bias), C, offsets, np.dtype(dtype))
+
+    @classmethod
+    def from_store(cls, store, params, loss: Loss | None = None) -> Problem:
+        """The problems of ``store`` (a :class:`~blocksvm.store.BlockStore`) under ``params``.
+
+        ``loss``: the solver's (default: the user's ``params.loss``).
+        """
+        if len(store.classes) < 2:
+            raise ParameterError(
+                f"{store.path} holds a single class ({store.classes.tolist()}); an SVM needs two or more"
+            )
+        return cls.build(
+            store.classes,
+            params,
             loss or LOSSES[params.loss],
-            float(params.bias),
-            C,
-            store.row_offsets,
-            store.dtype,
+            counts=store.label_counts,
+            n_rows=store.n_rows,
+            n_features=store.n_features,
+            n_blocks=store.n_blocks,
+            row_offsets=store.row_offsets,
+            dtype=store.dtype,
         )
 
     def block_of(self, rows: np.ndarray) -> np.ndarray:
@@ -100,10 +125,12 @@ class Problem:
         return np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
 
 
-def class_weights(class_weight, classes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def class_weights(class_weight, classes: np.ndarray, counts: np.ndarray | None, strict: bool = True) -> np.ndarray:
     """Multiplier of C per class: 1, a user's ``{label: weight}``, or ``"balanced"``.
 
-    ``"balanced"`` gives ``n_rows / (n_classes * count_k)``, scikit-learn's rule.
+    ``"balanced"`` gives ``n_rows / (n_classes * count_k)``, scikit-learn's rule (it needs ``counts``).
+    ``strict``: a label of ``class_weight`` that is not among ``classes`` is an error (else it waits for its
+    class).
     """
     weights = np.ones(len(classes))
     if class_weight is None:
@@ -116,11 +143,12 @@ def class_weights(class_weight, classes: np.ndarray, counts: np.ndarray) -> np.n
         except (TypeError, ValueError):
             raise ParameterError(f"class_weight names label {label!r}, which is not a number") from None
         hits = np.flatnonzero(classes == value)
-        if len(hits) == 0:
+        if len(hits):
+            weights[hits[0]] = float(weight)
+        elif strict:
             raise ParameterError(
                 f"class_weight names label {label!r}, which is not among the labels {[_label_text(c) for c in classes]}"
             )
-        weights[hits[0]] = float(weight)
     return weights
 
 
