@@ -198,28 +198,16 @@ def _run_generate(args) -> int:
     return EXIT_OK
 
 
-def _class_weight(text: str):
-    if text == "balanced":
-        return text
-    label, sep, weight = text.partition("=")
-    try:
-        if not sep:
-            raise ValueError
-        return (label, float(weight))
-    except ValueError:
-        raise argparse.ArgumentTypeError("expected LABEL=WEIGHT or balanced") from None
-
-
 def liblinear_weight_options(argv: list[str]) -> list[str]:
-    """``argv`` with LIBLINEAR's ``-wLABEL WEIGHT`` (``-w1 5``, ``-w-1 0.5``) of ``train`` written as
-    ``--class-weight=LABEL=WEIGHT``: argparse cannot read an option whose name carries a value.
+    """``argv`` with the flags whose values argparse cannot read joined to them: LIBLINEAR's ``-wLABEL WEIGHT``
+    (``-w1 5``, ``-w-1 0.5``) written as ``--class-weight=LABEL=WEIGHT`` (an option whose name carries a value),
+    and ``--classes -1,1`` as ``--classes=-1,1`` (a value that looks like an option).
 
-    Only a ``-w`` glued to a number and followed by a number is rewritten, only after the ``train``
-    command and before ``--``; everything else is returned as it was.
+    Only after the ``train`` or ``stream`` command and before ``--``; everything else is returned as it was.
     """
     argv = list(argv)
     command = next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
-    if command is None or argv[command] != "train":
+    if command is None or argv[command] not in ("train", "stream"):
         return argv
     out = argv[: command + 1]
     i = command + 1
@@ -229,6 +217,10 @@ def liblinear_weight_options(argv: list[str]) -> list[str]:
             return out + argv[i:]
         if token.startswith("-w") and _is_number(token[2:]) and i + 1 < len(argv) and _is_number(argv[i + 1]):
             out.append(f"--class-weight={token[2:]}={argv[i + 1]}")  # one token: the label may be negative
+            i += 2
+            continue
+        if token == "--classes" and i + 1 < len(argv):
+            out.append(f"--classes={argv[i + 1]}")
             i += 2
             continue
         out.append(token)
@@ -246,35 +238,13 @@ def _is_number(text: str) -> bool:
 
 @command("train", "train a linear classifier on a block store (or a LIBSVM file) by block minimization")
 def _train_args(p: argparse.ArgumentParser) -> None:
-
     p.add_argument(
         "store",
         help="training store (from 'blocksvm convert'), or a LIBSVM file (.gz/.bz2/.xz too), "
         "converted once into a cached store beside it",
     )
     p.add_argument("model", help="model file to write")
-    _add_training_params(p)
-    p.add_argument("--warm-start", metavar="MODEL", help="continue this model (online learners)")
-    p.add_argument("--validation", metavar="STORE", help="store (or LIBSVM file) whose accuracy is tracked each pass")
-    p.add_argument(
-        "--cache-dir",
-        metavar="DIR",
-        help="keep the cached stores of LIBSVM files here (default: beside each file, as FILE.bsvm-cache)",
-    )
-    p.add_argument("--history", metavar="PATH", help="JSON-lines history (default MODEL.history.jsonl)")
-    p.add_argument(
-        "--checkpoint", metavar="PATH", help="write checkpoints here (every outer iteration, and when stopped)"
-    )
-    p.add_argument(
-        "--checkpoint-every", type=int, default=0, metavar="BLOCKS", help="also checkpoint every this many blocks"
-    )
-    p.add_argument(
-        "--checkpoint-seconds",
-        type=float,
-        metavar="SECONDS",
-        help="also checkpoint when this many seconds passed since the last one",
-    )
-    p.add_argument("--resume", metavar="PATH", help="continue from this checkpoint (and keep writing it)")
+    _add_declared(p, "train")
     p.add_argument(
         "--scheduler",
         metavar="ADDRESS",
@@ -286,59 +256,49 @@ def _train_args(p: argparse.ArgumentParser) -> None:
     p.set_defaults(run=_run_train)
 
 
-def _add_training_params(p: argparse.ArgumentParser) -> None:
-    """The flags of every declared training parameter (blocksvm.params and each solver's own)."""
-    from blocksvm.train.params import PARAMS
+def _add_declared(p: argparse.ArgumentParser, command: str) -> None:
+    """The flags of every declared parameter and run option: those ``command`` reads shown with its defaults,
+    the others parsed but hidden, to be refused with a message that says why."""
+    from blocksvm.train.params import PARAMS, RUN, for_command
 
-    for param in PARAMS.values():
-        if param.cli:
-            param.add_to(p)
-    p.add_argument(
-        "--class-weight",
-        "-w",
-        type=_class_weight,
-        action="append",
-        metavar="LABEL=WEIGHT",
-        help=PARAMS["class_weight"].help,
-    )
+    read = {param.name: param for param in (*for_command(command), *for_command(command, run_options=True))}
+    for param in (*PARAMS.values(), *RUN.values()):
+        read.get(param.name, param).add_to(p, command)
 
 
-def _train_params(args):
-    from blocksvm.train import TrainParams
-    from blocksvm.train.params import PARAMS
+def _settle(args, command: str):
+    """``(TrainParams, RunOptions)`` of ``command`` from the flags given (the one shared check)."""
+    from blocksvm.train.params import PARAMS, RUN, settle
 
-    values = {name: getattr(args, name) for name, param in PARAMS.items() if param.cli}
-    if args.class_weight:
-        values["class_weight"] = "balanced" if "balanced" in args.class_weight else dict(args.class_weight)
-    return TrainParams(**values)
+    declared = {**PARAMS, **RUN}
+    given = {name: getattr(args, name) for name in declared if hasattr(args, name)}
+    for name, value in given.items():
+        if declared[name].many:
+            given[name] = declared[name].many(value)
+    return settle(command, None, given, cli=True)
 
 
 def _run_train(args) -> int:
     from blocksvm.train import train
-    from blocksvm.train.parallel import connect
+    from blocksvm.train.parallel import check_solver, connect
 
-    params = _train_params(args)
-    history = args.history or f"{args.model}.history.jsonl"
-    outputs = {"the model": args.model, "the history": history, "the checkpoint": args.checkpoint or args.resume}
+    params, run = _settle(args, "train")
+    history = run.history_path or f"{args.model}.history.jsonl"
+    outputs = {"the model": args.model, "the history": history, "the checkpoint": run.checkpoint or run.resume}
     for what, path in outputs.items():  # before training, not after hours of it
         if path:
             check_writable(path, what)
+    if args.scheduler:
+        check_solver(params.solver)  # before connecting
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(connect(args.scheduler)) if args.scheduler else None
         result = train(
             args.store,
             params,
-            validation=args.validation,
-            history_path=history,
             verbose=0 if args.quiet else 2 if args.verbose else 1,
             progress=None if not args.quiet else False,
-            checkpoint=args.checkpoint,
-            checkpoint_every=args.checkpoint_every,
-            checkpoint_seconds=args.checkpoint_seconds,
-            resume=args.resume,
-            warm_start=args.warm_start,
-            cache_dir=args.cache_dir,
             client=client,
+            **{**_given(run, "train"), "history_path": history},
         )
     path = result.model.save(args.model)
     if args.json:
@@ -346,7 +306,7 @@ def _run_train(args) -> int:
     elif not args.quiet:
         print(f"model written to {path}; history in {history}", file=sys.stderr)
     if result.interrupted and result.stop_reason.startswith("stopped by"):
-        where = args.checkpoint or args.resume
+        where = run.checkpoint or run.resume
         if where and not args.quiet:
             print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
         return EXIT_TERMINATED if "SIGTERM" in result.stop_reason else EXIT_INTERRUPTED
@@ -357,23 +317,7 @@ def _run_train(args) -> int:
 def _stream_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="LIBSVM text file (.gz, .bz2, .xz too), or - for standard input")
     p.add_argument("model", help="model file to write")
-    _add_training_params(p)
-    p.set_defaults(solver="perceptron")
-    p.add_argument("--zero-based", action="store_true", help="feature indices start at 0 (default: at 1)")
-    p.add_argument("--warm-start", metavar="MODEL", help="continue this model (its classes, features, weights)")
-    p.add_argument(
-        "--checkpoint",
-        metavar="PATH",
-        help="write checkpoints here (every --checkpoint-every chunks, and when the stream ends or is stopped)",
-    )
-    p.add_argument(
-        "--checkpoint-every",
-        type=int,
-        default=16,
-        metavar="CHUNKS",
-        help="chunks (8 MB of text each) between checkpoints (default 16)",
-    )
-    p.add_argument("--resume", metavar="PATH", help="continue the stream of this checkpoint (a file input)")
+    _add_declared(p, "stream")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=_run_stream)
 
@@ -381,17 +325,9 @@ def _stream_args(p: argparse.ArgumentParser) -> None:
 def _run_stream(args) -> int:
     from blocksvm.stream import stream
 
+    params, run = _settle(args, "stream")
     check_writable(args.model, "the model")
-    result = stream(
-        args.input,
-        _train_params(args),
-        zero_based=args.zero_based,
-        warm_start=args.warm_start,
-        checkpoint=args.checkpoint,
-        checkpoint_every=args.checkpoint_every,
-        resume=args.resume,
-        verbose=0 if args.quiet or args.json else 1,
-    )
+    result = stream(args.input, params, verbose=0 if args.quiet or args.json else 1, **_given(run, "stream"))
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), **result.summary})
@@ -404,10 +340,18 @@ def _run_stream(args) -> int:
             file=sys.stderr,
         )
     if result.stopped_by:
-        if args.checkpoint or args.resume:
-            print(f"checkpoint in {args.checkpoint or args.resume}: continue with --resume", file=sys.stderr)
+        where = run.checkpoint or run.resume
+        if where:
+            print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
         return EXIT_TERMINATED if result.stopped_by == "SIGTERM" else EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def _given(run, command: str) -> dict:
+    """The run options that ``command`` reads, as keyword arguments."""
+    from blocksvm.train.params import RUN
+
+    return {name: value for name, value in run.to_dict().items() if command in RUN[name].commands}
 
 
 @command("predict", "predict a store or a LIBSVM file with a model (blocksvm or LIBLINEAR)")

@@ -34,7 +34,7 @@ from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION
 from blocksvm.store.writer import StoreBuilder, write_block
 from blocksvm.train import TrainParams, train
-from blocksvm.train.params import PARAMS
+from blocksvm.train.params import PARAMS, for_command, settle
 from blocksvm.train.records import StopRules
 
 # Parameters of the estimator besides the training parameters (those of ESTIMATOR_NAMES are named as
@@ -54,7 +54,8 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
         "parameter ``workers``, docs/PARALLEL.md); None or 1: the serial trainer.",
     ),
 }
-TRAINING = tuple(name for name in PARAMS if name not in ESTIMATOR_NAMES)  # the training parameters, as declared
+# The training parameters, as declared: those train reads.
+TRAINING = tuple(p.name for p in for_command("train") if p.name not in ESTIMATOR_NAMES)
 
 
 def declared_init(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None):
@@ -259,7 +260,8 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
             values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] == "squared_hinge":
             values["loss"] = "squared-hinge"
-        return TrainParams(**values).validate()
+        given = {name: value for name, value in values.items() if value != PARAMS[name].default}
+        return settle("train", None, given)[0]
 
     def _checked_block_size(self) -> int:
         size = _plain(self.block_size)

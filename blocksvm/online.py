@@ -1,8 +1,10 @@
 """The scikit-learn face of the online learners: :class:`OnlineClassifier`.
 
-``partial_fit(X, y, classes=...)`` hands the rows, as one block, to the same learner that
-``blocksvm stream`` drives (:class:`blocksvm.stream.GrowingLearner`); ``fit`` starts anew and makes
-``max_iter`` such passes. Labels of any kind are encoded as ``0 .. K-1``.
+``partial_fit(X, y, classes=...)`` hands the rows, as one block, through the one block-pass driver
+(:func:`blocksvm.train.driver.run_pass`) to the same learner that ``blocksvm stream`` drives
+(:class:`blocksvm.solvers.growing.GrowingLearner`); ``fit`` starts anew and makes ``max_iter`` such passes.
+Labels of any kind are encoded as ``0 .. K-1``. Its parameters are those the ``partial_fit`` readers of
+:mod:`blocksvm.params` declare.
 """
 
 from __future__ import annotations
@@ -17,15 +19,18 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm.estimator import declared_init, parameters_doc
-from blocksvm.solvers import SOLVERS
-from blocksvm.store import Block
-from blocksvm.stream import GrowingLearner
-from blocksvm.train import TrainParams
+from blocksvm.params import ESTIMATOR_NAMES
+from blocksvm.rows import Rows
+from blocksvm.solvers.growing import GrowingLearner
+from blocksvm.train.driver import run_pass
+from blocksvm.train.params import for_command, settle
+from blocksvm.train.records import PassSums
+from blocksvm.train.schedule import DrawnSeeds
 
-# The declared parameters an online learner reads: the common ones that apply, then the learners' own.
-_COMMON = ("solver", "C", "loss", "bias", "average", "class_weight", "order", "l1")
-TRAINING = _COMMON + tuple(p.name for s in SOLVERS.values() if s.online for p in s.params if p.name not in _COMMON)
-OVERRIDES = {"solver": "perceptron"}
+# The declared parameters partial_fit reads, with its defaults (max_outer and seed have their own names here).
+READ = {p.name: p for p in for_command("partial_fit")}
+TRAINING = tuple(name for name in READ if name not in ESTIMATOR_NAMES and name != "max_outer")
+OVERRIDES = {name: p.default for name, p in READ.items() if name in TRAINING}
 OWN_PARAMS: dict[str, tuple[object, str]] = {
     "max_iter": (
         5,
@@ -121,15 +126,11 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _visit(self, X: sp.csr_matrix, labels: np.ndarray) -> None:
         X.sort_indices()
-        block = Block(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, None, index=0)
-        n_k = self._learner.solver.problem.n_problems
-        if self._learner.params.order == "file":
-            seeds = np.full(n_k, -1, np.int64)
-        else:
-            seeds = self._rng.randint(0, np.iinfo(np.int32).max, size=n_k).astype(np.int64)
-        self._learner.solver.visit(block, seeds)
+        rows = Rows(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels)
+        seeds = DrawnSeeds(self._rng, shuffle=self._learner.params.order != "file")
+        run_pass([(0, rows)], self._learner, seeds, PassSums.zeros(1))
 
-    def _params(self) -> TrainParams:
+    def _params(self):
         values = {name: getattr(self, name) for name in TRAINING}
         values["max_outer"] = self.max_iter
         values = {k: v.item() if isinstance(v, np.generic) else v for k, v in values.items()}
@@ -140,7 +141,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 float(c): w
                 for c, w in zip(self._encoder.transform(list(values["class_weight"])), values["class_weight"].values())
             }
-        return TrainParams(**values).validate()
+        given = {k: v for k, v in values.items() if v != READ[k].default}
+        return settle("partial_fit", None, given)[0]
 
     def decision_function(self, X) -> np.ndarray:
         """Decision values: shape (n_samples,) for two classes (> 0: ``classes_[1]``), else (n_samples, n_classes)."""

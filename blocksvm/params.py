@@ -1,18 +1,26 @@
-"""Every training parameter, declared once: name, default, range, help, command-line flags.
+"""Every parameter, declared once: name, default, range, help, command-line flags, and who reads it.
 
-:class:`Param` is the declaration. The parameters every run has are :data:`COMMON`; each solver
-declares its own in its driver (``Solver.params``). From these declarations come
-:class:`blocksvm.train.TrainParams` and its checks, the flags of ``blocksvm train``, the
-parameters of :class:`blocksvm.BlockSVC` and the table in docs/PARAMETERS.md
-(:func:`markdown_table`); tests/test_params.py fails if any of them disagree.
+:class:`Param` is the declaration. The parameters every learner reads are in :data:`COMMON`; those some
+learners read (``C``, ``loss``, ...) are named constants here that each solver lists in its ``params``
+beside its own. The registry fills in which solvers read each one (:func:`blocksvm.train.params.declared`),
+and every parameter says which commands read it (``commands``: ``train``, ``stream``, and ``partial_fit``,
+the face of :class:`blocksvm.OnlineClassifier`). From these declarations come
+:class:`blocksvm.train.TrainParams` and its checks, the flags and ``--help`` of each command, the
+parameters of the estimators and the table in docs/PARAMETERS.md; a value nothing reads is refused. The
+run options (:data:`RUN_OPTIONS`: checkpoints, resume, warm start, history, ...) are declared the same way.
+tests/test_params.py fails if any of them disagree.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+# The commands that read parameters: the two that train, and OnlineClassifier's fit and partial_fit.
+COMMANDS = ("train", "stream", "partial_fit")
 
 
 def _is_number(x) -> bool:
@@ -43,6 +51,15 @@ def finite(x) -> bool:
 
 def boolean(x) -> bool:
     return isinstance(x, bool)
+
+
+def path(x) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def data_source(x) -> bool:
+    """A path, or a store opened already (anything with ``iter_blocks``)."""
+    return path(x) or hasattr(x, "iter_blocks")
 
 
 @dataclass(frozen=True)
@@ -85,10 +102,14 @@ class Param:
     safe_to_change : bool
         A resumed run may change it: it decides when training stops or what it prints, never
         the path the optimizer takes.
+    commands : tuple of str
+        The commands that read it (of :data:`COMMANDS`).
+    command_defaults : tuple of (command, value)
+        A default of its own for a command (``stream`` learns with the Perceptron by default).
+    many : callable, optional
+        The flag may be repeated; ``many(values)`` folds the list of parsed values into the value.
     solvers : tuple of str
-        The solvers that read it (empty: every solver).
-    cli : bool
-        Built into ``blocksvm train``'s flags (False: the command line spells it its own way).
+        The solvers that read it (empty: every solver), filled in by the registry from the solvers' ``params``.
     """
 
     name: str
@@ -103,8 +124,10 @@ class Param:
     aliases: tuple[Alias, ...] = ()
     metavar: str | None = None
     safe_to_change: bool = False
+    commands: tuple[str, ...] = COMMANDS
+    command_defaults: tuple[tuple[str, Any], ...] = ()
+    many: Callable[[list], Any] | None = None
     solvers: tuple[str, ...] = ()
-    cli: bool = True
 
     @property
     def all_flags(self) -> tuple[str, ...]:
@@ -122,34 +145,44 @@ class Param:
             return value in self.choices
         return self.check(value)
 
-    def add_to(self, parser) -> None:
-        """Add this parameter's flags to an ``argparse`` parser."""
+    def default_for(self, command: str):
+        """The default of this parameter in ``command``."""
+        return dict(self.command_defaults).get(command, self.default)
+
+    @property
+    def label(self) -> str:
+        """How a message names it on the command line."""
+        return self.all_flags[0]
+
+    def add_to(self, parser, command: str) -> None:
+        """Add this parameter's flags to ``command``'s ``argparse`` parser. A flag that is not given leaves no
+        attribute (its default is the command's business); one ``command`` does not read is parsed but not
+        shown, so that it is refused with a message that says why."""
         import argparse
 
+        shown = command in self.commands
+        text = self.cli_help(command) if shown else argparse.SUPPRESS
+        common = {"dest": self.name, "default": argparse.SUPPRESS, "help": text}
         if self.parse is bool:
-            parser.add_argument(
-                *self.all_flags,
-                dest=self.name,
-                action=argparse.BooleanOptionalAction,
-                default=self.default,
-                help=self.cli_help(),
-            )
-        else:
-            parser.add_argument(
-                *self.all_flags,
-                dest=self.name,
-                type=self.parse,
-                default=self.default,
-                choices=self.choices,
-                metavar=self.metavar,
-                help=self.cli_help(),
-            )
+            parser.add_argument(*self.all_flags, action=argparse.BooleanOptionalAction, **common)
+        else:  # choices are checked with the other ranges (TrainParams.validate), not by argparse
+            action = "append" if self.many else "store"
+            metavar = self.metavar or ("{" + ",".join(self.choices) + "}" if self.choices else None)
+            parser.add_argument(*self.all_flags, type=self.parse, action=action, metavar=metavar, **common)
         for alias in self.aliases:
-            parser.add_argument(alias.flag, dest=self.name, type=alias.parse, metavar=alias.metavar, help=alias.help)
+            parser.add_argument(
+                alias.flag,
+                dest=self.name,
+                type=alias.parse,
+                metavar=alias.metavar,
+                default=argparse.SUPPRESS,
+                help=alias.help if shown else argparse.SUPPRESS,
+            )
 
-    def cli_help(self) -> str:
-        default = "" if self.default is None else f" (default {self.default})"
-        return (self.help + default).replace("%", "%%")
+    def cli_help(self, command: str = "train") -> str:
+        default = self.default_for(command)
+        text = self.help + ("" if default is None else f" (default {default})")
+        return text.replace("%", "%%")
 
 
 def _liblinear_loss(text: str) -> str:
@@ -162,34 +195,115 @@ def _liblinear_loss(text: str) -> str:
     return choices[text]
 
 
-# Parameters of every run (a solver's own are declared in its driver).
+def _class_weight_flag(text: str):
+    """One ``-w LABEL=WEIGHT`` (or ``balanced``)."""
+    import argparse
+
+    if text == "balanced":
+        return text
+    label, sep, weight = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return (label, float(weight))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected LABEL=WEIGHT or balanced") from None
+
+
+def _class_weights(flags: list):
+    """The repeated ``-w`` flags as one value: ``"balanced"`` or ``{label: weight}``."""
+    return "balanced" if "balanced" in flags else dict(flags)
+
+
+def _labels(text: str) -> tuple[float, ...]:
+    """``--classes A,B,...``: labels as numbers."""
+    import argparse
+
+    try:
+        return tuple(float(label) for label in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected labels separated by commas, e.g. -1,1") from None
+
+
+def labels(x) -> bool:
+    """Two or more distinct numeric labels."""
+    return isinstance(x, (tuple, list)) and len(set(x)) == len(x) >= 2 and all(finite(v) for v in x)
+
+
+# Parameters read by some solvers: each solver lists those it reads in its ``params``.
+C = Param(
+    "C",
+    1.0,
+    "Cost of a unit of loss (LIBLINEAR's -c); larger C fits the training data closer and takes more passes "
+    "(pa1, pa2: the aggressiveness).",
+    positive,
+    "a positive finite number",
+    flags=("-C", "-c"),
+)
+LOSS = Param(
+    "loss",
+    "squared-hinge",
+    "hinge (L1-loss SVM, LIBLINEAR -s 3) or squared-hinge (L2-loss, -s 1).",
+    None,
+    "one of hinge, squared-hinge",
+    choices=("hinge", "squared-hinge"),
+    parse=str,
+    aliases=(Alias("-s", _liblinear_loss, "1|3", "LIBLINEAR alias: 1 = squared-hinge, 3 = hinge"),),
+)
+TOL = Param(
+    "tol",
+    1e-3,
+    "Stop when the relative duality gap (P - D) / P is at most this (confirmed by an exact evaluation pass); "
+    "0 disables the rule.",
+    non_negative,
+    "a number >= 0",
+    safe_to_change=True,
+    commands=("train",),
+)
+EPS = Param(
+    "eps",
+    None,
+    "Stop when LIBLINEAR's projected-gradient violation max PG - min PG over a pass is at most this (LIBLINEAR's "
+    "-e rule); None disables it.",
+    positive,
+    "a positive number or None",
+    none_ok=True,
+    flags=("--eps", "-e"),
+    safe_to_change=True,
+    commands=("train",),
+)
+AVERAGE = Param(
+    "average",
+    False,
+    "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: every step, the averaged "
+    "Perceptron; ogd: every step, the online-to-batch average).",
+    boolean,
+    "True or False",
+    parse=bool,
+)
+L1 = Param(
+    "l1",
+    0.0,
+    "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the sum of the losses "
+    "(McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 rows); fobos: against the "
+    "mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
+    non_negative,
+    "a number >= 0",
+)
+
+# Parameters every learner reads (those of some learners are listed in their ``params``), in the docs' order.
 COMMON: tuple[Param, ...] = (
-    Param(
-        "C",
-        1.0,
-        "Cost of a unit of loss (LIBLINEAR's -c); larger C fits the training data closer and takes more passes.",
-        positive,
-        "a positive finite number",
-        flags=("-C", "-c"),
-    ),
-    Param(
-        "loss",
-        "squared-hinge",
-        "hinge (L1-loss SVM, LIBLINEAR -s 3) or squared-hinge (L2-loss, -s 1); "
-        "solvers with a loss of their own ignore it.",
-        None,
-        "one of hinge, squared-hinge",
-        choices=("hinge", "squared-hinge"),
-        parse=str,
-        aliases=(Alias("-s", _liblinear_loss, "1|3", "LIBLINEAR alias: 1 = squared-hinge, 3 = hinge"),),
-    ),
+    C,
+    LOSS,
     Param(
         "solver",
         "dual-cd",
-        "The learner that solves each block.",
+        "The learner: dual-cd and pegasos solve the SVM over a store's blocks; the online learners also learn in "
+        "one pass from text (stream) and from arrays (OnlineClassifier).",
         None,
-        "a solver of blocksvm.solvers.registry (blocksvm train --help lists them)",
+        "a solver of blocksvm.solvers.registry (--help lists them)",
         parse=str,
+        command_defaults=(("stream", "perceptron"), ("partial_fit", "perceptron")),
     ),
     Param(
         "bias",
@@ -199,26 +313,8 @@ COMMON: tuple[Param, ...] = (
         "a finite number (<= 0: no bias)",
         flags=("--bias", "-B"),
     ),
-    Param(
-        "tol",
-        1e-3,
-        "Stop when the relative duality gap (P - D) / P is at most this (solvers with a dual; "
-        "confirmed by an exact evaluation pass); 0 disables the rule.",
-        non_negative,
-        "a number >= 0",
-        safe_to_change=True,
-    ),
-    Param(
-        "eps",
-        None,
-        "Stop when LIBLINEAR's projected-gradient violation max PG - min PG over a pass is at "
-        "most this (LIBLINEAR's -e rule; dual CD); None disables it.",
-        positive,
-        "a positive number or None",
-        none_ok=True,
-        flags=("--eps", "-e"),
-        safe_to_change=True,
-    ),
+    TOL,
+    EPS,
     Param(
         "max_outer",
         50,
@@ -227,77 +323,79 @@ COMMON: tuple[Param, ...] = (
         "an integer >= 1",
         parse=int,
         safe_to_change=True,
+        commands=("train", "partial_fit"),
     ),
-    Param(
-        "average",
-        False,
-        "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: "
-        "every step, the averaged Perceptron; ogd: every step, the online-to-batch average).",
-        boolean,
-        "True or False",
-        parse=bool,
-        solvers=("pegasos", "perceptron", "ogd"),
-    ),
-    Param(
-        "l1",
-        0.0,
-        "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the "
-        "sum of the losses (McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 "
-        "rows); fobos: against the mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
-        non_negative,
-        "a number >= 0",
-        solvers=("ftrl", "fobos"),
-    ),
+    AVERAGE,
+    L1,
     Param(
         "order",
         "random",
-        "Visit blocks and rows in a fresh random order each pass (random), or as stored "
-        "(file: with a store converted --no-shuffle, the rows of the text file in order, as online learners "
-        "and their textbook results assume).",
+        "Visit blocks and rows in a fresh random order each pass (random), or as stored (file: with a store "
+        "converted --no-shuffle, the rows of the text file in order, as online learners and their textbook results "
+        "assume).",
         None,
         "one of random, file",
         choices=("random", "file"),
         parse=str,
+        commands=("train", "partial_fit"),
     ),
     Param(
         "class_weight",
         None,
-        "Multiplier of C per class label (LIBLINEAR's -wi), or 'balanced': "
-        "n_rows / (n_classes * count) for each class. Command line: -w LABEL=WEIGHT, repeatable.",
+        "Multiplier of C per class label (LIBLINEAR's -wi), or 'balanced': n_rows / (n_classes * count) for each "
+        "class. Command line: -w LABEL=WEIGHT, repeatable.",
         None,
         "a dict, 'balanced' or None",
         none_ok=True,
-        cli=False,
+        parse=_class_weight_flag,
+        flags=("--class-weight", "-w"),
+        metavar="LABEL=WEIGHT",
+        many=_class_weights,
+    ),
+    Param(
+        "classes",
+        None,
+        "The labels of the stream, declared before its first row (as partial_fit's classes): every label's "
+        "problem learns from the first row on. Without it a label's problem starts at the label's first row.",
+        labels,
+        "two or more distinct numbers, or None",
+        none_ok=True,
+        parse=_labels,
+        metavar="A,B,...",
+        commands=("stream",),
     ),
     Param(
         "seed",
         0,
-        "Seed of the block order and of the row order within blocks (the estimator's random_state).",
+        "Seed of the block order and of the row order within blocks (the estimators' random_state).",
         natural,
         "an integer >= 0",
         parse=int,
+        commands=("train", "partial_fit"),
     ),
     Param(
         "time_limit",
         None,
-        "Seconds of wall-clock time; training stops at the next block boundary after it "
-        "(a checkpoint, if any, lets it resume).",
+        "Seconds of wall-clock time; training stops at the next block boundary after it (a checkpoint, if any, "
+        "lets it resume).",
         positive,
         "a positive number of seconds or None",
         none_ok=True,
         metavar="SECONDS",
         safe_to_change=True,
+        commands=("train",),
     ),
     Param(
         "eval_every",
         0,
-        "Make an exact evaluation pass (objective at a fixed w) every this many outer "
-        "iterations; 0: only to confirm the gap rule.",
+        "Make an exact evaluation pass (objective at a fixed w) every this many outer iterations; 0: only to "
+        "confirm the gap rule.",
         natural,
         "an integer >= 0",
         parse=int,
         metavar="K",
         safe_to_change=True,
+        commands=("train",),
     ),
     Param(
         "prefetch",
@@ -307,28 +405,130 @@ COMMON: tuple[Param, ...] = (
         "an integer >= 0",
         parse=int,
         safe_to_change=True,
+        commands=("train",),
+    ),
+)
+
+# How a run is driven and where it writes: not training parameters (a checkpoint does not compare them).
+RUN_OPTIONS: tuple[Param, ...] = (
+    Param(
+        "validation",
+        None,
+        "A store (or LIBSVM file) whose accuracy is recorded after every pass.",
+        data_source,
+        "a path, a BlockStore or None",
+        none_ok=True,
+        parse=str,
+        metavar="STORE",
+        commands=("train",),
+    ),
+    Param(
+        "history_path",
+        None,
+        "The JSON-lines history, one record per pass (command line: MODEL.history.jsonl by default).",
+        path,
+        "a path or None",
+        none_ok=True,
+        parse=str,
+        flags=("--history",),
+        metavar="PATH",
+        commands=("train",),
+    ),
+    Param(
+        "cache_dir",
+        None,
+        "Folder of the cached stores of LIBSVM text inputs (default: beside each file, as FILE.bsvm-cache).",
+        path,
+        "a path or None",
+        none_ok=True,
+        parse=str,
+        metavar="DIR",
+        commands=("train",),
+    ),
+    Param(
+        "checkpoint",
+        None,
+        "Write checkpoints here: after every pass (train), every --checkpoint-every blocks or chunks and "
+        "--checkpoint-seconds, and when the run stops. Defaults to --resume.",
+        path,
+        "a path or None",
+        none_ok=True,
+        parse=str,
+        metavar="PATH",
+        commands=("train", "stream"),
+    ),
+    Param(
+        "checkpoint_every",
+        0,
+        "Also checkpoint every this many blocks (train) or 8 MB chunks of text (stream); 0: never.",
+        natural,
+        "an integer >= 0",
+        parse=int,
+        metavar="N",
+        commands=("train", "stream"),
+        command_defaults=(("stream", 16),),
+    ),
+    Param(
+        "checkpoint_seconds",
+        None,
+        "Also checkpoint when this many seconds passed since the last one.",
+        positive,
+        "a positive number or None",
+        none_ok=True,
+        metavar="SECONDS",
+        commands=("train",),
+    ),
+    Param(
+        "resume",
+        None,
+        "Continue from this checkpoint (or its .prev if it is damaged), and keep writing it; only the parameters "
+        "safe to change (docs/CHECKPOINTS.md) may differ. A stream resumes from a file input, unchanged.",
+        path,
+        "a path or None",
+        none_ok=True,
+        parse=str,
+        metavar="PATH",
+        commands=("train", "stream"),
+    ),
+    Param(
+        "warm_start",
+        None,
+        "Start from this model's weights (same classes; features beyond the model's start at zero); online "
+        "learners, whose state is their weights.",
+        path,
+        "a path or None",
+        none_ok=True,
+        parse=str,
+        metavar="MODEL",
+        commands=("train", "stream"),
+    ),
+    Param(
+        "zero_based",
+        False,
+        "Feature indices of the text start at 0 (default: at 1, as LIBSVM writes them).",
+        boolean,
+        "True or False",
+        parse=bool,
+        commands=("stream",),
     ),
 )
 
 
-# Training parameters the estimators name as scikit-learn does.
+# Parameters the estimators name as scikit-learn does.
 ESTIMATOR_NAMES = {"seed": "random_state", "workers": "n_jobs"}
 
 
-def markdown_table(params: tuple[Param, ...], estimator_names: dict[str, str]) -> str:
-    """The reference table of docs/PARAMETERS.md."""
+def markdown_table(params: tuple[Param, ...]) -> str:
+    """A reference table of docs/PARAMETERS.md."""
     lines = [
-        "| parameter | `blocksvm train` | `BlockSVC` | default | range | solvers | what it does |",
+        "| parameter | flags | commands | solvers | default | range | what it does |",
         "|---|---|---|---|---|---|---|",
     ]
     for p in params:
-        flags = (
-            ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases)))
-            if p.cli
-            else ("`--class-weight`, `-w`" if p.name == "class_weight" else "")
-        )
+        flags = ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases)))
+        defaults = f"`{p.default!r}`" + "".join(f", {c}: `{v!r}`" for c, v in p.command_defaults)
         lines.append(
-            f"| `{p.name}` | {flags} | `{estimator_names.get(p.name, p.name)}` | `{p.default!r}` "
-            f"| {p.expects} | {', '.join(p.solvers) or 'all'} | {p.help} |"
+            f"| `{p.name}` | {flags} | {', '.join(p.commands)} | {', '.join(p.solvers) or 'all'} | {defaults} "
+            f"| {p.expects} | {p.help} |"
         )
     return "\n".join(lines) + "\n"

@@ -99,7 +99,7 @@ def dense(X, bias: float) -> np.ndarray:
     return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
 
 
-HYPER = dict(cw_eta=0.8, arow_r=0.5)
+HYPER = {"cw": {"cw_eta": 0.8}, "arow": {"arow_r": 0.5}}  # each learner's own parameter
 
 
 @pytest.mark.parametrize("solver", ["cw", "arow"])
@@ -113,7 +113,7 @@ def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, solve
         bias=bias,
         class_weight=class_weight,
         verbose=0,
-        **HYPER,
+        **HYPER[solver],
     )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     oracle = oracle_of(solver, FEATURES + 1)
@@ -135,7 +135,7 @@ def test_multiclass_is_one_vs_rest_in_the_schedules_order(tmp_path, solver):
     idx, val, y = sparse_rows(np.random.default_rng(6), 600, 30, 6, 10, 0.05, classes=3)
     write_libsvm(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver=solver, max_outer=2, seed=4, verbose=0, **HYPER)
+    result = train(tmp_path / "multi.bsvm", solver=solver, max_outer=2, seed=4, verbose=0, **HYPER[solver])
     assert result.model.coef.shape == (3, 30)
     oracles = [oracle_of(solver, 31) for _ in range(3)]
     for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
@@ -199,15 +199,15 @@ def test_cli_trains_and_resumes_exactly(shuffled, tmp_path, solver, flags):
 @pytest.mark.parametrize("solver", ["cw", "arow"])
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path, solver):
     convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
-    streamed = stream(text, verbose=0, chunk_bytes=4096, solver=solver, **HYPER)
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, solver=solver, **HYPER)
+    streamed = stream(text, verbose=0, chunk_bytes=4096, solver=solver, **HYPER[solver])
+    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, solver=solver, **HYPER[solver])
     np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
     assert streamed.summary["progressive_accuracy"] == pytest.approx(trained.history[0]["progressive_accuracy"])
 
 
 @pytest.mark.parametrize("solver", ["cw", "arow"])
 def test_warm_start_takes_the_models_weights_as_the_mean_with_a_fresh_variance(text, in_file_order, tmp_path, solver):
-    kw = dict(solver=solver, order="file", verbose=0, **HYPER)
+    kw = dict(solver=solver, order="file", verbose=0, **HYPER[solver])
     first = train(in_file_order, max_outer=1, **kw).model
     first.save(tmp_path / "first.h5")
     again = train(in_file_order, max_outer=1, warm_start=tmp_path / "first.h5", **kw).model

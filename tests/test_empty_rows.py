@@ -56,7 +56,7 @@ def test_dual_cd_reaches_liblinear_optimum_with_empty_rows(with_empty_rows, loss
 @pytest.mark.parametrize("bias", [1.0, -1.0])
 def test_pegasos_trains_with_empty_rows(with_empty_rows, bias):
     store, X, y = with_empty_rows
-    result = train(store, solver="pegasos", loss="hinge", bias=bias, average=True, max_outer=5, tol=0, verbose=0)
+    result = train(store, solver="pegasos", loss="hinge", bias=bias, average=True, max_outer=5, verbose=0)
     model = result.model
     assert np.all(np.isfinite(model.coef)) and len(result.history) == 5
     ours = primal(model.coef[0], model.intercept[0], X, y, 1.0, "hinge", bias)

@@ -677,12 +677,12 @@ CASES = [
     ("class_weight names label <label>, which is not a number", "error", train_with("-w", "x=2")),
     ("class_weight[<label>] must be a positive number, not <x>", "error", train_with("-w", "1=-2")),
     (
-        "checkpoint_seconds (--checkpoint-seconds) must be positive, not <x>",
+        "checkpoint_seconds must be a positive number or None, not <x>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-seconds", "0"],
     ),
     (
-        "checkpoint_every (--checkpoint-every) must be >= 0, not <x>",
+        "checkpoint_every must be an integer >= 0, not <n>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "ck", "--checkpoint-every", "-1"],
     ),
@@ -724,7 +724,8 @@ CASES = [
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", set_h5_attr(e.copy(t, e.ck), version=5)],
     ),
     (
-        "checkpoint <ck> was made for the store <store> (<n> rows, <m> nnz), not for <store> (<n> rows, <m> nnz)",
+        "checkpoint <ck> was made for the store <store> (<n> rows, <m> nnz), not for the store <store> (<n> rows, "
+        "<m> nnz)",
         "error",
         lambda e, t, mp: ["train", e.test_store, t / "m.h5", "--resume", e.copy(t, e.ck)],
     ),
@@ -834,14 +835,22 @@ CASES = [
         lambda e, t, mp: ["stream", "-", t / "m.h5", "--resume", t / "ck.h5"],
     ),
     (
-        "checkpoint <ck> was made for the stream <path> (<n> bytes); <path> is not that file, or it changed since",
+        "<file>:<line>: label <label> is not among the classes declared by --classes (<labels>): declare every "
+        "label of the stream, or none",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "--classes", "5,6"],
+    ),
+    (
+        "checkpoint <ck> was made for the stream <path> (<n> bytes, modified <time>), not for the stream <path> "
+        "(<n> bytes, modified <time>)",
         "error",
         lambda e, t, mp: ["stream", e.root / "test.txt", t / "m.h5", "--resume", stream_checkpoint(e, t)],
     ),
     (
-        "checkpoint <ck> was made with other parameters (<names>)",
+        "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
+        "time_limit, tol may change when resuming",
         "error",
-        lambda e, t, mp: ["stream", e.text, t / "m.h5", "-C", "2", "--resume", stream_checkpoint(e, t)],
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "2", "--resume", stream_checkpoint(e, t)],
     ),
     (
         "--solver <name> cannot continue a saved model (--warm-start): its state is more than the weights",
@@ -1011,9 +1020,24 @@ CASES = [
     ),
     # -- parallel training (--workers, --scheduler)
     (
-        "--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not <solver>",
+        "<flag> is read by --solver <solvers>, not by --solver <name>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "2", "--solver", "pegasos"],
+    ),
+    (
+        "<flag> is read by --solver <solvers>, not by --solver <name>",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "--solver", "pa", "-C", "2"],
+    ),
+    (
+        "<flag> is a <command> option; <command> <what it does>",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "m.h5", "--workers", "2"],
+    ),
+    (
+        "--scheduler runs CoCoA+, which needs --solver dual-cd, not <solver>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1", "--solver", "pegasos"],
     ),
     (
         "workers (<k>) must be at most the store's blocks (<n>): each shard is whole blocks; convert with a smaller "

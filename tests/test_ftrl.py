@@ -20,7 +20,7 @@ from blocksvm.solvers._common import interleaved_runs
 from blocksvm.store import BlockStore
 from blocksvm.stream import stream
 from blocksvm.train import train
-from blocksvm.train.schedule import block_order, kernel_seeds
+from blocksvm.train.schedule import Schedule
 
 FEATURES = 60
 
@@ -129,9 +129,9 @@ def schedule(path, passes: int, seed: int, n_problems: int):
     """``(block, problem, rows in visiting order)`` of each visit, as the trainer makes them."""
     store = BlockStore(path)
     for outer in range(1, passes + 1):
-        for b in block_order(seed, outer, store.n_blocks):
+        for b in Schedule(seed, outer).order(store.n_blocks):
             block = store.read_block(int(b))
-            for k, kernel_seed in enumerate(kernel_seeds(seed, outer, block.index, n_problems)):
+            for k, kernel_seed in enumerate(Schedule(seed, outer).seeds(block.index, n_problems)):
                 order = np.empty(block.n_rows, np.int64)
                 interleaved_runs(order, np.arange(block.n_rows), block.n_rows, np.array([np.uint64(kernel_seed)]))
                 yield block.to_csr(store.n_features), block.labels, k, order

@@ -238,7 +238,7 @@ def test_balanced_trains_the_model_of_scikit_learns_weights(imbalanced):
 
 def test_pegasos_learns_ten_classes(ten_classes):
     store, X, y, X_test, y_test = ten_classes
-    result = train(store, solver="pegasos", C=C, max_outer=5, tol=0, average=True, verbose=0)
+    result = train(store, solver="pegasos", C=C, max_outer=5, average=True, verbose=0)
     theirs = liblinear_train(X, y, "squared-hinge", C)
     ll_predicted, _, _ = liblinear.predict(y_test, X_test, theirs, "-q")
     accuracy = np.mean(result.model.predict(X_test) == y_test)
@@ -251,9 +251,7 @@ def test_pegasos_class_weights_approach_liblinear_w_optimum(imbalanced, loss):
     weighted = liblinear_weights(liblinear_train(X, y, loss, C, {1.0: 5.0}), np.array([-1.0, 1.0]))
     optimum = primal(weighted[0][0], weighted[1][0], X, y, row_costs(y, (C, 5 * C)), loss)
     plain, heavy = (
-        train(
-            store, solver="pegasos", loss=loss, C=C, class_weight=cw, max_outer=10, tol=0, average=True, verbose=0
-        ).model
+        train(store, solver="pegasos", loss=loss, C=C, class_weight=cw, max_outer=10, average=True, verbose=0).model
         for cw in (None, {1.0: 5.0})
     )
     ours = primal(heavy.coef[0], heavy.intercept[0], X, y, row_costs(y, (C, 5 * C)), loss)

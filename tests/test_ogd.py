@@ -145,7 +145,7 @@ def test_steps_of_one_over_lambda_t_are_pegasos_with_batches_of_one(shuffled):
     """The same algorithm, written apart (Pegasos's kernel steps per mini-batch): the same iterate."""
     for loss in ("hinge", "squared-hinge"):
         ogd = train(shuffled, solver="ogd", ogd_schedule="inverse", loss=loss, max_outer=3, seed=2, verbose=0)
-        pegasos = train(shuffled, solver="pegasos", batch_size=1, loss=loss, max_outer=3, seed=2, tol=0, verbose=0)
+        pegasos = train(shuffled, solver="pegasos", batch_size=1, loss=loss, max_outer=3, seed=2, verbose=0)
         np.testing.assert_allclose(ogd.model.coef, pegasos.model.coef, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(ogd.model.intercept, pegasos.model.intercept, rtol=1e-9, atol=1e-12)
 

@@ -93,7 +93,7 @@ def test_no_bias_reaches_liblinear_optimum(generated):
 
 def test_pegasos_accuracy_close_to_liblinear(a9a):
     store, X, y, X_test, y_test = a9a
-    result = train(store, solver="pegasos", loss="hinge", C=1.0, max_outer=20, average=True, tol=0, verbose=0)
+    result = train(store, solver="pegasos", loss="hinge", C=1.0, max_outer=20, average=True, verbose=0)
     accuracy = np.mean(result.model.predict(X_test) == y_test)
     coef, intercept = liblinear_fit(X, y, "hinge", 1.0, 1.0)
     ll_accuracy = np.mean(np.where(X_test @ coef + intercept > 0, 1.0, -1.0) == y_test)

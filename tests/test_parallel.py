@@ -312,7 +312,7 @@ def test_a_cluster_run_resumes_exactly_and_refuses_another_k(store, client, tmp_
 
 
 def test_only_dual_cd_runs_in_rounds(store):
-    with pytest.raises(ParameterError, match="needs --solver dual-cd, not pegasos"):
+    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, not by solver='pegasos'"):
         train(store, workers=2, solver="pegasos", **QUICK)
 
 

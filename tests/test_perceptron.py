@@ -16,7 +16,7 @@ from blocksvm.model import LinearModel
 from blocksvm.solvers._common import interleaved_runs
 from blocksvm.store import BlockStore
 from blocksvm.train import train
-from blocksvm.train.schedule import block_order, kernel_seeds
+from blocksvm.train.schedule import Schedule
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +38,12 @@ def numpy_perceptron(path, passes: int, seed: int, bias: float) -> tuple[np.ndar
     w = np.zeros(store.n_features + 1)
     total, steps = np.zeros_like(w), 0
     for outer in range(1, passes + 1):
-        for b in block_order(seed, outer, store.n_blocks):
+        for b in Schedule(seed, outer).order(store.n_blocks):
             block = store.read_block(int(b))
             X = block.to_csr(store.n_features).toarray()
             X = np.hstack([X, np.full((len(X), 1), bias if bias > 0 else 0.0)])
             y = np.where(block.labels == store.classes[1], 1.0, -1.0)
-            for i in visit_order(block.n_rows, int(kernel_seeds(seed, outer, block.index, 1)[0])):
+            for i in visit_order(block.n_rows, int(Schedule(seed, outer).seeds(block.index, 1)[0])):
                 if y[i] * (w @ X[i]) <= 0:
                     w = w + y[i] * X[i]
                 total += w
@@ -115,11 +115,11 @@ def test_multiclass_perceptron_is_one_vs_rest(tmp_path):
     for k, label in enumerate(store.classes):  # each row of W is the binary Perceptron of class k vs rest
         w = np.zeros(store.n_features + 1)
         for outer in (1, 2):
-            for b in block_order(1, outer, store.n_blocks):
+            for b in Schedule(1, outer).order(store.n_blocks):
                 block = store.read_block(int(b))
                 X = np.hstack([block.to_csr(store.n_features).toarray(), np.ones((block.n_rows, 1))])
                 y = np.where(block.labels == label, 1.0, -1.0)
-                for i in visit_order(block.n_rows, int(kernel_seeds(1, outer, block.index, 3)[k])):
+                for i in visit_order(block.n_rows, int(Schedule(1, outer).seeds(block.index, 3)[k])):
                     if y[i] * (w @ X[i]) <= 0:
                         w = w + y[i] * X[i]
         np.testing.assert_allclose(result.model.coef[k], w[:-1], atol=1e-9)

@@ -8,7 +8,10 @@ CoCoA+ with two shards on threads. Arithmetic that did not change must give the 
 
 The streams start with a row of the larger label: a stream whose first rows are all of the *smaller* label
 restarted its binary problem from zero when the larger label came (rows thrown away); it now keeps them
-(tests/test_stream.py), so those streams were meant to change and are not recorded here.
+(tests/test_stream.py), so those streams were meant to change and are not recorded here. For the same reason
+the multiclass streams (``CHANGED``) are recorded but no longer compared: when a third class came, the problem of
+the binary model's negative class started from zero; it now starts from the binary problem, flipped (exactly the
+one-vs-rest problem of the rows so far), as tests/test_stream.py checks against a numpy transcription.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from blocksvm.stream import stream
 from blocksvm.train import train
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "reference_loop.npz"
-COMMON = {"C": 0.5, "tol": 0.0, "max_outer": 3, "seed": 7}
+COMMON = {"max_outer": 3, "seed": 7}
 ONLINE = {
     "perceptron": {"solver": "perceptron"},
     "perceptron-average": {"solver": "perceptron", "average": True},
@@ -99,18 +102,18 @@ def make_data(root: Path) -> dict[str, Path]:
 def fit(data: dict[str, Path], name: str) -> tuple[np.ndarray, np.ndarray]:
     if name in TRAIN:
         config = dict(TRAIN[name])
-        model = train(data[config.pop("store", "binary")], verbose=0, **COMMON, **config).model
+        model = train(data[config.pop("store", "binary")], verbose=0, **COMMON, **cost(config), **config).model
         return model.coef, model.intercept
     if name in STREAM:
         config = dict(STREAM[name])
         text = data[config.pop("text", "binary") + "-text"]
-        model = stream(text, verbose=0, chunk_bytes=1 << 14, C=COMMON["C"], **config).model
+        model = stream(text, verbose=0, chunk_bytes=1 << 14, **cost(config), **config).model
         return model.coef, model.intercept
     from blocksvm import OnlineClassifier
 
     config = dict(PARTIAL_FIT[name])
     X, y = load_svmlight_file(str(data[config.pop("text", "binary") + "-text"]))
-    clf = OnlineClassifier(random_state=3, C=COMMON["C"], **config)
+    clf = OnlineClassifier(random_state=3, **cost(config), **config)
     for _ in range(2):
         for chunk in np.array_split(np.arange(X.shape[0]), 4):
             clf.partial_fit(X[chunk], y[chunk], classes=np.unique(y))
@@ -118,6 +121,20 @@ def fit(data: dict[str, Path], name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 NAMES = [*TRAIN, *STREAM, *PARTIAL_FIT]
+CHANGED = {"stream-multiclass-perceptron", "stream-multiclass-arow"}
+
+
+def cost(config: dict) -> dict:
+    """``C = 0.5`` for the learners that read it, and ``tol = 0`` (no gap rule) for dual CD: the others refuse
+    them, and they never changed their models."""
+    solver = config.get("solver", "dual-cd")
+    return (
+        {"C": 0.5}
+        if solver in ("pa1", "pa2", "ogd", "pegasos")
+        else {"C": 0.5, "tol": 0.0}
+        if solver == "dual-cd"
+        else {}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +142,7 @@ def data(tmp_path_factory):
     return make_data(tmp_path_factory.mktemp("reference"))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", [name for name in NAMES if name not in CHANGED])
 def test_same_model_as_before_the_one_loop_change(data, name):
     reference = np.load(REFERENCE)
     coef, intercept = fit(data, name)

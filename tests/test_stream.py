@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -172,3 +173,139 @@ def test_a_stream_of_one_class_is_refused(tmp_path, capsys):
     assert main(["stream", str(tmp_path / "one.svm"), str(tmp_path / "m.h5")]) == 2
     assert "a classifier needs two or more" in capsys.readouterr().err
     assert not (tmp_path / "m.h5").exists()
+
+
+# ---- the second class arriving late, declared classes, and parameters stream does not read (issue 20) ----
+
+
+def negatives_first(source: Path, path: Path, n: int = 1000) -> Path:
+    """``source``'s lines with ``n`` of its -1 rows moved to the front (each group in file order)."""
+    lines = source.read_text().splitlines(keepends=True)
+    first = [i for i, line in enumerate(lines) if line.split()[0] == "-1"][:n]
+    rest = sorted(set(range(len(lines))) - set(first))
+    path.write_text("".join(lines[i] for i in first + rest))
+    return path
+
+
+def scikit_learn_one_pass(path: Path, solver: str, C: float):
+    """scikit-learn's Perceptron, PA-I or PA-II: one pass in file order, no intercept."""
+    from sklearn.datasets import load_svmlight_file
+    from sklearn.linear_model import SGDClassifier
+
+    X, y = load_svmlight_file(str(path))
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    kind = {"perceptron": dict(loss="perceptron", learning_rate="constant", eta0=1.0)}.get(
+        solver, dict(loss="hinge", learning_rate=solver, eta0=C)
+    )
+    oracle = SGDClassifier(penalty=None, shuffle=False, max_iter=1, tol=None, fit_intercept=False, **kind)
+    return oracle.fit(X, y).coef_[0], X.shape[1]
+
+
+@pytest.fixture(scope="module", params=["generated", "a9a"])
+def late_positives(request, tmp_path_factory, text):
+    root = tmp_path_factory.mktemp("late")
+    if request.param == "a9a":
+        source = Path(__file__).resolve().parents[2] / "shared" / "data" / "a9a"
+        if not source.exists():
+            pytest.skip("no a9a in ../shared/data")
+    else:
+        source = text
+    return negatives_first(source, root / f"{request.param}.svm")
+
+
+@pytest.mark.parametrize("solver, C", [("perceptron", None), ("pa1", 0.05), ("pa2", 0.05)])
+def test_rows_before_the_second_class_are_kept(late_positives, solver, C):
+    """The first 1,000 rows are all -1: the stream learns them as the only class, then flips them into the
+    binary problem when +1 comes; one pass equals scikit-learn's from the first row."""
+    expected, n_features = scikit_learn_one_pass(late_positives, solver, C)
+    cost = {} if C is None else {"C": C}
+    model = stream(
+        late_positives, solver=solver, bias=-1, verbose=0, chunk_bytes=1 << 16, dtype="float64", **cost
+    ).model
+    np.testing.assert_allclose(model.coef[0, :n_features], expected[: model.n_features], rtol=0, atol=1e-9)
+
+
+def test_declared_classes_learn_every_problem_from_the_first_row(tmp_path):
+    """Classes 1 and 3 first, class 2 from row 300 on. Declared, every one-vs-rest problem sees every row; not
+    declared, the problems of 1 and 3 are still exact (3's carried, 1's the binary one flipped) and 2's starts
+    at its first row."""
+    from sklearn.datasets import load_svmlight_file
+
+    rng = np.random.default_rng(5)
+    labels = np.concatenate([rng.choice([1, 3], 300), rng.choice([1, 2, 3], 600)])
+    lines = [
+        f"{c} " + " ".join(f"{j}:{rng.integers(1, 4)}" for j in sorted(rng.choice(30, 4, replace=False) + 1))
+        for c in labels
+    ]
+    (tmp_path / "three.svm").write_text("\n".join(lines) + "\n")
+    X, y = load_svmlight_file(str(tmp_path / "three.svm"), n_features=30)
+    X = X.toarray()
+    classes = np.array([1.0, 2.0, 3.0])
+    everything = numpy_perceptron(X, y, classes)
+    declared = stream(tmp_path / "three.svm", classes=(1, 2, 3), verbose=0, chunk_bytes=2048).model
+    np.testing.assert_allclose(declared.coef, everything[:, :-1], atol=1e-9)
+    grown = stream(tmp_path / "three.svm", verbose=0, chunk_bytes=2048).model
+    np.testing.assert_allclose(grown.coef[[0, 2]], everything[[0, 2], :-1], atol=1e-9)
+    first = int(np.argmax(y == 2))
+    late = numpy_perceptron(X[first:], y[first:], classes)
+    np.testing.assert_allclose(grown.coef[1], late[1, :-1], atol=1e-9)
+
+
+def test_a_label_outside_the_declared_classes_is_refused_with_its_line(tmp_path, capsys):
+    (tmp_path / "t.svm").write_text("1 1:1\n-1 2:1\n2 1:1\n")
+    assert main(["stream", str(tmp_path / "t.svm"), str(tmp_path / "m.h5"), "--classes", "-1,1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"blocksvm: error: {tmp_path / 't.svm'}:3: label 2 is not among the classes declared by "
+        "--classes (-1, 1): declare every label of the stream, or none"
+    ]
+
+
+def test_class_weights_of_labels_still_to_come(text, tmp_path):
+    """``-w 1=2`` on a stream: the weight waits for its class (it failed at the first row before)."""
+    assert main(["stream", str(text), str(tmp_path / "m.h5"), "--solver", "pa1", "-w", "1=2", "-q"]) == 0
+    weighted = LinearModel.load(tmp_path / "m.h5")
+    plain = stream(text, solver="pa1", verbose=0).model
+    ordered = file_order_model(text, tmp_path, solver="pa1", class_weight={1: 2.0})
+    np.testing.assert_array_equal(weighted.coef, ordered.coef)
+    assert not np.array_equal(weighted.coef, plain.coef)
+
+
+@pytest.mark.parametrize(
+    "flags, owner",
+    [
+        (["--max-outer", "3"], "train"),
+        (["--workers", "4"], "train"),
+        (["--working-set", "pair"], "train"),
+        (["--order", "random"], "train"),
+        (["--time-limit", "1"], "train"),
+        (["--tol", "0.5"], "train"),
+        (["--eps", "0.1"], "train"),
+        (["--seed", "3"], "train"),
+        (["--prefetch", "2"], "train"),
+        (["--eval-every", "2"], "train"),
+        (["--batch-size", "4"], "train"),
+        (["--inner-passes", "2"], "train"),
+        (["--validation", "v.bsvm"], "train"),
+        (["--checkpoint-seconds", "5"], "train"),
+        (["--history", "h.jsonl"], "train"),
+        (["--cache-dir", "c"], "train"),
+    ],
+)
+def test_train_options_given_to_stream_are_refused_with_one_line(text, tmp_path, capsys, flags, owner):
+    assert main(["stream", str(text), str(tmp_path / "m.h5"), *flags]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"blocksvm: error: {flags[0]} is a {owner} option; stream makes one pass over text, in file order"]
+    assert not (tmp_path / "m.h5").exists()
+
+
+def test_stream_help_shows_its_own_parameters_and_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["stream", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default perceptron)" in text and "(default dual-cd)" not in text
+    assert "--checkpoint-every N Also checkpoint every this many blocks (train) or 8 MB chunks" in text
+    assert "(default 16)" in text
+    for flag in ("--max-outer", "--workers", "--tol", "--working-set", "--time-limit", "--order", "--seed"):
+        assert flag not in text
+    assert "{perceptron,pa,pa1,pa2,cw,arow,ogd,ftrl,fobos" in text and "dual-cd," not in text

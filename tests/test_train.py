@@ -19,7 +19,7 @@ from blocksvm.solvers._common import row_norms_squared
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, train
 from blocksvm.train.records import relative_gap
-from blocksvm.train.schedule import block_order
+from blocksvm.train.schedule import Schedule
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_same_seed_same_model_other_seed_other_path(small):
 
 
 def test_block_order_is_a_fresh_permutation_each_pass():
-    orders = [block_order(0, outer, 12) for outer in range(1, 6)]
+    orders = [Schedule(0, outer).order(12) for outer in range(1, 6)]
     for order in orders:
         assert sorted(order) == list(range(12))
     assert len({tuple(o) for o in orders}) == 5
@@ -162,7 +162,7 @@ def test_bad_parameters_are_refused_with_their_name(small):
         train(small[0] / "train.bsvm", C=-1.0)
     with pytest.raises(ParameterError, match="loss must be one of"):
         train(small[0] / "train.bsvm", loss="logistic")
-    with pytest.raises(ParameterError, match="unknown training parameter"):
+    with pytest.raises(ParameterError, match="unknown parameter"):
         train(small[0] / "train.bsvm", cost=1.0)
     with pytest.raises(ParameterError, match="class_weight names label"):
         train(small[0] / "train.bsvm", class_weight={5: 2.0})
@@ -174,9 +174,7 @@ def test_relative_gap_takes_the_worst_problem():
 
 def test_pegasos_without_averaging_learns(small):
     root, X, y = small
-    result = train(
-        root / "train.bsvm", solver="pegasos", loss="squared-hinge", max_outer=5, tol=0, batch_size=4, verbose=0
-    )
+    result = train(root / "train.bsvm", solver="pegasos", loss="squared-hinge", max_outer=5, batch_size=4, verbose=0)
     assert np.mean(result.model.predict(X) == y) > 0.8
     assert result.history[-1]["dual"] is None and result.history[-1]["gap"] is None
 

@@ -24,18 +24,19 @@ import numpy as np
 
 from blocksvm._progress import progress_bar
 from blocksvm.checkpoint import Checkpointer, read_latest
-from blocksvm.errors import CheckpointError, ModelError, ParameterError
+from blocksvm.errors import CheckpointError, ModelError
 from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import correct_predictions, evaluate_block
 from blocksvm.store import BlockStore, ReadStats
+from blocksvm.train.driver import run_pass, store_blocks
 from blocksvm.train.parallel import CoCoASolver
-from blocksvm.train.params import TrainParams
+from blocksvm.train.params import TrainParams, settle
 from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
-from blocksvm.train.schedule import kernel_seeds, remaining_blocks
+from blocksvm.train.schedule import Schedule
 from blocksvm.train.signals import deferred_signals
-from blocksvm.train.snapshot import TrainState, restore, snapshot
+from blocksvm.train.snapshot import TrainState, restore, snapshot, store_identity
 
 
 @dataclass
@@ -160,30 +161,29 @@ class Trainer:
             return self._run_round()
         p, st, store = self.params, self.state, self.store
         self.solver.start_pass(st.outer)
-        n_k = self.problem.n_problems
         bar = progress_bar(store.n_blocks, f"iter {st.outer}", unit="block", enabled=self.progress, leave=False)
         bar.update(st.position)
         if st.history:  # the last pass's figures, while this one runs
             last = st.history[-1]
             bar.set_postfix_str(f"primal {last['primal']:.4e}" + (f" gap {last['gap']:.1e}" if last["gap"] else ""))
+        schedule = Schedule(p.seed, st.outer, shuffle=p.order == "random")
+        order = schedule.order(store.n_blocks, st.position)
+        blocks = store_blocks(store, order, prefetch=p.prefetch, stats=self.read_stats)
+
+        def after(block, report) -> bool:
+            st.position += 1
+            st.blocks_visited += 1
+            bar.update()
+            if self.checkpointer:
+                self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=st.position == store.n_blocks))
+            return bool(stop) or self._out_of_time()
+
         try:
-            shuffle = p.order == "random"
-            order = remaining_blocks(p.seed, st.outer, st.position, store.n_blocks, shuffle)
-            for block in store.iter_blocks(order, prefetch=p.prefetch, stats=self.read_stats):
-                seeds = kernel_seeds(p.seed, st.outer, block.index, n_k, shuffle)
-                start = time.perf_counter()
-                report = self.solver.visit(block, seeds)
-                st.sums.add(report, block.n_rows, time.perf_counter() - start, self.solver.combine)
-                st.position += 1
-                st.blocks_visited += 1
-                bar.update()
-                if self.checkpointer:
-                    self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=st.position == store.n_blocks))
-                if stop or self._out_of_time():
-                    return st.position == store.n_blocks and not stop
+            completed = run_pass(blocks, self.solver, schedule, st.sums, after)
         finally:
+            blocks.close()
             bar.close()
-        return True
+        return completed or (st.position == store.n_blocks and not stop)
 
     def _run_round(self) -> bool:
         """One CoCoA+ round: every block once, on the shards at once (signals and the time limit wait for its end)."""
@@ -250,20 +250,22 @@ class Trainer:
             raise ModelError(f"{source} has {model.n_features} features, more than the store's {p.n_features}")
         if (model.bias > 0) != (p.bias > 0) or (p.bias > 0 and model.bias != p.bias):
             raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
-        W = np.zeros((p.n_problems, p.n_weights))
-        W[:, : model.n_features] = model.coef
-        W[:, -1] = model.intercept / model.bias if model.bias > 0 else 0.0
-        self.solver.start_from(W)
+        self.solver.start_from(model.weights(p.n_features))
 
     # ---- checkpoints --------------------------------------------------------------------
 
     def snapshot(self):
         """The whole training state, for :mod:`blocksvm.checkpoint`."""
-        return snapshot(self.state, self.elapsed(), self.params, self.store, self.solver)
+        return snapshot(self.state, self.elapsed(), self.params, store_identity(self.store), self.solver.state())
 
     def restore(self, checkpoint, source: str = "the checkpoint") -> None:
         """Continue from ``checkpoint``; refuse one made for another store or other parameters."""
-        self.state = restore(checkpoint, self.params, self.store, self.solver, source)
+        state = restore(checkpoint, self.params, store_identity(self.store), source)
+        try:
+            self.solver.load_state(checkpoint.arrays)
+        except (KeyError, ValueError) as exc:
+            raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
+        self.state = state
 
     # ---- evaluation ---------------------------------------------------------------------
 
@@ -354,23 +356,9 @@ def _open_validation(validation, store: BlockStore) -> BlockStore | None:
 
 
 def train(
-    store,
-    params: TrainParams | None = None,
-    *,
-    validation=None,
-    history_path: str | os.PathLike | None = None,
-    verbose: int = 1,
-    progress: bool | None = None,
-    checkpoint: str | os.PathLike | None = None,
-    checkpoint_every: int = 0,
-    checkpoint_seconds: float | None = None,
-    resume: str | os.PathLike | None = None,
-    warm_start: str | os.PathLike | None = None,
-    cache_dir: str | os.PathLike | None = None,
-    client=None,
-    **overrides,
+    store, params: TrainParams | None = None, *, verbose: int = 1, progress: bool | None = None, client=None, **options
 ) -> TrainResult:
-    """Train a linear SVM on a block store by block minimization.
+    """Train a linear model on a block store by block minimization.
 
     Parameters
     ----------
@@ -378,29 +366,24 @@ def train(
         Training data, from :func:`blocksvm.convert`; or a LIBSVM text file, converted once into a
         cached store (:mod:`blocksvm.io.text_cache`) and reused while the file is unchanged.
     params : TrainParams, optional
-        Hyper-parameters and stopping rules; keyword ``overrides`` (``C=0.1``, ``loss="hinge"``,
-        ...) replace its fields.
-    validation : BlockStore or path, optional
-    history_path : path, optional
-        Where to write the JSON-lines history.
+        Hyper-parameters and stopping rules; keyword ``options`` (``C=0.1``, ``loss="hinge"``, ...)
+        replace its fields.
     verbose : int, default=1
         0 silent, 1 one line per outer iteration.
     progress : bool, optional
-    checkpoint : path, optional
-        Write checkpoints here: at the end of every outer iteration, every ``checkpoint_every``
-        blocks, every ``checkpoint_seconds``, and when training stops. Defaults to ``resume``.
-    resume : path, optional
-        Continue from this checkpoint (or its ``.prev`` if it is damaged). Only the parameters in
-        :data:`~blocksvm.train.params.SAFE_TO_CHANGE` may differ from the checkpoint's.
-    warm_start : path, optional
-        Start from this model's weights (same classes; features beyond the model's start at zero).
-        For solvers whose state is their weights (the online learners).
-    cache_dir : path, optional
-        Folder of the cached stores of text inputs (default: beside each text file).
+        A progress bar over the blocks of each pass (default: when standard error is a terminal).
     client : dask.distributed.Client, optional
         Train on this dask cluster by CoCoA+ rounds (``workers`` shards, default one per worker;
         docs/PARALLEL.md). The workers read the store at the same path. ``workers=K`` without a
         client runs the K shards on threads of this process.
+    **options
+        The training parameters that ``train`` reads and its run options: ``validation`` (a store whose
+        accuracy is recorded each pass), ``history_path``, ``checkpoint`` (written after every pass, every
+        ``checkpoint_every`` blocks, every ``checkpoint_seconds``, and when training stops; defaults to
+        ``resume``), ``resume`` (continue from this checkpoint: only the parameters in
+        :data:`~blocksvm.train.params.SAFE_TO_CHANGE` may differ), ``warm_start`` (a model to start from,
+        for the online learners), ``cache_dir`` (where text inputs' stores are cached). docs/PARAMETERS.md
+        lists them all; a parameter that ``train`` or the chosen solver does not read is refused.
 
     Returns
     -------
@@ -412,13 +395,8 @@ def train(
     >>> result.model.coef.shape                                        # doctest: +SKIP
     (1, 123)
     """
-    params = params or TrainParams()
-    if overrides:
-        unknown = set(overrides) - set(params.to_dict())
-        if unknown:
-            raise ParameterError(f"unknown training parameter(s): {', '.join(sorted(unknown))}")
-        params = TrainParams.from_dict({**params.to_dict(), **overrides})
-    checkpoint = checkpoint or resume
+    params, run = settle("train", params, options)  # a bad parameter must not wait for a text input's conversion
+    checkpoint, resume, warm_start = run.checkpoint or run.resume, run.resume, run.warm_start
     if checkpoint and not resume and os.path.exists(checkpoint):
         raise CheckpointError(
             f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
@@ -426,12 +404,11 @@ def train(
         )
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
-    params.validate()  # a bad parameter must not wait for the conversion of a text input
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
-    store = store_or_cached(store, cache_dir, say=say, progress=bars)
-    validation = store_or_cached(validation, cache_dir, say=say, progress=bars)
+    store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
+    validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
     checkpointer = (
-        Checkpointer(checkpoint, every_blocks=checkpoint_every, every_seconds=checkpoint_seconds)
+        Checkpointer(checkpoint, every_blocks=run.checkpoint_every, every_seconds=run.checkpoint_seconds)
         if checkpoint
         else None
     )
@@ -439,7 +416,7 @@ def train(
         store,
         params,
         validation=validation,
-        history_path=history_path,
+        history_path=run.history_path,
         verbose=verbose,
         progress=progress,
         checkpointer=checkpointer,

@@ -27,7 +27,6 @@ import copy
 import dataclasses
 import operator
 import os
-import time
 import warnings
 from dataclasses import dataclass
 
@@ -38,8 +37,9 @@ from blocksvm.solvers.base import Solver
 from blocksvm.solvers.dual_cd import DualCDSolver
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.store import BlockStore, ReadStats
+from blocksvm.train.driver import run_pass
 from blocksvm.train.records import PassSums
-from blocksvm.train.schedule import block_order, kernel_seeds
+from blocksvm.train.schedule import Schedule
 
 # Test-only fault: "ROUND,SHARD,MARKER" makes that shard's task end its process (os._exit, as a
 # SIGKILL would) in that round, once: the first time, when MARKER does not exist yet.
@@ -106,6 +106,12 @@ class ShardView:
         for local, block in zip(local_order, blocks):
             yield self.localize(block, int(local))
 
+    def keyed_blocks(self, local_order: np.ndarray, *, prefetch: int, stats: ReadStats):
+        """``(store-wide index, block as the shard's)``: the store-wide index seeds the visit, as in a serial
+        pass."""
+        for block in self.iter_blocks(local_order, prefetch=prefetch, stats=stats):
+            yield int(self.blocks[block.index]), block
+
 
 class Shard:
     """One worker's part: its blocks, their dual variables and its working set (a dual-CD solver
@@ -133,16 +139,12 @@ def run_round(shard: Shard, W: np.ndarray, outer: int) -> ShardRound:
     """One round of ``shard`` from the weights ``W``: a pass over its blocks, as the serial loop makes one."""
     p, solver, view = shard.params, shard.solver, shard.view
     _inject_fault(outer, shard.index)
-    n_k = solver.problem.n_problems
     solver.w[...] = W
     solver.start_pass(outer)
-    shuffle = p.order == "random"
-    sums, read = PassSums.zeros(n_k), ReadStats()
-    for block in view.iter_blocks(block_order(p.seed, outer, view.n_blocks, shuffle), prefetch=p.prefetch, stats=read):
-        seeds = kernel_seeds(p.seed, outer, int(view.blocks[block.index]), n_k, shuffle)
-        start = time.perf_counter()
-        report = solver.visit(block, seeds)
-        sums.add(report, block.n_rows, time.perf_counter() - start, solver.combine)
+    schedule = Schedule(p.seed, outer, shuffle=p.order == "random")
+    sums, read = PassSums.zeros(solver.n_problems), ReadStats()
+    blocks = view.keyed_blocks(schedule.order(view.n_blocks), prefetch=p.prefetch, stats=read)
+    run_pass(blocks, solver, schedule, sums)
     return ShardRound(solver.w.copy(), sums, solver.block_sums.copy(), solver.support_vectors(), read)
 
 
@@ -165,6 +167,12 @@ def _inject_fault(outer: int, shard: int) -> None:
     if (outer, shard) == (int(at_round), int(at_shard)) and not os.path.exists(marker):
         open(marker, "w").close()
         os._exit(137)
+
+
+def check_solver(solver: str) -> None:
+    """CoCoA+ rounds are dual CD's (a cluster given to another solver is refused: ``--workers`` is by its reader)."""
+    if solver != DualCDSolver.name:
+        raise ParameterError(f"--scheduler runs CoCoA+, which needs --solver dual-cd, not {solver}")
 
 
 def connect(address: str):
@@ -284,10 +292,7 @@ class CoCoASolver(Solver):
 
     def __init__(self, problem, params, store: BlockStore, client=None):
         super().__init__(problem, params, store)
-        if params.solver != DualCDSolver.name:
-            raise ParameterError(
-                f"--workers and --scheduler run CoCoA+, which needs --solver dual-cd, not {params.solver}"
-            )
+        check_solver(params.solver)
         self.n_shards = params.workers
         views = [ShardView(store, blocks) for blocks in shard_blocks(store.n_blocks, self.n_shards)]
         shards = [Shard(k, view, problem, params, self.n_shards) for k, view in enumerate(views)]

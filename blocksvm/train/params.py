@@ -1,7 +1,11 @@
-"""Training parameters: a dataclass built from the declarations, and the one place they are checked.
+"""Training parameters and run options: dataclasses built from the declarations, and the one place they are
+checked.
 
-The fields of :class:`TrainParams` are :data:`blocksvm.params.COMMON` followed by every registered
-solver's own ``params``, in registry order; nothing here names a parameter by hand except the
+The fields of :class:`TrainParams` are :data:`blocksvm.params.COMMON` followed by every registered solver's
+own ``params``, in registry order, with the solvers that read each one filled in from the solvers' lists;
+:class:`RunOptions` are :data:`blocksvm.params.RUN_OPTIONS`. :func:`settle` turns what a command was given into
+both, checked: each value against its range, and each against its readers (a value that the command or the
+chosen solver does not read is refused with one line). Nothing here names a parameter by hand except the
 cross-parameter rule on ``class_weight``.
 """
 
@@ -11,32 +15,70 @@ import math
 from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
-from blocksvm.params import COMMON, Param
+from blocksvm.params import COMMON, RUN_OPTIONS, Param
 from blocksvm.solvers.registry import SOLVERS
+
+# What each command does, and how a message names it, for the message that refuses a parameter it does not read.
+ROLES = {
+    "train": "trains on a store",
+    "stream": "makes one pass over text, in file order",
+    "partial_fit": "learns online from arrays",
+}
+NAMES = {"train": "train", "stream": "stream", "partial_fit": "OnlineClassifier"}
 
 
 def declared() -> tuple[Param, ...]:
-    """Every training parameter: the common ones, then each solver's own."""
-    params = [replace(p, choices=tuple(SOLVERS)) if p.name == "solver" else p for p in COMMON]
+    """Every training parameter: the common ones, then each solver's own, with their readers filled in.
+
+    A parameter some solvers list in their ``params`` is read by those solvers, under the commands they run
+    under; one no solver lists is read by every solver.
+    """
+    readers: dict[str, list[str]] = {}
     for solver in SOLVERS.values():
-        params += [p for p in solver.params if p.name not in {q.name for q in params}]
-    return tuple(params)
+        for p in solver.params:
+            readers.setdefault(p.name, []).append(solver.name)
+    params: dict[str, Param] = {}
+    for p in (*COMMON, *(p for solver in SOLVERS.values() for p in solver.params)):
+        if p.name in params:
+            continue
+        solvers = tuple(readers.get(p.name, ()))
+        commands = p.commands
+        if solvers:
+            runs = {command for name in solvers for command in SOLVERS[name].commands}
+            commands = tuple(c for c in p.commands if c in runs)
+        choices = tuple(SOLVERS) if p.name == "solver" else p.choices
+        params[p.name] = replace(p, solvers=solvers, commands=commands, choices=choices)
+    return tuple(params.values())
 
 
 PARAMS: dict[str, Param] = {p.name: p for p in declared()}
+RUN: dict[str, Param] = {p.name: p for p in RUN_OPTIONS}
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
 # the path the optimizer takes.
 SAFE_TO_CHANGE = frozenset(p.name for p in PARAMS.values() if p.safe_to_change)
 
 
+def for_command(command: str, run_options: bool = False) -> tuple[Param, ...]:
+    """The training parameters (or the run options) that ``command`` reads, each with its default there (and
+    ``solver`` with the solvers that run under it)."""
+    params = RUN_OPTIONS if run_options else PARAMS.values()
+    solvers = tuple(name for name, s in SOLVERS.items() if command in s.commands)
+    return tuple(
+        replace(p, default=p.default_for(command), choices=solvers if p.name == "solver" else p.choices)
+        for p in params
+        if command in p.commands
+    )
+
+
 class _Checked:
-    """Methods of :class:`TrainParams`."""
+    """Methods of :class:`TrainParams` and :class:`RunOptions`."""
 
     def validate(self):
-        """Check every parameter against its declared range; raise ParameterError naming the first bad one."""
-        for p in PARAMS.values():
-            value = getattr(self, p.name)
+        """Check every value against its declared range; raise ParameterError naming the first bad one."""
+        for f in fields(self):
+            p = PARAMS.get(f.name) or RUN[f.name]
+            value = getattr(self, f.name)
             if p.name == "class_weight":
                 _check_class_weight(value)
             elif not p.accepts(value):
@@ -64,14 +106,9 @@ def _check_class_weight(value) -> None:
             raise ParameterError(f"class_weight[{label!r}] must be a positive number, not {weight!r}")
 
 
-def _docstring() -> str:
-    lines = [
-        "Hyper-parameters and stopping rules of a training run (built from blocksvm.params).",
-        "",
-        "Attributes",
-        "----------",
-    ]
-    for p in PARAMS.values():
+def _docstring(title: str, params) -> str:
+    lines = [title, "", "Attributes", "----------"]
+    for p in params:
         lines += [f"{p.name} : default={p.default!r}", f"    {p.help}"]
     return "\n".join(lines)
 
@@ -80,21 +117,94 @@ TrainParams = make_dataclass(
     "TrainParams",
     [(p.name, object, field(default=p.default)) for p in PARAMS.values()],
     bases=(_Checked,),
-    namespace={"__doc__": _docstring(), "__module__": __name__},
+    namespace={
+        "__doc__": _docstring(
+            "Hyper-parameters and stopping rules of a run (built from blocksvm.params).", PARAMS.values()
+        ),
+        "__module__": __name__,
+    },
 )
+RunOptions = make_dataclass(
+    "RunOptions",
+    [(p.name, object, field(default=p.default)) for p in RUN_OPTIONS],
+    bases=(_Checked,),
+    namespace={
+        "__doc__": _docstring("How a run is driven and where it writes (built from blocksvm.params).", RUN_OPTIONS),
+        "__module__": __name__,
+    },
+)
+
+
+def settle(command: str, params=None, given: dict | None = None, *, cli: bool = False):
+    """The checked ``(TrainParams, RunOptions)`` of ``command``.
+
+    Values come from ``command``'s defaults, then ``params`` (a TrainParams: its values that differ from the
+    defaults count as given), then ``given`` (keyword arguments, or the flags on a command line). Every value
+    is checked against its range, and every given one against its readers: a parameter the command does not
+    read, or the chosen solver does not read, is refused with one line (``cli``: naming its flag).
+    """
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(PARAMS) - set(RUN))
+    if unknown:
+        raise ParameterError(f"unknown parameter(s): {', '.join(unknown)}")
+    values = {p.name: p.default_for(command) for p in PARAMS.values()}
+    if params is not None:
+        given = {k: v for k, v in params.to_dict().items() if v != values[k]} | given
+    values |= {k: v for k, v in given.items() if k in PARAMS}
+    trained = TrainParams(**values).validate()
+    options = RunOptions(**{p.name: p.default_for(command) for p in RUN_OPTIONS})
+    options = RunOptions(**(options.to_dict() | {k: v for k, v in given.items() if k in RUN})).validate()
+    _check_solver(command, trained.solver, cli)
+    for name in given:
+        _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli)
+    return trained, options
+
+
+def _check_solver(command: str, solver: str, cli: bool) -> None:
+    if command in SOLVERS[solver].commands:
+        return
+    online = ", ".join(name for name, s in SOLVERS.items() if command in s.commands)
+    chosen = f"--solver {solver}" if cli else f"solver={solver!r}"
+    where = {"stream": "convert the file and use 'blocksvm train'", "partial_fit": "use BlockSVC"}[command]
+    raise ParameterError(
+        f"{NAMES[command]} needs an online learner ({online}); {chosen} makes passes over a store: {where}"
+    )
+
+
+def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:
+    name = p.label if cli else p.name
+    if command not in p.commands:
+        owners = " and ".join(NAMES[c] for c in p.commands if not (cli and c == "partial_fit"))
+        raise ParameterError(
+            f"{name} is a{'n' if owners[0] in 'aeiouO' else ''} {owners} option; {NAMES[command]} {ROLES[command]}"
+        )
+    if p.solvers and solver not in p.solvers:
+        raise ParameterError(
+            f"{name} is read by --solver {', '.join(p.solvers)}, not by --solver {solver}"
+            if cli
+            else f"{name} is read by the solvers {', '.join(p.solvers)}, not by solver={solver!r}"
+        )
 
 
 def reference_page() -> str:
     """docs/PARAMETERS.md: ``python -m blocksvm.train.params > docs/PARAMETERS.md`` writes it."""
     from blocksvm.params import ESTIMATOR_NAMES, markdown_table
 
+    renamed = ", ".join(f"`{name}` is `{alias}`" for name, alias in ESTIMATOR_NAMES.items())
     return (
-        "# Training parameters\n\n"
+        "# Parameters\n\n"
         "Made from the declarations (`blocksvm/params.py` and each solver's `params`) by "
         "`python -m blocksvm.train.params > docs/PARAMETERS.md`; tests/test_params.py checks that this page, "
-        "`blocksvm train --help` and `BlockSVC` agree with them. Parameters marked safe to change in "
-        "docs/CHECKPOINTS.md may differ when a run resumes.\n\n"
-        + markdown_table(tuple(PARAMS.values()), ESTIMATOR_NAMES)
+        "each command's `--help` and the estimators agree with them.\n\n"
+        "Each parameter is read by the commands it names (`partial_fit`: `OnlineClassifier`'s `fit` and "
+        "`partial_fit`; `BlockSVC` reads what `train` reads) and by the solvers it names; given anywhere else it "
+        "is refused with one line. `blocksvm COMMAND --help` shows the command's own, with its defaults. In the "
+        f"estimators {renamed}. Parameters marked safe to change in docs/CHECKPOINTS.md may differ when a run "
+        "resumes.\n\n"
+        "## Training parameters\n\n" + markdown_table(tuple(PARAMS.values())) + "\n"
+        "## Run options\n\n"
+        "How a run is driven and where it writes: keyword arguments of `train()` and `stream()`, flags of the "
+        "commands; a checkpoint does not compare them.\n\n" + markdown_table(RUN_OPTIONS)
     )
 
 

@@ -1,13 +1,17 @@
-"""Snapshot and restore: the whole training state as a :class:`~blocksvm.checkpoint.Checkpoint`, and back.
+"""Snapshot and restore: a run's whole state as a :class:`~blocksvm.checkpoint.Checkpoint`, and back.
 
-The trainer's state besides the solver's arrays is :class:`TrainState`; a snapshot adds the
-parameters and the identity of the store, which a restore checks before anything is loaded.
+One format serves the trainer and the stream. The state besides the learner's arrays is :class:`TrainState`;
+a snapshot adds the parameters and the identity of the input (a store, or a stream's file), which a restore
+checks before anything is loaded.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from blocksvm.checkpoint import Checkpoint
 from blocksvm.errors import CheckpointError
@@ -17,46 +21,58 @@ from blocksvm.train.records import PassSums
 
 @dataclass
 class TrainState:
-    """Where training stands, besides the solver's arrays: what a checkpoint must hold."""
+    """Where a run stands, besides the learner's arrays: what a checkpoint must hold."""
 
     outer: int = 1
-    position: int = 0  # blocks of iteration ``outer`` already solved
+    position: int = 0  # blocks of iteration ``outer`` already solved (a stream: rows already learned)
     sums: PassSums | None = None
     history: list = field(default_factory=list)
     elapsed: float = 0.0  # seconds trained before the current process started
     blocks_visited: int = 0
     eval_seconds: float = 0.0  # of the elapsed seconds, those spent in evaluation passes
+    learner: dict = field(default_factory=dict)  # a growing learner's classes, features and dtype (a stream)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "sums": self.sums.to_dict()}
 
 
-def snapshot(state: TrainState, elapsed: float, params, store, solver) -> Checkpoint:
-    """The whole training state (``elapsed``: seconds trained so far)."""
-    saved = {
-        "outer": state.outer,
-        "position": state.position,
-        "sums": state.sums.to_dict(),
-        "history": state.history,
-        "elapsed": elapsed,
-        "blocks_visited": state.blocks_visited,
-        "eval_seconds": state.eval_seconds,
-    }
-    identity = {
+def store_identity(store) -> dict:
+    """What a checkpoint of training on ``store`` was made for."""
+    return {
         "fingerprint": store.fingerprint,
         "rows": store.n_rows,
         "nnz": store.nnz,
         "blocks": store.n_blocks,
         "path": str(store.path),
+        "what": f"the store {store.path} ({store.n_rows} rows, {store.nnz} nnz)",
     }
-    return Checkpoint(params.to_dict(), identity, saved, solver.state())
 
 
-def restore(checkpoint: Checkpoint, params, store, solver, source: str = "the checkpoint") -> TrainState:
-    """Load ``checkpoint`` into ``solver`` and return its TrainState; refuse one made for another
-    store or other parameters (only those in SAFE_TO_CHANGE may differ)."""
-    identity = checkpoint.store
-    if identity["fingerprint"] != store.fingerprint:
+def stream_identity(path: str) -> dict:
+    """What a checkpoint of a stream from ``path`` (a file, unchanged since; or ``-``) was made for."""
+    if path == "-":
+        return {"fingerprint": "stream:-", "path": "-", "what": "standard input"}
+    st = os.stat(path)
+    resolved, modified = str(Path(path).resolve()), time.localtime(st.st_mtime)
+    return {
+        "fingerprint": f"stream:{resolved}:{st.st_size}:{st.st_mtime_ns}",
+        "path": resolved,
+        "what": f"the stream {resolved} ({st.st_size} bytes, modified {time.strftime('%Y-%m-%d %H:%M:%S', modified)})",
+    }
+
+
+def snapshot(state: TrainState, elapsed: float, params, identity: dict, arrays: dict) -> Checkpoint:
+    """The whole state of a run (``elapsed``: seconds trained so far; ``arrays``: the learner's)."""
+    return Checkpoint(params.to_dict(), identity, {**state.to_dict(), "elapsed": elapsed}, arrays)
+
+
+def restore(checkpoint: Checkpoint, params, identity: dict, source: str = "the checkpoint") -> TrainState:
+    """The TrainState of ``checkpoint``; refuse one made for another input or other parameters (only those in
+    SAFE_TO_CHANGE may differ). The caller loads the arrays into its learner."""
+    theirs = checkpoint.store
+    if theirs.get("fingerprint") != identity["fingerprint"]:
         raise CheckpointError(
-            f"{source} was made for the store {identity['path']} ({identity['rows']} rows, {identity['nnz']} nnz), "
-            f"not for {store.path} ({store.n_rows} rows, {store.nnz} nnz)"
+            f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
         )
     ours = params.to_dict()
     changed = [k for k in ours if k not in SAFE_TO_CHANGE and _json_value(ours[k]) != checkpoint.params.get(k)]
@@ -66,10 +82,6 @@ def restore(checkpoint: Checkpoint, params, store, solver, source: str = "the ch
             f"{source} was made with other parameters ({details}); only "
             f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
         )
-    try:
-        solver.load_state(checkpoint.arrays)
-    except (KeyError, ValueError) as exc:
-        raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
     s = checkpoint.state
     return TrainState(
         outer=s["outer"],
@@ -79,9 +91,10 @@ def restore(checkpoint: Checkpoint, params, store, solver, source: str = "the ch
         elapsed=s["elapsed"],
         blocks_visited=s["blocks_visited"],
         eval_seconds=s["eval_seconds"],
+        learner=dict(s.get("learner", {})),
     )
 
 
 def _json_value(value):
-    """A parameter as it reads back from JSON (dict keys become strings)."""
+    """A parameter as it reads back from JSON (dict keys become strings, tuples lists)."""
     return json.loads(json.dumps(value))
