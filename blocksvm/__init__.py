@@ -6,9 +6,8 @@ minimization, Yu, Hsieh, Chang & Lin, KDD 2010). Online learners also run in one
 from text (:mod:`blocksvm.stream`).
 """
 
-__version__ = "0.1.0"
-
 from blocksvm._jit_cache import ensure_fresh_cache  # noqa: E402
+from blocksvm._version import __version__  # noqa: F401  (blocksvm.__version__)
 
 ensure_fresh_cache()
 

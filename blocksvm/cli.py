@@ -42,6 +42,15 @@ def _print_json(obj) -> None:
     print(json.dumps(obj, indent=1, default=str))
 
 
+def _report(args, summary) -> int:
+    """A command's summary: JSON with ``--json``, text unless ``--quiet``."""
+    if args.json:
+        _print_json(summary.to_dict())
+    elif not args.quiet:
+        print(summary)
+    return EXIT_OK
+
+
 @command("convert", "convert a LIBSVM/svmlight file (.gz/.bz2/.xz too) into a block store")
 def _convert_args(p: argparse.ArgumentParser) -> None:
     from blocksvm.store.format import COMPRESSIONS, DEFAULT_COMPRESSION
@@ -98,11 +107,7 @@ def _run_convert(args) -> int:
         progress=None if not args.quiet else False,
         jobs=args.jobs,
     )
-    if args.json:
-        _print_json(summary.to_dict())
-    elif not args.quiet:
-        print(summary)
-    return EXIT_OK
+    return _report(args, summary)
 
 
 @command("info", "print a block store's metadata and block sizes")
@@ -390,11 +395,7 @@ def _run_predict(args) -> int:
                 print(f"warning: {warning.message}", file=sys.stderr)
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
-    if args.json:
-        _print_json(summary.to_dict())
-    elif not args.quiet:
-        print(summary)
-    return EXIT_OK
+    return _report(args, summary)
 
 
 @command("export", "write a model in another format (LIBLINEAR's model text)")
@@ -472,7 +473,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from blocksvm import __version__
+    from blocksvm._version import __version__
 
     parser = _Parser(
         prog="blocksvm",

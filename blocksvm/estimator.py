@@ -8,7 +8,6 @@ for data larger than memory. Both end in one shared path, :meth:`BlockSVC._fit_s
 
 from __future__ import annotations
 
-import inspect
 import os
 import shutil
 import tempfile
@@ -21,20 +20,19 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
 from blocksvm.errors import ModelError, ParameterError
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
-from blocksvm.params import ESTIMATOR_NAMES
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION
 from blocksvm.store.writer import StoreBuilder, write_block
 from blocksvm.train import TrainParams, train
-from blocksvm.train.params import PARAMS, for_command, settle
+from blocksvm.train.params import PARAMS, settle
 from blocksvm.train.records import StopRules
 
 # Parameters of the estimator besides the training parameters (those of ESTIMATOR_NAMES are named as
@@ -54,47 +52,8 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
         "parameter ``workers``, docs/PARALLEL.md); None or 1: the serial trainer.",
     ),
 }
-# The training parameters, as declared: those train reads.
-TRAINING = tuple(p.name for p in for_command("train") if p.name not in ESTIMATOR_NAMES)
-
-
-def declared_init(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None):
-    """``__init__`` storing the declared ``training`` parameters and the estimator's ``own`` ones (keyword-only),
-    with a real signature for scikit-learn; ``overrides`` change a declared default for this estimator."""
-    defaults = {
-        **{name: PARAMS[name].default for name in training},
-        **(overrides or {}),
-        **{name: default for name, (default, _) in own.items()},
-    }
-
-    def __init__(self, **params):
-        unknown = set(params) - set(defaults)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} got unexpected parameter(s) {', '.join(sorted(unknown))}")
-        for name, default in defaults.items():
-            setattr(self, name, params.get(name, default))
-
-    self_param = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    __init__.__signature__ = inspect.Signature(
-        self_param
-        + [
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default)
-            for name, default in defaults.items()
-        ]
-    )
-    return __init__
-
-
-def parameters_doc(training: tuple[str, ...], own: dict[str, tuple[object, str]], overrides: dict | None = None) -> str:
-    """The numpydoc Parameters section, from the declarations."""
-    lines = []
-    for name in training:
-        p = PARAMS[name]
-        default = (overrides or {}).get(name, p.default)
-        lines += [f"    {name} : default={default!r}", f"        {p.help} Values: {p.range}."]
-    for name, (default, text) in own.items():
-        lines += [f"    {name} : default={default!r}", f"        {text}"]
-    return "\n".join(lines)
+# The training parameters, as declared: those train reads (seed and workers are random_state and n_jobs here).
+TRAINING = declared("train")
 
 
 # Fitted attributes, removed by the reset that starts every fit.
@@ -111,7 +70,7 @@ _FITTED = (
 )
 
 
-class BlockSVC(ClassifierMixin, BaseEstimator):
+class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
     """Linear SVM (L1- or L2-loss, L2-regularized) trained by block minimization.
 
         Solves LIBLINEAR's problem ``min_w 1/2 ||w||^2 + sum_i C_i loss(y_i w^T [x_i, bias])`` (the
@@ -161,11 +120,6 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
     """
 
     __init__ = declared_init(TRAINING, OWN_PARAMS)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
     # ---- fit ------------------------------------------------------------------------------
 
@@ -284,18 +238,10 @@ class BlockSVC(ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             With two classes, > 0 means ``classes_[1]``; with more, one column per class.
         """
-        check_is_fitted(self)
         if _is_store(X):
+            check_is_fitted(self)
             return self._store_scores(_open_store(X))[0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
-        return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X) -> np.ndarray:
-        """Predicted class labels, shape (n_samples,) (a store's rows in source order)."""
-        scores = self.decision_function(X)
-        indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[indices]
+        return self._array_scores(X)
 
     def score(self, X, y=None, sample_weight=None) -> float:
         """Mean accuracy on ``(X, y)``, or on a store's rows and labels (``y`` None)."""

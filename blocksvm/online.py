@@ -14,23 +14,19 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
-from blocksvm.estimator import declared_init, parameters_doc
-from blocksvm.params import ESTIMATOR_NAMES
+from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
 from blocksvm.rows import Rows
 from blocksvm.solvers.growing import GrowingLearner
 from blocksvm.train.driver import run_pass
-from blocksvm.train.params import for_command, settle
+from blocksvm.train.params import settle
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import DrawnSeeds
 
-# The declared parameters partial_fit reads, with its defaults (max_outer and seed have their own names here).
-READ = {p.name: p for p in for_command("partial_fit")}
-TRAINING = tuple(name for name in READ if name not in ESTIMATOR_NAMES and name != "max_outer")
-OVERRIDES = {name: p.default for name, p in READ.items() if name in TRAINING}
+# The declared parameters partial_fit reads, with its defaults (seed and max_outer: random_state and max_iter here).
+TRAINING = declared("partial_fit", renamed=("max_outer",))
 OWN_PARAMS: dict[str, tuple[object, str]] = {
     "max_iter": (
         5,
@@ -45,7 +41,7 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
 _FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "n_iter_", "_learner", "_encoder", "_rng")
 
 
-class OnlineClassifier(ClassifierMixin, BaseEstimator):
+class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
     """Linear classifier learned online: Perceptron and the other online learners of blocksvm.
 
         One call of :meth:`partial_fit` is one pass over its rows (in a random order, or as given
@@ -75,12 +71,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         True
     """
 
-    __init__ = declared_init(TRAINING, OWN_PARAMS, OVERRIDES)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
+    __init__ = declared_init(TRAINING, OWN_PARAMS)
 
     def fit(self, X, y) -> OnlineClassifier:
         """Start anew and make ``max_iter`` passes over ``(X, y)``."""
@@ -141,22 +132,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 float(c): w
                 for c, w in zip(self._encoder.transform(list(values["class_weight"])), values["class_weight"].values())
             }
-        given = {k: v for k, v in values.items() if v != READ[k].default}
+        given = {k: v for k, v in values.items() if k == "max_outer" or v != TRAINING[k].default}
         return settle("partial_fit", None, given)[0]
 
-    def decision_function(self, X) -> np.ndarray:
-        """Decision values: shape (n_samples,) for two classes (> 0: ``classes_[1]``), else (n_samples, n_classes)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
-        return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X) -> np.ndarray:
-        scores = self.decision_function(X)
-        indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
-        return self.classes_[indices]
-
-
-OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace(
-    "{parameters}", parameters_doc(TRAINING, OWN_PARAMS, OVERRIDES)
-)
+OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))

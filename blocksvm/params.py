@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from blocksvm.losses import LOSSES
+
 # The commands that read parameters: the two that train, and OnlineClassifier's fit and partial_fit.
 COMMANDS = ("train", "stream", "partial_fit")
 
@@ -245,8 +247,8 @@ LOSS = Param(
     "squared-hinge",
     "hinge (L1-loss SVM, LIBLINEAR -s 3) or squared-hinge (L2-loss, -s 1).",
     None,
-    "one of hinge, squared-hinge",
-    choices=("hinge", "squared-hinge"),
+    f"one of {', '.join(LOSSES)}",
+    choices=tuple(LOSSES),
     parse=str,
     aliases=(Alias("-s", _liblinear_loss, "1|3", "LIBLINEAR alias: 1 = squared-hinge, 3 = hinge"),),
 )
@@ -409,6 +411,13 @@ COMMON: tuple[Param, ...] = (
     ),
 )
 
+
+def _path_option(name: str, help: str, metavar: str, commands: tuple[str, ...], **more) -> Param:
+    """A run option whose value is a path (None: not used)."""
+    kind = {"check": path, "expects": "a path or None", "none_ok": True, "parse": str}
+    return Param(name, None, help, metavar=metavar, commands=commands, **kind, **more)
+
+
 # How a run is driven and where it writes: not training parameters (a checkpoint does not compare them).
 RUN_OPTIONS: tuple[Param, ...] = (
     Param(
@@ -422,40 +431,25 @@ RUN_OPTIONS: tuple[Param, ...] = (
         metavar="STORE",
         commands=("train",),
     ),
-    Param(
+    _path_option(
         "history_path",
-        None,
         "The JSON-lines history, one record per pass (command line: MODEL.history.jsonl by default).",
-        path,
-        "a path or None",
-        none_ok=True,
-        parse=str,
+        "PATH",
+        ("train",),
         flags=("--history",),
-        metavar="PATH",
-        commands=("train",),
     ),
-    Param(
+    _path_option(
         "cache_dir",
-        None,
         "Folder of the cached stores of LIBSVM text inputs (default: beside each file, as FILE.bsvm-cache).",
-        path,
-        "a path or None",
-        none_ok=True,
-        parse=str,
-        metavar="DIR",
-        commands=("train",),
+        "DIR",
+        ("train",),
     ),
-    Param(
+    _path_option(
         "checkpoint",
-        None,
         "Write checkpoints here: after every pass (train), every --checkpoint-every blocks or chunks and "
         "--checkpoint-seconds, and when the run stops. Defaults to --resume.",
-        path,
-        "a path or None",
-        none_ok=True,
-        parse=str,
-        metavar="PATH",
-        commands=("train", "stream"),
+        "PATH",
+        ("train", "stream"),
     ),
     Param(
         "checkpoint_every",
@@ -478,29 +472,19 @@ RUN_OPTIONS: tuple[Param, ...] = (
         metavar="SECONDS",
         commands=("train",),
     ),
-    Param(
+    _path_option(
         "resume",
-        None,
         "Continue from this checkpoint (or its .prev if it is damaged), and keep writing it; only the parameters "
         "safe to change (docs/CHECKPOINTS.md) may differ. A stream resumes from a file input, unchanged.",
-        path,
-        "a path or None",
-        none_ok=True,
-        parse=str,
-        metavar="PATH",
-        commands=("train", "stream"),
+        "PATH",
+        ("train", "stream"),
     ),
-    Param(
+    _path_option(
         "warm_start",
-        None,
         "Start from this model's weights (same classes; features beyond the model's start at zero); online "
         "learners, whose state is their weights.",
-        path,
-        "a path or None",
-        none_ok=True,
-        parse=str,
-        metavar="MODEL",
-        commands=("train", "stream"),
+        "MODEL",
+        ("train", "stream"),
     ),
     Param(
         "zero_based",

@@ -1,11 +1,14 @@
-"""The import rules of docs/ARCHITECTURE.md: no cycles, no private cross-package imports, solvers apart."""
+"""docs/ARCHITECTURE.md's claims about imports, checked against the code: the layer table, no cycles (imports of a
+package's ``__init__`` included), solvers apart, kernels numeric, no private module of another package."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "blocksvm"
+DOC = PACKAGE.parent / "docs" / "ARCHITECTURE.md"
 
 
 def module_name(path: Path) -> str:
@@ -13,75 +16,111 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def imports_of(path: Path) -> set[str]:
+    """The blocksvm modules ``path`` imports, at the top or inside functions. ``from P import name`` is an
+    import of the module ``P.name`` when there is one, else of ``P`` itself (its ``__init__``, for a package)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("blocksvm"):
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in MODULES else node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("blocksvm")}
+    return found
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Each module of blocksvm and the blocksvm modules it imports (at the top or inside functions)."""
-    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph = {}
-    for name, path in modules.items():
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("blocksvm"):
-                found.add(node.module)
-                found |= {f"{node.module}.{a.name}" for a in node.names}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-        graph[name] = {m for m in found if m in modules and m != name}
-    return graph
+    """Each module of blocksvm and the blocksvm modules it imports."""
+    return {name: {m for m in imports_of(path) if m != name} for name, path in MODULES.items()}
 
 
-def package_of(module: str) -> str:
-    return module.rsplit(".", 1)[0]
+def layers() -> list[tuple[str, set[str]]]:
+    """The layer table of docs/ARCHITECTURE.md: (layer, its modules), from the first row down."""
+    table = []
+    for row in re.findall(r"^\| ([a-z ]+) \| (.+) \| .+ \|$", DOC.read_text(), flags=re.MULTILINE):
+        layer, cell = row
+        if layer in ("layer", "caller"):
+            continue
+        files = re.findall(r"`([\w/]+\.py)`", cell)
+        table.append((layer, {module_name(PACKAGE / f) for f in files}))
+    return table
 
 
-def test_no_import_cycles():
+def layer_of() -> dict[str, int]:
+    return {module: i for i, (_, modules) in enumerate(layers()) for module in modules}
+
+
+def test_every_module_is_in_exactly_one_layer():
+    listed = [m for _, modules in layers() for m in modules]
+    assert len(listed) == len(set(listed)), "a module stands in two layers"
+    assert set(listed) == set(MODULES), (set(MODULES) - set(listed), set(listed) - set(MODULES))
+
+
+def test_a_module_imports_only_its_own_layer_and_those_above():
+    where, names = layer_of(), [layer for layer, _ in layers()]
+    for module, deps in import_graph().items():
+        for dep in deps:
+            assert where[dep] <= where[module], (
+                f"{module} ({names[where[module]]}) imports {dep} ({names[where[dep]]}), a layer below it"
+            )
+
+
+def test_no_import_cycles_even_through_a_package_init():
     graph = import_graph()
-    # a package's __init__ re-exporting its own modules is not a cycle between stages
-    edges = {
-        m: {d for d in deps if not d.startswith(m + ".") and not m.startswith(d + ".")} for m, deps in graph.items()
-    }
     state: dict[str, int] = {}
 
     def visit(node: str, path: list[str]) -> None:
         state[node] = 1
-        for dep in sorted(edges[node]):
+        for dep in sorted(graph[node]):
             assert state.get(dep) != 1, f"import cycle: {' -> '.join(path + [dep])}"
             if dep not in state:
                 visit(dep, path + [dep])
         state[node] = 2
 
-    for module in sorted(edges):
+    for module in sorted(graph):
         if module not in state:
             visit(module, [module])
+
+
+def test_the_faces_are_imported_by_nobody_but_the_package():
+    for module, deps in import_graph().items():
+        assert "blocksvm.cli" not in deps, module
+        if module != "blocksvm":
+            assert not deps & {"blocksvm.estimator", "blocksvm.online"}, module
 
 
 def test_no_private_module_of_another_package_is_imported():
     for module, deps in import_graph().items():
         for dep in deps:
-            private = dep.rsplit(".", 1)[-1].startswith("_") and not dep.endswith("__init__")
-            top_level = package_of(dep) == "blocksvm"  # blocksvm/_hdf5.py, _progress.py: the package's own helpers
+            private = dep.rsplit(".", 1)[-1].startswith("_")
+            top_level = dep.rsplit(".", 1)[0] == "blocksvm"  # blocksvm/_hdf5.py, ...: the package's own helpers
             if private and not top_level:
-                assert package_of(dep) == package_of(module), f"{module} imports {dep}"
+                assert dep.rsplit(".", 1)[0] == module.rsplit(".", 1)[0] or dep.startswith(module + "."), (
+                    f"{module} imports {dep}"
+                )
 
 
-def test_solvers_know_nothing_of_files_or_the_loop():
+def test_solvers_import_only_the_neutral_layer_and_each_other():
+    neutral = layers()[0][1]
     for module, deps in import_graph().items():
         if module.startswith("blocksvm.solvers"):
             for dep in deps:
-                assert not dep.startswith(
-                    (
-                        "blocksvm.store",
-                        "blocksvm.io",
-                        "blocksvm.train",
-                        "blocksvm.checkpoint",
-                        "blocksvm.cli",
-                        "blocksvm.estimator",
-                    )
-                ), f"{module} imports {dep}"
+                assert dep in neutral or dep.startswith("blocksvm.solvers"), f"{module} imports {dep}"
 
 
 def test_kernels_import_only_numerics_and_other_kernels():
     for path in PACKAGE.rglob("*.py"):
-        if path.name.endswith("_kernels.py") or path.name in ("decision.py", "rows.py"):
+        if path.name.endswith("_kernels.py") or path.name in ("decision.py", "rows.py", "_common.py"):
             for dep in import_graph()[module_name(path)]:
                 leaf = dep.rsplit(".", 1)[-1]
                 assert leaf.endswith("_kernels") or leaf in ("_common", "decision", "rows"), f"{path.name}: {dep}"
+            imported = {
+                n.names[0].name.split(".")[0]
+                for n in ast.walk(ast.parse(path.read_text()))
+                if isinstance(n, ast.Import)
+            }
+            assert imported <= {"numpy", "numba", "math", "llvmlite", "scipy"}, (path.name, imported)

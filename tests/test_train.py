@@ -49,24 +49,9 @@ def test_kernel_keeps_w_equal_to_its_dual_sum():
         upper, diag = loss.dual_tables(0.7, 1.3)
         alpha, w = np.zeros(300), np.zeros(41)
         for seed in range(5):
-            K.solve_block(
-                indptr,
-                X.indices,
-                X.data,
-                y,
-                row_norms_squared(indptr, X.data),
-                alpha,
-                *empty,
-                w,
-                1.0,
-                upper,
-                diag,
-                np.array([0.7, 1.3]),
-                loss.table,
-                2,
-                -1.0,
-                seed,
-            )
+            a = (indptr, X.indices, X.data, y, row_norms_squared(indptr, X.data), alpha)
+            box = (upper, diag, np.array([0.7, 1.3]))
+            K.solve_block(a, empty, w, box, np.array([1.0, 2, -1.0, 1.0]), loss.table, seed)
         Xb = sp.hstack([X, np.ones((300, 1))]).tocsr()
         np.testing.assert_allclose(w, Xb.T @ (alpha * y), atol=1e-10)
         assert np.all(alpha >= 0) and np.all(alpha <= upper[(y > 0).astype(int)] + 1e-12)

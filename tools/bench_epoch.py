@@ -158,24 +158,9 @@ def kernel_call(data: Data, w, alpha, loss: Loss, C: float, max_passes: int, eps
         np.zeros(0),
         np.zeros(0),
     )
-    return K.solve_block(
-        data.indptr,
-        data.indices,
-        data.values,
-        data.y,
-        data.sq_norms,
-        alpha,
-        *empty,
-        w,
-        BIAS,
-        upper,
-        diag,
-        np.array([C, C]),
-        loss.table,
-        max_passes,
-        eps,
-        seed,
-    )
+    a = (data.indptr, data.indices, data.values, data.y, data.sq_norms, alpha)
+    box = (upper, diag, np.array([C, C]))
+    return K.solve_block(a, empty, w, box, np.array([BIAS, max_passes, eps, 1.0]), loss.table, seed)
 
 
 def blocksvm_full(data: Data, loss: str, C: float, passes: int, seed: int) -> float:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from blocksvm import __version__
+from blocksvm._version import __version__
 from blocksvm.errors import ParameterError, StoreError
 from blocksvm.io.convert import convert
 from blocksvm.store import BlockStore

@@ -38,30 +38,7 @@ AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
-def solve_block(
-    a_indptr,
-    a_indices,
-    a_data,
-    a_y,
-    a_sq_norms,
-    a_alpha,
-    b_indptr,
-    b_indices,
-    b_data,
-    b_y,
-    b_sq_norms,
-    b_alpha,
-    w,
-    bias,
-    upper,
-    diag,
-    cost,
-    loss,
-    max_passes,
-    inner_eps,
-    seed,
-    sigma=1.0,
-):
+def solve_block(a, b, w, box, hyper, loss, seed):
     """Run dual CD passes over the rows of block A and companion rows B, updating alpha and w.
 
     The free coordinates are A's rows and B's rows, visited together in one random order per
@@ -72,30 +49,27 @@ def solve_block(
 
     Parameters
     ----------
-    a_indptr, a_indices, a_data : CSR arrays of block A (see :mod:`blocksvm.solvers._common`).
-    a_y : ndarray of float64, shape (n_a,)
-        +1 or -1.
-    a_sq_norms : ndarray of float64, shape (n_a,)
-        ``||x_i||^2`` without the bias feature.
-    a_alpha : ndarray of float64, shape (n_a,)
-        A's dual variables (a view into the store-wide alpha), updated in place.
-    b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha : the same for B (n_b rows, may be 0).
+    a : tuple (indptr, indices, data, y, sq_norms, alpha)
+        Block A: its CSR arrays (see :mod:`blocksvm.solvers._common`); ``y`` (n_a,), +1 or -1;
+        ``sq_norms`` (n_a,), ``||x_i||^2`` without the bias feature; ``alpha`` (n_a,), A's dual
+        variables, updated in place.
+    b : tuple, as ``a``
+        The companion rows B (n_b rows, may be 0).
     w : ndarray of float64, shape (n_features + 1,)
-        Last entry: weight of the bias feature of value ``bias`` (unused if ``bias <= 0``).
-    upper, diag : ndarray of float64, shape (2,)
+        Last entry: weight of the bias feature (unused if ``bias <= 0``).
+    box : tuple (upper, diag, cost)
         LIBLINEAR's ``upper_bound`` and ``diag`` per class (index 0 for y = -1, 1 for y = +1),
-        from :meth:`blocksvm.losses.Loss.dual_box`. ``cost`` (shape (2,)) holds C per class.
+        from :meth:`blocksvm.losses.Loss.dual_box`, and C per class.
+    hyper : ndarray of float64, shape (4,)
+        ``[bias, max_passes, inner_eps, sigma]``: the bias feature's value; passes over A and B at
+        most (>= 1); stop after a pass whose PG violation ``max PG - min PG`` is at most
+        ``inner_eps`` (< 0: never); CoCoA+'s sigma' (>= 1): ``w`` is a worker's local
+        ``w + sigma' dw`` and the local subproblem's curvature is ``sigma' ||x_i||^2 + D_ii``
+        (docs/PARALLEL.md); 1 is plain dual CD.
     loss : ndarray of float64, shape (3,)
         The loss table ``[threshold, linear, quadratic]`` (:mod:`blocksvm.losses`), for the loss estimate.
-    max_passes : int
-        Passes over A and B at most (>= 1).
-    inner_eps : float
-        Stop after a pass whose PG violation ``max PG - min PG`` is at most this (< 0: never).
     seed : int
         Seed of the row orders (< 0: the rows in stored order, every pass).
-    sigma : float
-        CoCoA+'s sigma' (>= 1): ``w`` is a worker's local ``w + sigma' dw`` and the local
-        subproblem's curvature is ``sigma' ||x_i||^2 + D_ii`` (docs/PARALLEL.md); 1 is plain dual CD.
 
     Returns
     -------
@@ -104,6 +78,10 @@ def solve_block(
         ``w`` each row saw) and count of positive margins. Over the last pass: max and min PG.
         Then passes made and updates made.
     """
+    a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha = a
+    b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha = b
+    upper, diag, cost = box
+    bias, max_passes, inner_eps, sigma = hyper[0], int(hyper[1]), hyper[2], hyper[3]
     n_a = a_indptr.shape[0] - 1
     n_rows = n_a + b_indptr.shape[0] - 1
     n_w = w.shape[0] - 1

@@ -38,35 +38,27 @@ AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
-def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batch_size, loss, cost, C, seed):
+def solve_block(rows, y, v, state, hyper, setup, seed):
     """One pass of mini-batch Pegasos steps over a block, in a random row order.
 
     The order is ``visit_order``'s: file order when ``seed < 0``.
 
     Parameters
     ----------
-    indptr, indices, data : CSR arrays of the block.
+    rows : tuple (indptr, indices, data, sq_norms)
+        CSR arrays of the block and ``||x_i||^2`` of each row, without the bias feature.
     y : ndarray of float64, shape (n_rows,)
-    sq_norms : ndarray of float64, shape (n_rows,)
-        ``||x_i||^2`` without the bias feature.
     v : ndarray of float64, shape (n_features + 1,)
         Direction of ``w = state[SCALE] * v``; last entry for the bias feature.
     state : ndarray of float64, shape (N_STATE,)
         ``[scale, ||w||^2, t]``, updated in place.
-    bias : float
-        Value of the bias feature (<= 0: none).
-    lam : float
-        ``1 / (l C)``.
-    R : float
-        Radius of the ball projected onto (:meth:`blocksvm.losses.Loss.pegasos_radius`).
-    batch_size : int
-        Rows per step ``r``.
-    loss : ndarray of float64, shape (3,)
-        The loss table ``[threshold, linear, quadratic]`` (:mod:`blocksvm.losses`).
-    cost : ndarray of float64, shape (2,)
-        C per class (negative, positive): a row's sub-gradient is weighted by ``cost / C``.
-    C : float
-        The C that ``lam`` was derived from.
+    hyper : ndarray of float64, shape (3,)
+        ``[lambda, R, r]``: ``lambda = 1 / (l C)``, the radius of the ball projected onto
+        (:meth:`blocksvm.losses.Loss.pegasos_radius`), and the rows per step.
+    setup : tuple (bias, loss, cost, C)
+        The bias feature's value (<= 0: none); the loss table ``[threshold, linear, quadratic]``
+        (:mod:`blocksvm.losses`); C per class (negative, positive), a row's sub-gradient being weighted
+        by ``cost / C``; the C that ``lambda`` was derived from.
     seed : int
         Seed of the row order.
 
@@ -75,6 +67,9 @@ def solve_block(indptr, indices, data, y, sq_norms, v, state, bias, lam, R, batc
     stats : ndarray of float64, shape (2,)
         ``sum_i C_i loss_i`` and the count of positive margins, each at the ``w`` row ``i`` saw.
     """
+    indptr, indices, data, sq_norms = rows
+    bias, loss, cost, C = setup
+    lam, R, batch_size = hyper[0], hyper[1], int(hyper[2])
     n_rows = indptr.shape[0] - 1
     n_w = v.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0

@@ -10,6 +10,12 @@ from blocksvm.params import Param, positive
 from blocksvm.solvers import _confidence_weighted_kernels as K
 from blocksvm.solvers.base import OnlineSolver, StateArray
 
+CW_ETA = (
+    "Confidence-Weighted learning's eta: the probability, in (0.5, 1), with which a weight vector drawn from the "
+    "learned Gaussian must classify each row right (phi = Phi^-1(eta)); larger is more aggressive."
+)
+AROW_R = "AROW's r: the regularization of each update (larger: smaller, steadier steps, for noisy data)."
+
 
 def probability(x) -> bool:
     """A confidence ``eta`` in (0.5, 1): ``phi = Phi^-1(eta)`` is then positive and finite."""
@@ -30,17 +36,7 @@ class ConfidenceWeightedSolver(OnlineSolver):
     """
 
     name = "cw"
-    params = (
-        Param(
-            "cw_eta",
-            0.9,
-            "Confidence-Weighted learning's eta: the probability, in (0.5, 1), with which a "
-            "weight vector drawn from the learned Gaussian must classify each row right (phi = Phi^-1(eta)); "
-            "larger is more aggressive.",
-            probability,
-            "a number in (0.5, 1)",
-        ),
-    )
+    params = (Param("cw_eta", 0.9, CW_ETA, probability, "a number in (0.5, 1)"),)
     fixed_loss = HINGE
     arrays = (StateArray("mu", signed=True), StateArray("sigma", fill=(1.0,)))
     kernel = staticmethod(K.cw_block)
@@ -60,15 +56,7 @@ class AROWSolver(ConfidenceWeightedSolver):
     """
 
     name = "arow"
-    params = (
-        Param(
-            "arow_r",
-            1.0,
-            "AROW's r: the regularization of each update (larger: smaller, steadier steps, for noisy data).",
-            positive,
-            "a positive finite number",
-        ),
-    )
+    params = (Param("arow_r", 1.0, AROW_R, positive, "a positive finite number"),)
     kernel = staticmethod(K.arow_block)
 
     def hyper_parameters(self, params, problem) -> tuple[float]:

@@ -122,28 +122,13 @@ class DualCDSolver(Solver):
             b_alpha = self.alpha[k, b_rows]
             b_before = b_alpha.copy() if self.cache is not None else None
             stats[k] = K.solve_block(
-                a["indptr"],
-                a["indices"],
-                a["data"],
-                a["y"][k],
-                a["sq_norms"],
-                a_alpha,
-                b["indptr"],
-                b["indices"],
-                b["data"],
-                b["y"][k],
-                b["sq_norms"],
-                b_alpha,
+                (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], a_alpha),
+                (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], b_alpha),
                 W[k],
-                p.bias,
-                upper,
-                diag,
-                p.costs[k],
+                (upper, diag, p.costs[k]),
+                np.array([p.bias, self.inner_passes, self.inner_eps, self.sigma]),
                 p.loss.table,
-                self.inner_passes,
-                self.inner_eps,
                 int(seeds[k]),
-                self.sigma,
             )
             local["alpha"][k] = a_alpha
             local["sums"][k] = _sums(a["y"][k], a_alpha, diag)

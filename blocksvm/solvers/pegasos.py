@@ -51,20 +51,12 @@ class PegasosSolver(Solver):
         stats = np.empty((p.n_problems, 2))
         for k in range(p.n_problems):
             stats[k] = K.solve_block(
-                block.indptr,
-                block.indices,
-                block.data,
+                (block.indptr, block.indices, block.data, sq_norms),
                 targets[k],
-                sq_norms,
                 W[k],
                 self.steps[k],
-                p.bias,
-                self.lam,
-                self.radius,
-                self.batch_size,
-                p.loss.table,
-                p.costs[k],
-                p.C,
+                np.array([self.lam, self.radius, self.batch_size]),
+                (p.bias, p.loss.table, p.costs[k], p.C),
                 int(seeds[k]),
             )
         if self.average and self.outer >= 2:

@@ -1,0 +1,76 @@
+"""What the two scikit-learn estimators share: their parameters, made from the declarations of the command
+they face (``BlockSVC``: ``train``; ``OnlineClassifier``: ``partial_fit``), and linear decisions."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from blocksvm.params import ESTIMATOR_NAMES, Param
+from blocksvm.train.params import for_command
+
+
+def declared(command: str, renamed: tuple[str, ...] = ()) -> dict[str, Param]:
+    """The parameters ``command`` reads, with its defaults, but those the estimator names its own way
+    (:data:`~blocksvm.params.ESTIMATOR_NAMES` and ``renamed``)."""
+    own_names = set(ESTIMATOR_NAMES) | set(renamed)
+    return {p.name: p for p in for_command(command) if p.name not in own_names}
+
+
+def declared_init(params: dict[str, Param], own: dict[str, tuple[object, str]]):
+    """``__init__`` storing the declared ``params`` and the estimator's ``own`` ones (keyword-only), with a
+    real signature for scikit-learn."""
+    defaults = {**{name: p.default for name, p in params.items()}, **{name: d for name, (d, _) in own.items()}}
+
+    def __init__(self, **values):
+        unknown = set(values) - set(defaults)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} got unexpected parameter(s) {', '.join(sorted(unknown))}")
+        for name, default in defaults.items():
+            setattr(self, name, values.get(name, default))
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(name, keyword, default=default) for name, default in defaults.items()]
+    )
+    return __init__
+
+
+def parameters_doc(params: dict[str, Param], own: dict[str, tuple[object, str]]) -> str:
+    """The numpydoc Parameters section, from the declarations."""
+    lines = []
+    for name, p in params.items():
+        lines += [f"    {name} : default={p.default!r}", f"        {p.help} Values: {p.range}."]
+    for name, (default, text) in own.items():
+        lines += [f"    {name} : default={default!r}", f"        {text}"]
+    return "\n".join(lines)
+
+
+class LinearDecisions:
+    """``decision_function`` of arrays and ``predict`` for a fitted ``coef_``, ``intercept_``, ``classes_``;
+    sparse input welcome."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _array_scores(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision values: shape (n_samples,) for two classes (> 0: ``classes_[1]``), else (n_samples, n_classes)."""
+        return self._array_scores(X)
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted class labels, shape (n_samples,)."""
+        scores = self.decision_function(X)
+        indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
+        return self.classes_[indices]
