@@ -45,8 +45,10 @@ def layers() -> list[tuple[str, set[str]]]:
         layer, cell = row
         if layer in ("layer", "caller"):
             continue
-        files = re.findall(r"`([\w/]+\.py)`", cell)
-        table.append((layer, {module_name(PACKAGE / f) for f in files}))
+        found = set()
+        for pattern in re.findall(r"`([\w/*]+\.py)`", cell):  # a file, or every file of a folder: solvers/*.py
+            found |= {module_name(path) for path in PACKAGE.glob(pattern)}
+        table.append((layer, found))
     return table
 
 

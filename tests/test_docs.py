@@ -32,7 +32,8 @@ def test_the_resume_table_lists_exactly_the_safe_parameters():
         return {n.lstrip("-").replace("-", "_") for n in re.findall(r"`([-\w]+)`", cell)}
 
     assert names(may) == SAFE_TO_CHANGE
-    assert names(must) == set(TrainParams().to_dict()) - SAFE_TO_CHANGE
+    assert must.startswith("every other training parameter")  # the page names examples, not a list to keep
+    assert names(must) <= set(TrainParams().to_dict()) - SAFE_TO_CHANGE
 
 
 def test_pegasos_resumes_bit_identical(tmp_path, train_in_cuts):
