@@ -21,6 +21,8 @@ DRIVERS = (
     "blocksvm.solvers.ogd:OGDSolver",
     "blocksvm.solvers.ftrl:FTRLSolver",
     "blocksvm.solvers.fobos:FOBOSSolver",
+    "blocksvm.solvers.scw:SCW1Solver",
+    "blocksvm.solvers.scw:SCW2Solver",
 )
 
 
