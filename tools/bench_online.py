@@ -134,7 +134,7 @@ def job_learners(set: str, data_dir: str, out: str) -> dict:
             continue
         extra = {"average": True} if solver_name in PARAMS["average"].solvers else {}
         for passes in (1, 5):
-            run(solver_name + (" (average)" if extra else ""), passes, solver=solver_name, tol=0, **extra)
+            run(solver_name + (" (average)" if extra else ""), passes, solver=solver_name, **extra)
     run("dual CD (gap 1e-3)", 100, loss="hinge")
     rows += vw_rows(train_text, test_text, X.shape[1], work)
     return {"rows": rows, "note": note}

@@ -344,7 +344,7 @@ def warm_up_blocksvm(work: Path, params: dict | None) -> None:
     if params is not None:
         train(
             store,
-            **{**params, "max_outer": 2, "tol": 0.0, "eval_every": 1, "time_limit": None},
+            **{**params, "max_outer": 2, "eval_every": 1, "time_limit": None},
             verbose=0,
             progress=False,
         )
@@ -717,7 +717,7 @@ def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
             "bias": 1.0,
             "eval_every": 1,
             **variant,
-            "tol": 0.0 if pegasos else STOP_GAP,
+            **({} if pegasos else {"tol": STOP_GAP}),  # (Pegasos has no gap rule: it refuses a tol)
             "max_outer": args.pegasos_passes if pegasos else args.max_passes,
             "time_limit": args.time_limit,
         }
