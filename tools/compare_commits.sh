@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Speed of two commits side by side, in one run: tools/bench_epoch.py and one tools/bench_peers.py set,
-# each run in a worktree of each commit, in turns (old, new, old, new), so that machine load hits both.
+# Speed of two commits side by side, in one run: tools/bench_epoch.py, one tools/bench_peers.py set and
+# tools/bench_online.py (a9a's learners and a 0.3 GB stream), each run in a worktree of each commit, in
+# turns (old, new, old, new), so that machine load hits both.
 #
 #   tools/compare_commits.sh OLD NEW [OUT]      e.g. tools/compare_commits.sh aa66ef8 HEAD
 #
@@ -24,5 +25,8 @@ for round in 1 2; do
         (cd "$dir" && PYTHONPATH=. python tools/bench_peers.py --sets a9a,gen-50k --skip liblinear,sgd,vw,kernel --data-dir "$data" \
             --out "../peers-$rev-$round" > "../peers-$rev-$round.txt" 2>&1) || true
         grep -E "^\|" "$out/peers-$rev-$round.txt" | head -20 || echo "(no table: see $out/peers-$rev-$round.txt)"
+        (cd "$dir" && PYTHONPATH=. python tools/bench_online.py --sets a9a --stream-gb 0.3 --data-dir "$data" \
+            --out "../online-$rev" > "../online-$rev-$round.txt" 2>&1) || true
+        grep -E "^\|" "$out/online-$rev-$round.txt" | head -40 || echo "(no table: see $out/online-$rev-$round.txt)"
     done
 done
