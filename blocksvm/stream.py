@@ -175,7 +175,7 @@ def stream(
 
 def _pieces(chunks, base: int, skip: int, progress: Progressive, text_bytes: list, chunk_done):
     """The rows of the parsed ``chunks``, zero-based, after the first ``skip`` (learned before a resume), cut
-    where the progressive table needs a line (up to 2^16 examples; then a chunk at a time). ``chunk_done``
+    where the progressive table needs a line (at every power of two, as Vowpal Wabbit prints). ``chunk_done``
     is called when every row of a chunk has been learned."""
     for chunk in chunks:
         text_bytes[0] += chunk.text_bytes
@@ -193,9 +193,8 @@ def _pieces(chunks, base: int, skip: int, progress: Progressive, text_bytes: lis
             )
         rows.indices = (rows.indices - base).astype(np.int32)
         start = 0
-        while start < rows.n_rows:
-            lined = progress.next_line <= 1 << 16
-            stop = min(rows.n_rows, start + progress.rows_until_line()) if lined else rows.n_rows
+        while start < rows.n_rows:  # (a few dozen cuts in all: the lines double)
+            stop = min(rows.n_rows, start + progress.rows_until_line())
             yield 0, rows.slice(start, stop)
             start = stop
         chunk_done()

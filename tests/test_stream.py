@@ -92,8 +92,16 @@ def test_progressive_table_at_doubling_counts(text, capsys):
     lines = []
     stream(text, solver="perceptron", say=lines.append, chunk_bytes=1 << 15)
     counts = [int(line.split()[2]) for line in lines[1:]]
-    assert counts[:13] == [2**k for k in range(13)]
-    assert counts[-1] == SPEC.rows
+    assert counts == [2**k for k in range(13)] + [SPEC.rows]
+
+
+def test_progressive_table_lines_fall_on_powers_of_two_past_65536_examples(tmp_path):
+    """Vowpal Wabbit's habit: a line at every doubling of the examples, not where a chunk happens to end."""
+    write_libsvm(tmp_path / "big.svm", SyntheticSpec(rows=140_000, features=50, nnz=3, seed=1), progress=False)
+    lines = []
+    stream(tmp_path / "big.svm", solver="perceptron", say=lines.append, chunk_bytes=1 << 20)
+    counts = [int(line.split()[2]) for line in lines[1:]]
+    assert counts == [2**k for k in range(18)] + [140_000]
 
 
 def test_new_features_and_classes_grow_the_model(tmp_path):
