@@ -47,12 +47,12 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
     "verbose": (0, "0 silent, 1 one line per pass (standard error)."),
     "tmp_dir": (None, "Folder for the temporary store (default: the system's temporary folder)."),
     "n_jobs": (
-        None,
-        "int or None. Shards of the blocks solved at once on threads by CoCoA+ rounds (the training "
-        "parameter ``workers``, docs/PARALLEL.md); None or 1: the serial trainer.",
+        1,
+        "int. Threads solving each block at once (the training parameter ``threads``, docs/PARALLEL.md); 1: the "
+        "serial trainer. CoCoA+ shards are ``workers``.",
     ),
 }
-# The training parameters, as declared: those train reads (seed and workers are random_state and n_jobs here).
+# The training parameters, as declared: those train reads (seed and threads are random_state and n_jobs here).
 TRAINING = declared("train")
 
 
@@ -209,7 +209,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
     def _train_params(self, class_weight, seed: int) -> TrainParams:
         """The estimator's parameters as checked training parameters (the CLI's check)."""
         values = {name: _plain(getattr(self, name)) for name in TRAINING}
-        values.update(class_weight=_plain(class_weight), seed=seed, workers=_plain(self.n_jobs))
+        values.update(class_weight=_plain(class_weight), seed=seed, threads=_plain(self.n_jobs))
         if isinstance(values["class_weight"], dict):
             values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] == "squared_hinge":

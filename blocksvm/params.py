@@ -499,7 +499,7 @@ RUN_OPTIONS: tuple[Param, ...] = (
 
 
 # Parameters the estimators name as scikit-learn does.
-ESTIMATOR_NAMES = {"seed": "random_state", "workers": "n_jobs"}
+ESTIMATOR_NAMES = {"seed": "random_state", "threads": "n_jobs"}
 
 
 def markdown_table(params: tuple[Param, ...]) -> str:

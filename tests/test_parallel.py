@@ -95,15 +95,16 @@ def dense_problem(path, bias: float):
     return X, y, block_of
 
 
-def cocoa_plus(X, y, block_of, K: int, rounds: int, C: float, loss: str):
-    """CoCoA+ (Ma et al. 2015, Algorithm 1; adding, sigma' = K): each round, every shard (blocks
-    b mod K) makes one pass of dual CD over its rows in stored order on its local subproblem from
-    the shared w; w becomes w + sum_k dw_k. Coordinates whose projected gradient is below 1e-12
-    are left alone (LIBLINEAR's rule)."""
+def cocoa_plus(X, y, block_of, K: int, rounds: int, C: float, loss: str, sigma=None, line_search=False):
+    """CoCoA+ (Ma et al. 2015, Algorithm 1; adding, sigma' = K by default): each round, every shard (blocks
+    b mod K) makes one pass of dual CD over its rows in stored order on its local subproblem from the shared
+    w; w becomes w + sum_k dw_k. Coordinates whose projected gradient is below 1e-12 are left alone
+    (LIBLINEAR's rule). With ``line_search`` the summed step d is scaled by the gamma that maximizes the dual
+    D(alpha + gamma d) = sum alpha - 1/2 ||w||^2 - 1/2 sum D alpha^2, a parabola in gamma, within the box."""
     upper, diag = (C, 0.0) if loss == "hinge" else (np.inf, 1.0 / (2.0 * C))
-    alpha, w, sigma = np.zeros(len(y)), np.zeros(X.shape[1]), float(K)
+    alpha, w, sigma = np.zeros(len(y)), np.zeros(X.shape[1]), float(sigma or K)
     for _ in range(rounds):
-        dw = np.zeros((K, X.shape[1]))
+        start = alpha.copy()
         for k in range(K):
             u = w.copy()  # w + sigma' dw_k
             for i in np.flatnonzero(block_of % K == k):
@@ -113,20 +114,45 @@ def cocoa_plus(X, y, block_of, K: int, rounds: int, C: float, loss: str):
                     continue
                 qd = sigma * (X[i] @ X[i]) + diag
                 new = min(max(alpha[i] - G / qd, 0.0), upper) if qd > 0 else upper
-                dw[k] += (new - alpha[i]) * y[i] * X[i]
                 u += sigma * (new - alpha[i]) * y[i] * X[i]
                 alpha[i] = new
-        w = w + dw.sum(axis=0)
+        d = alpha - start
+        step = X.T @ (d * y)
+        gamma = 1.0
+        if line_search:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                room = np.where(d > 0, (upper - start) / d, np.where(d < 0, -start / d, np.inf))
+            slope = d.sum() - w @ step - diag * start @ d
+            gamma = min(max(slope / (step @ step + diag * d @ d), 0.0), room.min())
+        alpha = start + gamma * d
+        w = w + gamma * step
     return w, alpha
 
 
-@pytest.mark.parametrize("K, loss, bias", [(2, "hinge", -1.0), (3, "squared-hinge", 1.0), (4, "hinge", 1.0)])
-def test_rounds_equal_a_numpy_transcription_of_cocoa_plus(store, K, loss, bias):
+def dual(alpha, w, C: float, loss: str) -> float:
+    diag = 0.0 if loss == "hinge" else 1.0 / (2.0 * C)
+    return alpha.sum() - 0.5 * w @ w - 0.5 * diag * alpha @ alpha
+
+
+@pytest.mark.parametrize(
+    "K, loss, bias, sigma, line_search",
+    [
+        (2, "hinge", -1.0, None, False),
+        (3, "squared-hinge", 1.0, None, False),
+        (4, "hinge", 1.0, None, False),
+        (2, "squared-hinge", -1.0, None, True),
+        (3, "hinge", 1.0, 1.0, True),
+        (4, "squared-hinge", 1.0, 2.0, True),
+    ],
+)
+def test_rounds_equal_a_numpy_transcription_of_cocoa_plus(store, K, loss, bias, sigma, line_search):
     X, y, block_of = dense_problem(store, bias)
-    expected, _ = cocoa_plus(X, y, block_of, K, rounds=3, C=0.5, loss=loss)
+    expected, _ = cocoa_plus(X, y, block_of, K, rounds=3, C=0.5, loss=loss, sigma=sigma, line_search=line_search)
     result = train(
         store,
         workers=K,
+        line_search=line_search,
+        cocoa_sigma=sigma,
         order="file",
         working_set="block",
         inner_passes=1,
@@ -141,14 +167,59 @@ def test_rounds_equal_a_numpy_transcription_of_cocoa_plus(store, K, loss, bias):
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("working_set", ["cache", "pair", "block"])
-def test_the_dual_never_decreases_and_stays_exact(store, working_set):
-    """sigma' = K makes the sum of the local subproblems a lower bound of the dual: every round
-    raises it. The recorded dual (from per-block sums) equals the dual recomputed from scratch."""
-    result = train(store, workers=3, working_set=working_set, loss="hinge", max_outer=8, tol=0, **QUICK)
+@pytest.mark.parametrize(
+    "working_set, loss, sigma, line_search",
+    [
+        ("cache", "hinge", None, False),
+        ("pair", "hinge", None, False),
+        ("block", "hinge", None, False),
+        ("cache", "hinge", 1.0, True),
+        ("pair", "squared-hinge", 1.0, True),
+        ("block", "squared-hinge", None, True),
+    ],
+)
+def test_the_dual_never_decreases(store, working_set, loss, sigma, line_search):
+    """sigma' = K makes the sum of the local subproblems a lower bound of the dual: every round raises it. The
+    line search maximizes the dual along the shards' summed step (gamma = 0 would keep it): it never lowers it,
+    whatever sigma'."""
+    result = train(
+        store,
+        workers=3,
+        working_set=working_set,
+        loss=loss,
+        cocoa_sigma=sigma,
+        line_search=line_search,
+        max_outer=8,
+        tol=0,
+        **QUICK,
+    )
     duals = [r["dual"] for r in result.history]
     assert all(b >= a - 1e-9 * abs(a) for a, b in zip(duals, duals[1:])), duals
     assert duals[-1] > duals[0]
+
+
+def test_the_line_search_keeps_every_alpha_in_its_box_and_the_dual_exact(store, tmp_path):
+    """sigma' = 1 makes each shard's step as long as the serial one: summed, they overshoot, and the line search
+    cuts them back; the alphas stay in [0, C] and the recorded dual is the dual of the saved alphas."""
+    ck = tmp_path / "ck.h5"
+    C = 0.5
+    result = train(store, workers=4, loss="hinge", C=C, cocoa_sigma=1.0, max_outer=4, tol=0, checkpoint=ck, **QUICK)
+    from blocksvm.checkpoint import read_latest
+
+    saved, _ = read_latest(ck)
+    X, y, block_of = dense_problem(store, -1.0)
+    alpha = np.zeros(len(y))
+    for k in range(4):
+        alpha[np.flatnonzero(block_of % 4 == k)] = saved.arrays[f"shard{k}.alpha"][0]
+    assert alpha.min() >= 0 and alpha.max() <= C * (1 + 1e-12)
+    w = X.T @ (alpha * y)
+    np.testing.assert_allclose(result.model.coef[0], w, rtol=1e-9, atol=1e-12)
+    assert result.history[-1]["dual"] == pytest.approx(dual(alpha, w, C, "hinge"), rel=1e-12)
+
+
+def test_a_sigma_below_k_without_the_line_search_is_refused(store):
+    with pytest.raises(ParameterError, match="cocoa_sigma 1 is below the 2 shards"):
+        train(store, workers=2, cocoa_sigma=1.0, line_search=False, **QUICK)
 
 
 def test_a_parallel_dual_is_the_dual_of_its_alpha(store, tmp_path):
@@ -324,7 +395,9 @@ def test_more_workers_than_blocks_is_refused(store):
 # ---- the estimator ------------------------------------------------------------------------------------
 
 
-def test_blocksvc_n_jobs_runs_shards_on_threads_and_reaches_the_optimum(store):
+@pytest.mark.parametrize("option, field", [({"workers": 2}, "workers"), ({"n_jobs": 2}, "threads")])
+def test_blocksvc_shards_and_threads_reach_the_optimum(store, option, field):
+    """``BlockSVC(workers=K)`` runs CoCoA+ shards; ``n_jobs=T`` (scikit-learn's name) threads inside each block."""
     from blocksvm import BlockSVC
 
     s = BlockStore(store)
@@ -332,8 +405,8 @@ def test_blocksvc_n_jobs_runs_shards_on_threads_and_reaches_the_optimum(store):
     X = sp.vstack([b.to_csr(s.n_features) for b in blocks]).tocsr()
     y = np.concatenate([b.labels for b in blocks])
     serial = BlockSVC(bias=-1.0, tol=1e-7, max_outer=200, random_state=0).fit(X, y)
-    parallel = BlockSVC(bias=-1.0, tol=1e-5, max_outer=200, n_jobs=2, random_state=0).fit(X, y)
-    assert parallel.model_.params["workers"] == 2
+    parallel = BlockSVC(bias=-1.0, tol=1e-5, max_outer=200, random_state=0, **option).fit(X, y)
+    assert parallel.model_.params[field] == 2
     assert parallel.stop_reason_.startswith("relative duality gap")
     assert parallel.model_.summary["primal"] <= serial.model_.summary["primal"] * (1 + 1e-4)
     assert abs(parallel.score(X, y) - serial.score(X, y)) <= 0.01

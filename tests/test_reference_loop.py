@@ -57,9 +57,10 @@ TRAIN = {
     "pegasos": {"solver": "pegasos", "loss": "hinge"},
     "pegasos-average-batch": {"solver": "pegasos", "loss": "squared-hinge", "average": True, "batch_size": 4},
     "multiclass-pegasos": {"solver": "pegasos", "loss": "hinge", "store": "multiclass", "average": True},
-    "cocoa-2-hinge-cache": {"loss": "hinge", "workers": 2},
-    "cocoa-2-squared-pair": {"loss": "squared-hinge", "working_set": "pair", "workers": 2},
-    "multiclass-cocoa-2": {"loss": "squared-hinge", "store": "multiclass", "workers": 2},
+    # (CoCoA+'s old step, added with sigma' = K: the line search that is the default since is not recorded here)
+    "cocoa-2-hinge-cache": {"loss": "hinge", "workers": 2, "line_search": False},
+    "cocoa-2-squared-pair": {"loss": "squared-hinge", "working_set": "pair", "workers": 2, "line_search": False},
+    "multiclass-cocoa-2": {"loss": "squared-hinge", "store": "multiclass", "workers": 2, "line_search": False},
     **{f"blocks-{name}": config for name, config in ONLINE.items()},
     **{f"blocks-{name}-weighted": {**ONLINE[name], **WEIGHTED} for name in ("perceptron", "pa1", "arow", "ftrl")},
     **{f"blocks-{name}-file-no-bias": {**ONLINE[name], "order": "file", "bias": -1} for name in ("pa2", "cw")},

@@ -51,7 +51,7 @@ def test_kernel_keeps_w_equal_to_its_dual_sum():
         for seed in range(5):
             a = (indptr, X.indices, X.data, y, row_norms_squared(indptr, X.data), alpha)
             box = (upper, diag, np.array([0.7, 1.3]))
-            K.solve_block(a, empty, w, box, np.array([1.0, 2, -1.0, 1.0]), loss.table, seed)
+            K.solve_block(a, empty, w, box, np.array([1.0, 2, -1.0, 1.0]), loss.table, seed, np.arange(300))
         Xb = sp.hstack([X, np.ones((300, 1))]).tocsr()
         np.testing.assert_allclose(w, Xb.T @ (alpha * y), atol=1e-10)
         assert np.all(alpha >= 0) and np.all(alpha <= upper[(y > 0).astype(int)] + 1e-12)

@@ -160,7 +160,8 @@ def kernel_call(data: Data, w, alpha, loss: Loss, C: float, max_passes: int, eps
     )
     a = (data.indptr, data.indices, data.values, data.y, data.sq_norms, alpha)
     box = (upper, diag, np.array([C, C]))
-    return K.solve_block(a, empty, w, box, np.array([BIAS, max_passes, eps, 1.0]), loss.table, seed)
+    hyper = np.array([BIAS, max_passes, eps, 1.0])
+    return K.solve_block(a, empty, w, box, hyper, loss.table, seed, np.arange(len(data.y)))
 
 
 def blocksvm_full(data: Data, loss: str, C: float, passes: int, seed: int) -> float:

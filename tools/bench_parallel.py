@@ -1,21 +1,26 @@
 #!/usr/bin/env python
-"""CoCoA+ rounds against the serial trainer, in one run: time and rounds to a duality gap, bytes per round.
+"""Cores that pay: blocksvm's threads and CoCoA+ rounds against the serial trainer and the multi-core peers,
+side by side in one run on this machine (issue 21).
 
-On one generated store (cached in ``bench-out/parallel``) whose blocks take >= 0.2 s of dual CD each:
+On one generated data set (LIBSVM text and its store, cached in ``--out``), hinge loss, C = 1, no bias:
 
-- time to a relative duality gap of ``--tol`` (1e-3) for the serial trainer, ``--workers 2`` (joblib
-  threads) and a 2-worker ``dask.distributed.LocalCluster`` (worker processes, one thread each);
-  times are ``train_time`` (exact evaluation passes excluded, as in bench_peers.py);
-- rounds to the same gap for K = 1, 2, 4, 8 shards (on threads of this machine: the rounds do not
-  depend on where the shards run, so K = 8 on 2 cores is a simulation of 8 workers);
-- bytes moved per round: ``w`` to every worker and each worker's ``w_k``, dual sums and pass figures
-  back, measured as the pickled size of those objects (what dask sends);
-- per-round seconds of every run, for docs/PARALLEL.md's scale on paper.
+1. **kernel** — dual CD on one block in memory, ``--sweeps`` passes from alpha = 0, with 1, 2, 4 and 8
+   threads (beyond the cores: correctness, not speed); seconds and speed-up over 1 thread.
+2. **end to end from the store** — time to a relative duality gap of ``--tol`` (1e-3): the serial
+   trainer, ``--threads 2``, ``--workers 2`` with CoCoA+'s old step (sigma' = K, added) and the new one
+   (line search), a 2-worker dask LocalCluster; ``train_time`` (exact evaluation passes excluded).
+3. **peers** on the same text — liblinear-multicore ``-s 3 -m 1`` and ``-m 2`` (installed with ``pip install
+   --target DIR liblinear-multicore``, imported in its own process: it shadows liblinear-official) and Snap ML's
+   ``SupportVectorMachine(n_jobs=1|2)`` (``regularizer = 1/C``, its ``tol`` a coefficient change, so it is set
+   tight and ``max_iter`` grows): time to a primal objective within ``--tol`` of f*, the first setting that
+   reaches it; their load time apart. f* comes from blocksvm at a duality gap of 1e-7.
+4. **rounds** to the gap for K = 1, 2, 4, 8 shards (simulated on threads: the rounds do not depend on where
+   the shards run), with the old step and the new.
 
-::
+Every timed job runs in its own process. ::
 
-    python tools/bench_parallel.py                 # about 15 minutes on 2 cores
-    python tools/bench_parallel.py --quick         # test the script: a minute
+    python tools/bench_parallel.py                  # about 20 minutes on 2 cores
+    python tools/bench_parallel.py --quick          # test the script: a few minutes
 """
 
 from __future__ import annotations
@@ -23,154 +28,294 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import platform
-import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+MULTICORE = Path(os.environ.get("LIBLINEAR_MULTICORE", REPO.parent / "peers" / "liblinear-multicore"))
 
 
-def run(label: str, store, **options) -> dict:
-    from blocksvm.train import train
-
-    start = time.perf_counter()
-    result = train(store, verbose=0, **options)
-    wall = time.perf_counter() - start
-    history = result.history
-    row = {
-        "run": label,
-        "workers": result.model.params["workers"],
-        "rounds": len(history),
-        "stop": result.stop_reason,
-        "gap": history[-1]["gap"],
-        "train_seconds": history[-1]["train_time"],
-        "wall_seconds": round(wall, 2),
-        "round_seconds": [
-            round(b["train_time"] - a, 3) for a, b in zip([0.0] + [h["train_time"] for h in history[:-1]], history)
-        ],
-        "compute_seconds": round(sum(h["compute_seconds"] for h in history), 2),
-        "blocks_visited": history[-1]["blocks_visited"],
-    }
-    print(
-        f"{label:<28} K={row['workers']:<2} rounds {row['rounds']:>3}  train {row['train_seconds']:8.2f} s  "
-        f"gap {row['gap']:.2e}  ({row['stop'][:60]})",
-        flush=True,
-    )
-    return row
+# ---- jobs, each in a child process ------------------------------------------------------------------------
 
 
-def bytes_per_round(store, workers: int, params) -> dict:
-    """Pickled sizes of what one round moves: w out to each worker, each worker's results back."""
+def job_kernel(store: str, sweeps: int, threads: list[int]) -> dict:
+    """Seconds of dual CD on the store's largest block, ``sweeps`` passes from alpha = 0 (one visit of a
+    DualCDSolver, working set "block", hinge loss, no bias), per thread count; and the dual each reached."""
     import numpy as np
 
     from blocksvm.solvers import Problem
     from blocksvm.solvers.dual_cd import DualCDSolver
-    from blocksvm.store import ReadStats
-    from blocksvm.train.parallel import ShardRound, shard_blocks
-    from blocksvm.train.records import PassSums
+    from blocksvm.store import BlockStore
+    from blocksvm.train.params import settle
 
-    problem = Problem.from_store(store, params, DualCDSolver.loss_of(params))
-    W = np.zeros((problem.n_problems, problem.n_weights))
-    out = len(pickle.dumps(W, protocol=5))
-    back = 0
-    for blocks in shard_blocks(store.n_blocks, workers):
-        figures = {"pg_max": [0.0] * problem.n_problems, "pg_min": [0.0] * problem.n_problems}
-        sums = PassSums([0.0] * problem.n_problems, figures=figures)
-        result = ShardRound(W, sums, np.zeros((problem.n_problems, len(blocks), 2)), 0, ReadStats())
-        back += len(pickle.dumps(result, protocol=5))
+    s = BlockStore(store)
+    block = s.read_block(int(np.argmax(s.block_rows)))
+    out = {"rows": block.n_rows, "nnz": block.nnz, "sweeps": sweeps, "seconds": {}, "dual": {}}
+    for t in [1, *threads]:
+        params, _ = settle(
+            "train", None, {"loss": "hinge", "bias": -1.0, "working_set": "block", "threads": t, "inner_passes": sweeps}
+        )
+        best = np.inf
+        for _ in range(3):  # the first loads the compiled kernels
+            solver = DualCDSolver(Problem.from_store(s, params), params, s)
+            start = time.perf_counter()
+            solver.visit(block, np.array([1], np.int64))
+            best = min(best, time.perf_counter() - start)
+        out["seconds"][t] = best
+        out["dual"][t] = float(solver.block_sums[0, block.index, 0] - 0.5 * solver.w[0] @ solver.w[0])
+    return out
+
+
+def job_blocksvm(store: str, options: dict, scheduler_workers: int = 0) -> dict:
+    """One training run from the store to the gap; its record (train seconds, rounds, gap)."""
+    from blocksvm.train import train
+
+    def one(**extra):
+        return train(store, verbose=0, progress=False, **{**options, **extra})
+
+    one(max_outer=1, **({"tol": 0.0} if "tol" in options else {}))  # numba's caches loaded before the clock
+    if scheduler_workers:
+        from distributed import Client, LocalCluster
+
+        with (
+            LocalCluster(
+                n_workers=scheduler_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            one(client=client, max_outer=1)  # the workers' caches
+            result = one(client=client)
+    else:
+        result = one()
+    history = result.history
     return {
-        "workers": workers,
-        "w_bytes": out,
-        "to_workers": out * workers,
-        "from_workers": back,
-        "total": out * workers + back,
+        "passes": len(history),
+        "stop": result.stop_reason,
+        "gap": history[-1]["gap"],
+        "primal": history[-1]["primal"],
+        "train_seconds": history[-1]["train_time"],
+        "compute_seconds": sum(h["compute_seconds"] for h in history),
+        "read_seconds": sum(h["read_seconds"] for h in history),
     }
+
+
+def primal_of(X, y, w, C: float) -> float:
+    import numpy as np
+
+    return float(0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (X @ w)).sum())
+
+
+def job_liblinear(text: str, threads: int, fstar: float, tol: float, C: float) -> dict:
+    """liblinear-multicore ``-s 3 -m threads``: load, then ``-e`` down a ladder until the primal is within tol."""
+    sys.path.insert(0, str(MULTICORE))
+    import numpy as np
+    from liblinear import liblinearutil
+
+    assert str(MULTICORE) in liblinearutil.__file__, liblinearutil.__file__
+    start = time.perf_counter()
+    y, X = liblinearutil.svm_read_problem(text, return_scipy=True)
+    load = time.perf_counter() - start
+    problem = liblinearutil.problem(y, X)
+    tried = []
+    for eps in (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001):
+        start = time.perf_counter()
+        model = liblinearutil.train(problem, f"-s 3 -c {C} -B -1 -e {eps} -m {threads} -q")
+        seconds = time.perf_counter() - start
+        w, _ = model.get_decfun()
+        sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+        rel = (primal_of(X, y, sign * np.array(w), C) - fstar) / fstar
+        tried.append({"eps": eps, "seconds": seconds, "rel": rel})
+        if rel <= tol:
+            break
+    return {"load_seconds": load, "tried": tried}
+
+
+def job_snapml(text: str, threads: int, fstar: float, tol: float, C: float) -> dict:
+    """Snap ML's SupportVectorMachine (regularizer 1/C, tight tol): max_iter up a ladder until within tol."""
+    from sklearn.datasets import load_svmlight_file
+    from snapml import SupportVectorMachine
+
+    start = time.perf_counter()
+    X, y = load_svmlight_file(text)
+    load = time.perf_counter() - start
+    tried = []
+    for iterations in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144):
+        model = SupportVectorMachine(
+            regularizer=1.0 / C, max_iter=iterations, tol=1e-12, n_jobs=threads, fit_intercept=False
+        )
+        start = time.perf_counter()
+        model.fit(X, y)
+        seconds = time.perf_counter() - start
+        rel = (primal_of(X, y, model.coef_.ravel(), C) - fstar) / fstar
+        tried.append({"max_iter": iterations, "seconds": seconds, "rel": rel})
+        if rel <= tol:
+            break
+    return {"load_seconds": load, "tried": tried}
+
+
+JOBS = {"kernel": job_kernel, "blocksvm": job_blocksvm, "liblinear": job_liblinear, "snapml": job_snapml}
+
+
+def run_job(kind: str, **kwargs) -> dict:
+    """``kind`` in a child process; its JSON result (or the error)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--job", kind, "--job-args", json.dumps(kwargs)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"rc {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---- the run ------------------------------------------------------------------------------------------
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=640_000)
-    parser.add_argument("--features", type=int, default=200_000)
-    parser.add_argument("--nnz", type=int, default=80)
-    parser.add_argument("--block-rows", type=int, default=40_000)
-    parser.add_argument("--tol", type=float, default=1e-3)
-    parser.add_argument("--ks", default="1,2,4,8", help="shard counts whose rounds to count")
-    parser.add_argument("--out", default=str(REPO / "bench-out" / "parallel"))
-    parser.add_argument("--quick", action="store_true", help="a small store, to test the script")
-    args = parser.parse_args()
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=400_000)
+    p.add_argument("--features", type=int, default=100_000)
+    p.add_argument("--nnz", type=int, default=60)
+    p.add_argument("--block-rows", type=int, default=50_000)
+    p.add_argument("--tol", type=float, default=1e-3)
+    p.add_argument("--sweeps", type=int, default=10, help="passes of the kernel measurement")
+    p.add_argument("--ks", default="1,2,4,8", help="shard counts whose rounds to count")
+    p.add_argument("--skip", default="", help="comma-separated parts to leave out: kernel, e2e, peers, rounds")
+    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "parallel")
+    p.add_argument("--quick", action="store_true", help="a small data set, to test the script")
+    p.add_argument("--job", help=argparse.SUPPRESS)
+    p.add_argument("--job-args", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.job:
+        print(json.dumps(JOBS[args.job](**json.loads(args.job_args))))
+        return
     if args.quick:
         args.rows, args.features, args.nnz, args.block_rows = 40_000, 20_000, 40, 5_000
+    skip = set(filter(None, args.skip.split(",")))
 
-    from distributed import Client, LocalCluster
-
-    from blocksvm.datasets import SyntheticSpec, make_store
+    from blocksvm.datasets import SyntheticSpec, write_libsvm
+    from blocksvm.io import convert
     from blocksvm.store import BlockStore
-    from blocksvm.train import TrainParams
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    name = f"gen-{args.rows}x{args.features}x{args.nnz}-b{args.block_rows}.bsvm"
-    path = out / name
-    if not path.exists():
-        make_store(
-            path,
-            SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11),
-            block_rows=args.block_rows,
-            progress=False,
-        )
-    store = BlockStore(path)
-    common = {"tol": args.tol, "max_outer": 300}
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"gen-{args.rows}x{args.features}x{args.nnz}"
+    text, store = args.out / f"{stem}.svm", args.out / f"{stem}-b{args.block_rows}.bsvm"
+    if not text.exists():
+        write_libsvm(text, SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11), progress=False)
+    if not store.exists():
+        convert(text, store, block_rows=args.block_rows, progress=False)
+    s = BlockStore(store)
     print(
-        f"{store.n_rows} rows x {store.n_features} features, {store.nnz} nnz, {store.n_blocks} blocks; "
-        f"{os.cpu_count()} cores; target gap {args.tol:g}",
+        f"{s.n_rows:,} rows x {s.n_features:,} features, {s.nnz:,} nnz, {s.n_blocks} blocks; {os.cpu_count()} "
+        f"cores; hinge loss, C = 1, no bias; target {args.tol:g}",
         flush=True,
     )
+    base = {"loss": "hinge", "C": 1.0, "bias": -1.0}
+    results: dict = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}, "store": str(store)}
 
-    rows = [run("serial", store, **common)]
-    serial = rows[0]
-    per_block = serial["compute_seconds"] / serial["blocks_visited"]
-    print(f"serial: {per_block:.3f} s of dual CD per block visit", flush=True)
-    rows.append(run("joblib threads, --workers 2", store, workers=2, **common))
-    with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
-        Client(cluster) as client,
-    ):
-        run("dask LocalCluster (warm-up)", store, client=client, **{**common, "max_outer": 1})
-        rows.append(run("dask LocalCluster, 2 workers", store, client=client, **common))
-    simulated = [run(f"threads, K = {k} (rounds)", store, workers=k, **common) for k in map(int, args.ks.split(","))]
-    traffic = [bytes_per_round(store, k, TrainParams(**common)) for k in map(int, args.ks.split(","))]
+    if "kernel" not in skip:
+        k = run_job("kernel", store=str(store), sweeps=args.sweeps, threads=[2, 4, 8])
+        results["kernel"] = k
+        if "error" in k:
+            print(f"kernel: {k['error']}")
+        else:
+            one = k["seconds"]["1"]
+            print(f"\n### In-memory kernel: one block of {k['rows']:,} rows ({k['nnz']:,} nnz), {k['sweeps']} sweeps\n")
+            print("| threads | seconds | speed-up | dual reached |\n|---:|---:|---:|---:|")
+            for t, seconds in k["seconds"].items():
+                print(f"| {t} | {seconds:.3f} | {one / seconds:.2f}x | {k['dual'][t]:.6e} |")
 
-    print("\n| run | K | rounds to gap | train seconds | vs serial | median round s |")
-    print("|---|---|---|---|---|---|")
-    for r in rows + simulated:
-        speed = serial["train_seconds"] / r["train_seconds"]
+    e2e = [
+        ("serial", {}, 0),
+        ("--threads 2", {"threads": 2}, 0),
+        ("--workers 2, old step (sigma' = K, added)", {"workers": 2, "line_search": False}, 0),
+        ("--workers 2, line search, sigma' = K", {"workers": 2}, 0),
+        ("--workers 2, line search, sigma' = 1", {"workers": 2, "cocoa_sigma": 1.0}, 0),
+        ("dask LocalCluster, 2 workers, line search", {}, 2),
+    ]
+    if "e2e" not in skip:
+        print(f"\n### End to end from the store, to a relative duality gap of {args.tol:g}\n", flush=True)
+        print("| run | passes / rounds | train seconds | vs serial | stop |\n|---|---:|---:|---:|---|")
+        rows = []
+        for label, options, cluster in e2e:
+            r = run_job(
+                "blocksvm",
+                store=str(store),
+                options={**base, "tol": args.tol, "max_outer": 300, **options},
+                scheduler_workers=cluster,
+            )
+            r["run"] = label
+            rows.append(r)
+            if "error" in r:
+                print(f"| {label} | failed: {r['error']} | | | |", flush=True)
+                continue
+            speed = rows[0]["train_seconds"] / r["train_seconds"]
+            print(
+                f"| {label} | {r['passes']} | {r['train_seconds']:.2f} | {speed:.2f}x | {r['stop'][:40]} |", flush=True
+            )
+        results["end_to_end"] = rows
+
+    if "peers" not in skip:
+        fstar = run_job("blocksvm", store=str(store), options={**base, "tol": 1e-7, "max_outer": 2000})
+        results["fstar"] = fstar
         print(
-            f"| {r['run']} | {r['workers']} | {r['rounds']} | {r['train_seconds']:.2f} | {speed:.2f}x | "
-            f"{statistics.median(r['round_seconds']):.3f} |"
+            f"\n### Peers, to a primal within {args.tol:g} of f* = {fstar.get('primal', float('nan')):.6e} "
+            f"(blocksvm at a gap of {fstar.get('gap', float('nan')):.1e})\n",
+            flush=True,
         )
-    print("\n| K | w (bytes) | to workers per round | back per round | total per round |")
-    print("|---|---|---|---|---|")
-    for t in traffic:
-        print(f"| {t['workers']} | {t['w_bytes']:,} | {t['to_workers']:,} | {t['from_workers']:,} | {t['total']:,} |")
-    result = {
-        "store": {
-            "path": str(path),
-            "rows": store.n_rows,
-            "features": store.n_features,
-            "nnz": store.nnz,
-            "blocks": store.n_blocks,
-            "bytes": sum(b["bytes"] for b in store.blocks),
-        },
-        "seconds_per_block_visit": per_block,
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-        "runs": rows,
-        "simulated": simulated,
-        "bytes_per_round": traffic,
-    }
-    (out / "results.json").write_text(json.dumps(result, indent=1))
-    print(f"\nresults in {out / 'results.json'}")
+        print("| peer | load seconds | setting reached | train seconds | vs its 1 thread |\n|---|---:|---|---:|---:|")
+        peers = []
+        for label, kind, threads in (
+            ("liblinear-multicore -s 3 -m 1", "liblinear", 1),
+            ("liblinear-multicore -s 3 -m 2", "liblinear", 2),
+            ("Snap ML SupportVectorMachine n_jobs=1", "snapml", 1),
+            ("Snap ML SupportVectorMachine n_jobs=2", "snapml", 2),
+        ):
+            r = run_job(kind, text=str(text), threads=threads, fstar=fstar["primal"], tol=args.tol, C=1.0)
+            r["run"] = label
+            peers.append(r)
+            if "error" in r:
+                print(f"| {label} | failed: {r['error']} | | | |", flush=True)
+                continue
+            last = r["tried"][-1]
+            setting = f"-e {last['eps']}" if "eps" in last else f"max_iter {last['max_iter']}"
+            reached = "" if last["rel"] <= args.tol else f" (not reached: {last['rel']:.1e})"
+            first = peers[-2] if threads == 2 and "error" not in peers[-2] else None
+            speed = f"{first['tried'][-1]['seconds'] / last['seconds']:.2f}x" if first else ""
+            print(
+                f"| {label} | {r['load_seconds']:.1f} | {setting}{reached} | {last['seconds']:.2f} | {speed} |",
+                flush=True,
+            )
+        results["peers"] = peers
+
+    if "rounds" not in skip:
+        print(f"\n### Rounds to a gap of {args.tol:g} by shard count (simulated on threads)\n", flush=True)
+        steps = [
+            ("old step: sigma' = K, added", {"line_search": False}),
+            ("line search, sigma' = K", {}),
+            ("line search, sigma' = 1", {"cocoa_sigma": 1.0}),
+        ]
+        print("| K | " + " | ".join(label for label, _ in steps) + " |\n|---:|" + "---:|" * len(steps))
+        rounds = []
+        for k in map(int, args.ks.split(",")):
+            row = {"K": k}
+            for label, options in steps:
+                r = run_job(
+                    "blocksvm",
+                    store=str(store),
+                    options={**base, "tol": args.tol, "max_outer": 400, "workers": k, **options},
+                )
+                row[label] = r.get("passes", r.get("error"))
+            rounds.append(row)
+            print(f"| {k} | " + " | ".join(str(row[label]) for label, _ in steps) + " |", flush=True)
+        results["rounds"] = rounds
+
+    (args.out / "results.json").write_text(json.dumps(results, indent=1))
+    print(f"\nresults in {args.out / 'results.json'}")
 
 
 if __name__ == "__main__":

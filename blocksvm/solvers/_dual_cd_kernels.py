@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from blocksvm.solvers._common import interleaved_runs, prefetch, slack_loss
 
@@ -38,7 +38,7 @@ AHEAD = 8
 
 
 @njit(cache=True, nogil=True)
-def solve_block(a, b, w, box, hyper, loss, seed):
+def solve_block(a, b, w, box, hyper, loss, seed, members):
     """Run dual CD passes over the rows of block A and companion rows B, updating alpha and w.
 
     The free coordinates are A's rows and B's rows, visited together in one random order per
@@ -70,6 +70,9 @@ def solve_block(a, b, w, box, hyper, loss, seed):
         The loss table ``[threshold, linear, quadratic]`` (:mod:`blocksvm.losses`), for the loss estimate.
     seed : int
         Seed of the row orders (< 0: the rows in stored order, every pass).
+    members : ndarray of int64, increasing
+        The working rows this call may change (A's rows are ``0 .. n_a - 1``, B's ``n_a ..``): all of
+        them, or one thread's share (:func:`solve_in_threads`); the others' alpha is left alone.
 
     Returns
     -------
@@ -98,10 +101,11 @@ def solve_block(a, b, w, box, hyper, loss, seed):
         qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
     line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
     loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
-    active = np.arange(n_rows)  # rows not shrunk, increasing
+    n_members = members.shape[0]
+    active = members.copy()  # rows not shrunk, increasing
     shrunk = np.zeros(n_rows, np.bool_)
     order = np.empty(n_rows, np.int64)
-    active_size = n_rows
+    active_size = n_members
     pg_max_old, pg_min_old = INF, -INF
     pg_max_new, pg_min_new = -INF, INF
     passes = 0
@@ -203,20 +207,70 @@ def solve_block(a, b, w, box, hyper, loss, seed):
         active_size = kept
         # LIBLINEAR's stopping rule, with one pass over the unshrunk set before trusting it
         if pg_max_new - pg_min_new <= inner_eps:
-            if active_size == n_rows:
+            if active_size == n_members:
                 break
-            active_size = n_rows
-            active[:] = np.arange(n_rows)
+            active_size = n_members
+            active[:] = members
             pg_max_old, pg_min_old = INF, -INF
             continue
         pg_max_old = pg_max_new if pg_max_new > 0 else INF
         pg_min_old = pg_min_new if pg_min_new < 0 else -INF
-    a_alpha[:] = alpha[:n_a]
-    b_alpha[:] = alpha[n_a:]
+    for p in range(n_members):  # back to A's and B's alpha: this call's rows only
+        i = members[p]
+        if i < n_a:
+            a_alpha[i] = alpha[i]
+        else:
+            b_alpha[i - n_a] = alpha[i]
     stats = np.empty(N_STATS, np.float64)
     stats[PG_MAX_FIRST], stats[PG_MIN_FIRST] = first_max, first_min
     stats[LOSS_FIRST], stats[CORRECT_FIRST] = loss_sum, correct
     stats[PG_MAX_LAST], stats[PG_MIN_LAST] = pg_max_new, pg_min_new
     stats[PASSES] = passes
     stats[UPDATES] = updates
+    return stats
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def solve_in_threads(a, b, w, box, hyper, loss, seeds, members, bounds):
+    """:func:`solve_block` on ``len(seeds)`` threads at once, each on its own rows, sharing ``w``.
+
+    Thread ``t`` changes the rows ``members[bounds[t]:bounds[t + 1]]`` (disjoint), with ``seeds[t]``; every
+    thread reads and updates the one ``w`` without locks (PASSCoDe-Wild, Hsieh, Yu & Dhillon, ICML 2015), so
+    an update of one thread can overwrite another's: ``w`` drifts from ``sum_i alpha_i y_i x_i``, and the
+    caller makes it exact again with :func:`add_steps`. Returns each thread's stats, shape (threads, N_STATS).
+    """
+    n_threads = seeds.shape[0]
+    stats = np.empty((n_threads, N_STATS))
+    for t in prange(n_threads):
+        stats[t] = solve_block(a, b, w, box, hyper, loss, seeds[t], members[bounds[t] : bounds[t + 1]])
+    return stats
+
+
+@njit(cache=True, nogil=True)
+def add_steps(indptr, indices, data, y, alpha, alpha_before, w, bias, scale):
+    """``w += scale sum_i (alpha_i - alpha_before_i) y_i x_i`` over some rows, the bias feature included."""
+    n_w = w.shape[0] - 1
+    for i in range(indptr.shape[0] - 1):
+        d = (alpha[i] - alpha_before[i]) * y[i] * scale
+        if d == 0.0:
+            continue
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            w[np.uint32(indices[k])] += d * data[k]
+        if bias > 0:
+            w[n_w] += d * bias
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def solve_problems(a, b, Y_a, Y_b, alpha_a, alpha_b, W, uppers, diags, costs, hyper, loss, seeds):
+    """:func:`solve_block` for every problem of a one-vs-rest model at once, one problem a thread: each has its
+    own targets (``Y_a``, ``Y_b``), alphas and row of ``W``, so the threads share nothing they write and every
+    problem takes the path it takes alone, bit for bit. ``a``, ``b``: ``(indptr, indices, data, sq_norms)``
+    of the working rows; returns the stats, shape (n_problems, N_STATS)."""
+    n_problems = seeds.shape[0]
+    members = np.arange(a[0].shape[0] - 1 + b[0].shape[0] - 1)
+    stats = np.empty((n_problems, N_STATS))
+    for k in prange(n_problems):
+        rows_a = (a[0], a[1], a[2], Y_a[k], a[3], alpha_a[k])
+        rows_b = (b[0], b[1], b[2], Y_b[k], b[3], alpha_b[k])
+        stats[k] = solve_block(rows_a, rows_b, W[k], (uppers[k], diags[k], costs[k]), hyper, loss, seeds[k], members)
     return stats

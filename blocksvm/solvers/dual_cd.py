@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from blocksvm.params import EPS, LOSS, TOL, C, Param, count, non_negative, positive
+from blocksvm.params import EPS, LOSS, TOL, C, Param, boolean, count, non_negative, positive
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
@@ -12,6 +14,10 @@ from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import correct_predictions
 
 WORKING_SETS = ("cache", "pair", "block")
+
+
+def at_least_one(x) -> bool:
+    return positive(x) and x >= 1
 
 
 class DualCDSolver(Solver):
@@ -72,6 +78,36 @@ class DualCDSolver(Solver):
             metavar="K",
         ),
         Param(
+            "line_search",
+            True,
+            "CoCoA+ rounds (--workers > 1): scale the shards' summed update by the exact line search on the dual "
+            "(capped where the first alpha leaves its box) instead of adding it as it is.",
+            boolean,
+            "True or False",
+            parse=bool,
+        ),
+        Param(
+            "cocoa_sigma",
+            None,
+            "CoCoA+'s sigma': the curvature each shard's subproblem assumes for the others' updates; None: the "
+            "number of shards (the safe bound of Ma et al. 2015). Below that only with --line-search.",
+            at_least_one,
+            "a number >= 1, or None",
+            none_ok=True,
+            metavar="SIGMA",
+        ),
+        Param(
+            "threads",
+            1,
+            "Threads solving each block at once: one-vs-rest problems a thread each (the same model, bit for bit); "
+            "one problem's rows in shares on one shared w without locks, w made exact again at the block's end "
+            "(docs/PARALLEL.md). 1 is the serial trainer.",
+            count,
+            "an integer >= 1",
+            parse=int,
+            metavar="T",
+        ),
+        Param(
             "inner_eps",
             0.0,
             "Inner early stop: a visit ends after a pass whose PG violation is at most this "
@@ -89,6 +125,7 @@ class DualCDSolver(Solver):
         self.inner_eps = params.inner_eps if params.inner_eps > 0 else -1.0
         self.working_set = params.working_set
         self.sigma = 1.0  # CoCoA+'s sigma' when this solver is one worker's of K (blocksvm.train.parallel)
+        self.threads = params.threads
         n_k = problem.n_problems
         self.w = np.zeros((n_k, problem.n_weights))
         self.alpha = np.zeros((n_k, problem.n_rows))
@@ -115,29 +152,32 @@ class DualCDSolver(Solver):
         a = _rows(p, block)
         b = _rows(p, companion.rows if cached else companion)
         b_rows = companion.row_ids if cached else _block_rows(companion)
-        stats = np.empty((p.n_problems, K.N_STATS))
+        A = np.ascontiguousarray(local["alpha"])  # (n_problems, block rows): a view, or a copy written back
+        B = self.alpha[:, b_rows]  # the companion's: a view (a block), or a gathered copy (the cache)
+        B_before = B.copy() if self.cache is not None else None
+        if self.threads > 1 and p.n_problems > 1:
+            stats = self._solve_problems(a, b, A, B, W, seeds)
+        else:
+            stats = np.empty((p.n_problems, K.N_STATS))
+            for k in range(p.n_problems):
+                upper, diag = self.tables[k]
+                stats[k] = self._solve(
+                    (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], A[k]),
+                    (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], B[k]),
+                    W[k],
+                    (upper, diag, p.costs[k]),
+                    int(seeds[k]),
+                )
+        local["alpha"][...] = A
         for k in range(p.n_problems):
-            upper, diag = self.tables[k]
-            a_alpha = np.ascontiguousarray(local["alpha"][k])
-            b_alpha = self.alpha[k, b_rows]
-            b_before = b_alpha.copy() if self.cache is not None else None
-            stats[k] = K.solve_block(
-                (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], a_alpha),
-                (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], b_alpha),
-                W[k],
-                (upper, diag, p.costs[k]),
-                np.array([p.bias, self.inner_passes, self.inner_eps, self.sigma]),
-                p.loss.table,
-                int(seeds[k]),
-            )
-            local["alpha"][k] = a_alpha
-            local["sums"][k] = _sums(a["y"][k], a_alpha, diag)
+            diag = self.tables[k][1]
+            local["sums"][k] = _sums(a["y"][k], A[k], diag)
             if self.cache is not None:  # cached rows: a gathered copy of alpha, scattered back
-                self.alpha[k, b_rows] = b_alpha
-                self._add_to_sums(k, companion.row_ids, b["y"][k], b_before, b_alpha, diag)
+                self.alpha[k, b_rows] = B[k]
+                self._add_to_sums(k, companion.row_ids, b["y"][k], B_before[k], B[k], diag)
             elif companion is not None:
-                self.alpha[k, b_rows] = b_alpha
-                self.block_sums[k, companion.index] = _sums(b["y"][k], b_alpha, diag)
+                self.alpha[k, b_rows] = B[k]
+                self.block_sums[k, companion.index] = _sums(b["y"][k], B[k], diag)
         correct = int(stats[0, K.CORRECT_FIRST]) if seen_correct is None else seen_correct
         return BlockReport(
             loss=stats[:, K.LOSS_FIRST],
@@ -146,6 +186,57 @@ class DualCDSolver(Solver):
             updates=int(stats[:, K.UPDATES].sum()),
             figures={"pg_max": stats[:, K.PG_MAX_FIRST].tolist(), "pg_min": stats[:, K.PG_MIN_FIRST].tolist()},
         )
+
+    def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int) -> np.ndarray:
+        """Dual CD on the working rows ``a`` and ``b`` (kernel tuples) for one problem; its stats.
+
+        With ``threads > 1`` the rows are cut into as many contiguous shares (rows are stored in a random
+        order: each share is a random set of rows, read as a stream), solved at once on one shared ``w``
+        without locks (PASSCoDe-Wild); then ``w`` is recomputed exactly from where it stood and the alphas'
+        changes, ``w = w_start + sigma sum_i (alpha_i - alpha_start_i) y_i x_i``, so that ``w = sum_i alpha_i
+        y_i x_i`` holds at every block boundary and the dual, the gap and checkpoints stay exact.
+        docs/PARALLEL.md has the measurements behind this choice.
+        """
+        hyper = np.array([self.problem.bias, self.inner_passes, self.inner_eps, self.sigma])
+        loss = self.problem.loss.table
+        n_a, n_b = len(a[0]) - 1, len(b[0]) - 1
+        if self.threads == 1:
+            return K.solve_block(a, b, w, box, hyper, loss, seed, np.arange(n_a + n_b))
+        w_start, a_start, b_start = w.copy(), a[5].copy(), b[5].copy()
+        members, bounds = _shares(n_a, n_b, self.threads)
+        seeds = np.array([-1 if seed < 0 else (seed + t * 0x9E3779B1) % 2**62 for t in range(self.threads)])
+        with _numba_threads(self.threads):
+            stats = K.solve_in_threads(a, b, w, box, hyper, loss, seeds, members, bounds)
+        w[...] = w_start
+        for rows, start in ((a, a_start), (b, b_start)):
+            K.add_steps(rows[0], rows[1], rows[2], rows[3], rows[5], start, w, self.problem.bias, self.sigma)
+        return _combined(stats)
+
+    def _solve_problems(self, a: dict, b: dict, A: np.ndarray, B: np.ndarray, W: np.ndarray, seeds) -> np.ndarray:
+        """Dual CD on the working rows for every one-vs-rest problem at once, a problem a thread: the problems
+        share no state, so each takes the path it takes alone (the same model as one thread, bit for bit)."""
+        p = self.problem
+        uppers = np.array([table[0] for table in self.tables])
+        diags = np.array([table[1] for table in self.tables])
+        hyper = np.array([p.bias, self.inner_passes, self.inner_eps, self.sigma])
+        rows_a = (a["indptr"], a["indices"], a["data"], a["sq_norms"])
+        rows_b = (b["indptr"], b["indices"], b["data"], b["sq_norms"])
+        with _numba_threads(self.threads):
+            return K.solve_problems(
+                rows_a,
+                rows_b,
+                a["y"],
+                b["y"],
+                A,
+                B,
+                W,
+                uppers,
+                diags,
+                p.costs,
+                hyper,
+                p.loss.table,
+                np.asarray(seeds, np.int64),
+            )
 
     def visit(self, block, seeds) -> BlockReport:
         """The step with this driver's working set."""
@@ -225,6 +316,74 @@ class DualCDSolver(Solver):
 
     def support_vectors(self) -> int:
         return int(np.count_nonzero((self.alpha > 0).any(axis=0)))
+
+
+@contextlib.contextmanager
+def _numba_threads(threads: int):
+    """numba's parallel loops of this thread on at most ``threads`` threads (and the cores), while inside."""
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def _shares(n_a: int, n_b: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each thread's working rows: a contiguous share of A's rows and one of B's (B's numbered from
+    ``n_a``), as ``members[bounds[t]:bounds[t + 1]]``, increasing."""
+    cuts_a = np.linspace(0, n_a, threads + 1).astype(np.int64)
+    cuts_b = np.linspace(0, n_b, threads + 1).astype(np.int64) + n_a
+    parts = [
+        np.concatenate((np.arange(cuts_a[t], cuts_a[t + 1]), np.arange(cuts_b[t], cuts_b[t + 1])))
+        for t in range(threads)
+    ]
+    return np.concatenate(parts), np.cumsum([0] + [len(part) for part in parts]).astype(np.int64)
+
+
+def _combined(stats: np.ndarray) -> np.ndarray:
+    """One visit's stats from its threads': extreme PGs, summed loss, correct rows and updates, the most passes."""
+    out = np.empty(K.N_STATS)
+    for index, fold in (
+        (K.PG_MAX_FIRST, np.max),
+        (K.PG_MIN_FIRST, np.min),
+        (K.LOSS_FIRST, np.sum),
+        (K.CORRECT_FIRST, np.sum),
+        (K.PG_MAX_LAST, np.max),
+        (K.PG_MIN_LAST, np.min),
+        (K.PASSES, np.max),
+        (K.UPDATES, np.sum),
+    ):
+        out[index] = fold(stats[:, index])
+    return out
+
+
+def step_terms(start: np.ndarray, d: np.ndarray, D: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, float]:
+    """What the line search needs of a step ``d`` of the alphas from ``start`` (rows with diagonal ``D`` and upper
+    bound ``U``): each row's ``d_i``, ``D_ii start_i d_i`` and ``D_ii d_i^2`` (rows, 3), and the largest ``gamma``
+    that keeps every ``start + gamma d`` in its box (at least 1: ``start + d`` is in it)."""
+    terms = np.stack([d, D * start * d, D * d * d], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d > 0, (U - start) / d, np.where(d < 0, -start / d, np.inf))
+    return terms, float(room.min(initial=np.inf))
+
+
+def dual_step(W: np.ndarray, U: np.ndarray, sums: np.ndarray, limits: np.ndarray, sigma: float = 1.0) -> np.ndarray:
+    """The step ``gamma`` of each problem that maximizes the dual along a step ``d`` of the alphas, ``u = sum_i d_i
+    y_i x_i`` of it moving ``w`` by ``sigma u`` (sigma: CoCoA+'s sigma' of a shard's local subproblem; 1: the dual
+    itself). Along ``gamma`` the dual is a concave quadratic (the hinge family)::
+
+        gamma (sum d - w.u - sum D alpha d) - gamma^2 / 2 (sigma ||u||^2 + sum D d^2)
+
+    maximized at its vertex, kept within ``[0, limit]`` (the box). ``W``, ``U``: (n_problems, n_weights);
+    ``sums``: (n_problems, 3), the sums of :func:`step_terms`; ``limits``: (n_problems,)."""
+    slope = sums[:, 0] - np.einsum("kj,kj->k", W, U) - sums[:, 1]
+    curvature = sigma * np.einsum("kj,kj->k", U, U) + sums[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        best = np.where(curvature > 0, slope / curvature, 1.0)
+    return np.clip(best, 0.0, limits)
 
 
 def _sums(y: np.ndarray, alpha: np.ndarray, diag) -> tuple[float, float]:

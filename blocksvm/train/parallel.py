@@ -34,7 +34,7 @@ import numpy as np
 
 from blocksvm.errors import ParameterError, StoreError
 from blocksvm.solvers.base import Solver
-from blocksvm.solvers.dual_cd import DualCDSolver
+from blocksvm.solvers.dual_cd import DualCDSolver, dual_step, step_terms
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.store import BlockStore, ReadStats
 from blocksvm.train.driver import run_pass
@@ -114,14 +114,52 @@ class ShardView:
 
 
 class Shard:
-    """One worker's part: its blocks, their dual variables and its working set (a dual-CD solver
-    over the shard, with sigma' = ``n_shards``)."""
+    """One worker's part: its blocks, their dual variables and its working set (a dual-CD solver over the
+    shard, with curvature ``sigma``), and, with the line search, the start of its round: the step the driver
+    scales is ``alpha - alpha_start``."""
 
-    def __init__(self, index: int, view: ShardView, problem, params, n_shards: int):
+    def __init__(self, index: int, view: ShardView, problem, params, sigma: float, line_search: bool):
         self.index, self.view, self.params = index, view, params
         local = dataclasses.replace(problem, n_rows=view.n_rows, n_blocks=view.n_blocks, row_offsets=view.row_offsets)
         self.solver = DualCDSolver(local, params, view)
-        self.solver.sigma = float(n_shards)
+        self.solver.sigma = float(sigma)
+        # each row's class in each problem (1: positive), for its D_ii and upper bound in the line search
+        self.positive = np.zeros((local.n_problems, view.n_rows), np.int8) if line_search else None
+        self.start: tuple[np.ndarray, np.ndarray] | None = None  # (alpha, block sums) while a step is pending
+        self.steps: np.ndarray | None = None  # the pending step's sums per block, (n_problems, blocks, 3)
+
+    def take_step(self, gamma: np.ndarray | None) -> None:
+        """Apply the pending step scaled by the driver's ``gamma`` (n_problems,): ``alpha = alpha_start +
+        gamma (alpha - alpha_start)``, and the block sums that go with it."""
+        if self.start is None or gamma is None:
+            return
+        alpha, sums = self.start
+        self.solver.alpha[...] = alpha + gamma[:, None] * (self.solver.alpha - alpha)
+        self.solver.block_sums[...] = stepped_sums(sums, self.steps, gamma)
+        self.start = self.steps = None
+
+    def step_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """The round's step ``d = alpha - alpha_start``: its line-search sums per block (n_problems, blocks, 3;
+        :func:`~blocksvm.solvers.dual_cd.step_terms`) and the largest ``gamma`` in the box (n_problems,)."""
+        start, _ = self.start
+        d = self.solver.alpha - start
+        blocks = np.searchsorted(self.view.row_offsets, np.arange(self.view.n_rows), side="right") - 1
+        steps = np.zeros((len(d), self.view.n_blocks, 3))
+        limits = np.empty(len(d))
+        for k, (upper, diag) in enumerate(self.solver.tables):
+            terms, limits[k] = step_terms(start[k], d[k], diag[self.positive[k]], upper[self.positive[k]])
+            for column in range(3):
+                steps[k, :, column] = np.bincount(blocks, terms[:, column], minlength=self.view.n_blocks)
+        return steps, limits
+
+
+def stepped_sums(sums: np.ndarray, steps: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """Block sums ``[sum alpha, sum D alpha^2]`` after the step ``gamma d`` from ``sums``: ``sum alpha + gamma sum d``
+    and ``sum D alpha^2 + 2 gamma sum D alpha d + gamma^2 sum D d^2``."""
+    g = gamma[:, None]
+    return np.stack(
+        [sums[..., 0] + g * steps[..., 0], sums[..., 1] + 2 * g * steps[..., 1] + g * g * steps[..., 2]], -1
+    )
 
 
 @dataclass
@@ -133,19 +171,36 @@ class ShardRound:
     block_sums: np.ndarray  # (n_problems, the shard's blocks, 2)
     support_vectors: int
     read: ReadStats
+    steps: np.ndarray | None = None  # the line search's per-block sums (Shard.step_sums)
+    limits: np.ndarray | None = None  # ... and the largest step in the box, per problem
 
 
-def run_round(shard: Shard, W: np.ndarray, outer: int) -> ShardRound:
-    """One round of ``shard`` from the weights ``W``: a pass over its blocks, as the serial loop makes one."""
+def run_round(shard: Shard, W: np.ndarray, outer: int, gamma: np.ndarray | None = None) -> ShardRound:
+    """One round of ``shard`` from the weights ``W``: first the last round's step scaled by ``gamma``, then a
+    pass over its blocks, as the serial loop makes one."""
     p, solver, view = shard.params, shard.solver, shard.view
     _inject_fault(outer, shard.index)
+    shard.take_step(gamma)
     solver.w[...] = W
     solver.start_pass(outer)
     schedule = Schedule(p.seed, outer, shuffle=p.order == "random")
     sums, read = PassSums.zeros(solver.n_problems), ReadStats()
+    after = None
+    if shard.positive is not None:
+        shard.start = (solver.alpha.copy(), solver.block_sums.copy())
+
+        def after(block, report) -> bool:  # each row's class, from the blocks as they pass
+            rows = slice(block.row_offset, block.row_offset + block.n_rows)
+            shard.positive[:, rows] = solver.problem.targets(block.labels) > 0
+            return False
+
     blocks = view.keyed_blocks(schedule.order(view.n_blocks), prefetch=p.prefetch, stats=read)
-    run_pass(blocks, solver, schedule, sums)
-    return ShardRound(solver.w.copy(), sums, solver.block_sums.copy(), solver.support_vectors(), read)
+    run_pass(blocks, solver, schedule, sums, after)
+    result = ShardRound(solver.w.copy(), sums, solver.block_sums.copy(), solver.support_vectors(), read)
+    if shard.positive is not None:
+        result.steps, result.limits = shard.step_sums()
+        shard.steps = result.steps
+    return result
 
 
 def evaluate_shard(shard: Shard, W: np.ndarray) -> tuple[np.ndarray, int]:
@@ -205,8 +260,8 @@ class ThreadEngine:
         with Parallel(n_jobs=len(self.shards), backend="threading") as pool:
             return pool(delayed(function)(shard, *args) for shard in self.shards)
 
-    def round(self, W: np.ndarray, outer: int) -> list[ShardRound]:
-        return self._map(run_round, W, outer)
+    def round(self, W: np.ndarray, outer: int, gamma: np.ndarray | None) -> list[ShardRound]:
+        return self._map(run_round, W, outer, gamma)
 
     def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int]]:
         return self._map(evaluate_shard, W)
@@ -218,10 +273,10 @@ class ThreadEngine:
         self.shards = shards
 
 
-def _pure_round(shard: Shard, W: np.ndarray, outer: int) -> tuple[Shard, ShardRound]:
+def _pure_round(shard: Shard, W: np.ndarray, outer: int, gamma: np.ndarray | None) -> tuple[Shard, ShardRound]:
     """A round that leaves its input alone: dask may run it again from the same shard."""
     shard = copy.deepcopy(shard)
-    return shard, run_round(shard, W, outer)
+    return shard, run_round(shard, W, outer, gamma)
 
 
 def _same(value):
@@ -258,9 +313,9 @@ class DaskEngine:
             warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
             return self.client.submit(function, *args, workers=self.pins[shard], allow_other_workers=True, pure=False)
 
-    def round(self, W: np.ndarray, outer: int) -> list[ShardRound]:
+    def round(self, W: np.ndarray, outer: int, gamma: np.ndarray | None) -> list[ShardRound]:
         w = self.client.submit(_same, W, pure=False)
-        tasks = [self._submit(_pure_round, state, w, outer, shard=k) for k, state in enumerate(self.states)]
+        tasks = [self._submit(_pure_round, state, w, outer, gamma, shard=k) for k, state in enumerate(self.states)]
         self.states = [self._submit(operator.itemgetter(0), t, shard=k) for k, t in enumerate(tasks)]
         return self.client.gather([self._submit(operator.itemgetter(1), t, shard=k) for k, t in enumerate(tasks)])
 
@@ -294,27 +349,51 @@ class CoCoASolver(Solver):
         super().__init__(problem, params, store)
         check_solver(params.solver)
         self.n_shards = params.workers
+        self.line_search = params.line_search and self.n_shards > 1  # one shard: the serial pass, bit for bit
+        self.sigma = float(params.cocoa_sigma or self.n_shards)
+        if self.sigma < self.n_shards and not self.line_search and self.n_shards > 1:
+            raise ParameterError(
+                f"cocoa_sigma {self.sigma:g} is below the {self.n_shards} shards: without the line search the shards' "
+                "added updates may overshoot; raise it to the number of shards or keep --line-search"
+            )
         views = [ShardView(store, blocks) for blocks in shard_blocks(store.n_blocks, self.n_shards)]
-        shards = [Shard(k, view, problem, params, self.n_shards) for k, view in enumerate(views)]
+        shards = [Shard(k, view, problem, params, self.sigma, self.line_search) for k, view in enumerate(views)]
         self.engine = DaskEngine(client, shards) if client is not None else ThreadEngine(shards)
         self.views = views
         self.w = np.zeros((problem.n_problems, problem.n_weights))
         self.block_sums = np.zeros((problem.n_problems, problem.n_blocks, 2))
+        self.gamma: np.ndarray | None = None  # the last round's step, which the shards take at the next
         self.nsv = 0
 
     def round(self, outer: int) -> tuple[PassSums, ReadStats]:
-        """One CoCoA+ round: every shard's pass from the current ``w``, then ``w`` = the mean of theirs."""
-        results = self.engine.round(self.w, outer)
-        self.w = np.mean([r.w for r in results], axis=0)  # of one shard: its w, bit for bit
+        """One CoCoA+ round: every shard's pass from the current ``w``, then the step: the shards' updates added
+        (``w`` = the mean of theirs, with sigma' = K), or scaled by the exact line search on the dual."""
+        results = self.engine.round(self.w, outer, self.gamma)
+        if self.line_search:
+            self._line_search(results)
+        else:
+            self.w = np.mean([r.w for r in results], axis=0)  # of one shard: its w, bit for bit
+            for view, r in zip(self.views, results):
+                self.block_sums[:, view.blocks] = r.block_sums
         sums, read = PassSums.zeros(self.problem.n_problems), ReadStats()
-        for view, r in zip(self.views, results):
-            self.block_sums[:, view.blocks] = r.block_sums
+        for r in results:
             sums = _merged(sums, r.sums)
             read.read_seconds += r.read.read_seconds
             read.wait_seconds += r.read.wait_seconds
             read.bytes_read += r.read.bytes_read
         self.nsv = sum(r.support_vectors for r in results)
         return sums, read
+
+    def _line_search(self, results: list[ShardRound]) -> None:
+        """The step ``gamma`` along the shards' summed update that maximizes the dual
+        (:func:`~blocksvm.solvers.dual_cd.dual_step`, from the sums the shards return), capped where the first
+        alpha leaves its box; ``w`` and the block sums move exactly with it."""
+        u = sum(r.w - self.w for r in results) / self.sigma
+        sums = sum(r.steps.sum(axis=1) for r in results)
+        self.gamma = dual_step(self.w, u, sums, np.min([r.limits for r in results], axis=0))
+        self.w = self.w + self.gamma[:, None] * u
+        for view, r in zip(self.views, results):
+            self.block_sums[:, view.blocks] = stepped_sums(self.block_sums[:, view.blocks], r.steps, self.gamma)
 
     def evaluate(self) -> tuple[np.ndarray, int]:
         """Exact loss sums and correct rows at ``w``, each shard evaluating its blocks."""
@@ -333,6 +412,9 @@ class CoCoASolver(Solver):
     def state(self) -> dict[str, np.ndarray]:
         arrays = {"w": self.w, "block_sums": self.block_sums}
         shards = self.engine.get()
+        for shard in shards:  # the pending step taken: the shards' alphas are those of w
+            shard.take_step(self.gamma)
+        self.gamma = None
         # put back as they are: on dask they become the roots of the shards' futures, so the scheduler
         # forgets the rounds before and a lost shard is recomputed from this checkpoint
         self.engine.put(shards)
