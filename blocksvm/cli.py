@@ -340,7 +340,8 @@ def _run_stream(args) -> int:
         s = result.summary
         print(
             f"{s['examples']} examples in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
-            f"{100 * s['progressive_accuracy']:.2f}%, progressive loss {s['progressive_loss']:.4f}, "
+            f"{100 * s['progressive_accuracy']:.2f}%, progressive {'log ' * ('progressive_log_loss' in s)}loss "
+            f"{s['progressive_loss']:.4f}, "
             f"{s['nonzero_weights']} nonzero weights; model written to {path}",
             file=sys.stderr,
         )

@@ -1,93 +1,160 @@
 """The losses, each defined once, as data.
 
-Every loss here is a margin loss of the hinge family::
+A loss is a function of one row's margin ``m = y w.x`` (classification) or residual ``r = y - w.x``
+(regression), of one of three kinds:
 
-    loss(m) = s * (linear + quadratic * s),    s = max(0, threshold - m),   m = y w.x
+    margin     loss(m) = s (linear + quadratic s),   s = max(0, threshold - m)     (the hinge family)
+    logistic   loss(m) = log(1 + exp(-m))
+    epsilon    loss(r) = s (linear + quadratic s),   s = max(0, |r| - threshold)   (threshold: epsilon)
 
-hinge is ``(1; 1, 0)``, squared hinge ``(1; 0, 1)``, the Perceptron's loss ``(0; 1, 0)``.
-Kernels receive the three numbers as a table (:attr:`Loss.table`) and compute ``s = t[0] - m``,
-``s * (t[1] + t[2] * s)`` and the derivative ``t[1] + 2 t[2] s`` with no branch on the loss;
-the dual box and diagonal of dual CD, Pegasos's ball, the LIBLINEAR names and the numpy value
-used by evaluation and by the tests' oracle all come from the same
-record. Adding a loss of this family is one entry in :data:`LOSSES`.
+hinge is the margin kind ``(1; 1, 0)``, squared hinge ``(1; 0, 1)``, the Perceptron's loss ``(0; 1, 0)``;
+support vector regression's losses are the epsilon kind ``(eps; 1, 0)`` and ``(eps; 0, 1)``.
+Kernels receive the four numbers as a table (:attr:`Loss.table`: ``[threshold, linear, quadratic, kind]``) and
+read it through :func:`blocksvm.solvers._common.row_loss` and ``row_slope``; the dual box and diagonal of dual
+CD, the dual's terms, Pegasos's ball, LIBLINEAR's codes and names and the numpy value used by evaluation and by
+the tests' oracle all come from the same record. Adding a loss of these kinds is one entry in :data:`LOSSES`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+MARGIN, LOGISTIC, EPSILON = 0, 1, 2  # the kinds, as kernels read them (table[3])
+CLASSIFICATION, REGRESSION = "classification", "regression"
+
 
 @dataclass(frozen=True)
 class Loss:
-    """A loss ``s * (linear + quadratic * s)`` of the slack ``s = max(0, threshold - y w.x)``.
+    """One loss (see the module's docstring for the kinds).
 
     Attributes
     ----------
     name : str
+    kind : int
+        MARGIN, LOGISTIC or EPSILON.
     threshold : float
-        The margin below which a row has a loss (1 for the SVM losses).
+        The margin below which a row has a loss (1 for the SVM losses); epsilon for regression.
     linear, quadratic : float
-        Coefficients of ``s`` and ``s^2``.
-    liblinear_code : int or None
-        LIBLINEAR's ``-s`` for the dual solver of this loss (None: LIBLINEAR has none).
+        Coefficients of ``s`` and ``s^2`` (margin and epsilon kinds).
+    liblinear_codes : tuple of int
+        LIBLINEAR's ``-s`` values that solve this loss's problem (the first: its dual solver's, the one whose
+        model type blocksvm writes); empty: LIBLINEAR has none.
     liblinear_type : str
         ``solver_type`` written in LIBLINEAR model files.
     bound : float
-        ``lambda ||w*||^2 <= bound`` at the optimum of ``lambda/2 ||w||^2 + mean loss``: Pegasos
-        projects onto the ball of radius ``sqrt(bound / lambda)`` (1 for the hinge loss, Shalev-Shwartz
-        et al. 2011, Theorem 1; 2 for the squared hinge, from ``f(w*) <= f(0) = 1``).
+        ``lambda ||w*||^2 <= bound`` at the optimum of ``lambda/2 ||w||^2 + mean loss``: Pegasos and OGD project
+        onto the ball of radius ``sqrt(bound / lambda)`` (from ``f(w*) <= f(0)``: 2 loss(0); 1 for the hinge
+        loss, Shalev-Shwartz et al. 2011, Theorem 1).
     """
 
     name: str
+    kind: int
     threshold: float
     linear: float
     quadratic: float
-    liblinear_code: int | None
+    liblinear_codes: tuple[int, ...]
     liblinear_type: str
     bound: float
 
     @property
-    def table(self) -> np.ndarray:
-        """``[threshold, linear, quadratic]``: the loss as the kernels read it."""
-        return np.array([self.threshold, self.linear, self.quadratic])
+    def task(self) -> str:
+        """``"classification"`` or ``"regression"``."""
+        return REGRESSION if self.kind == EPSILON else CLASSIFICATION
 
-    def value(self, margins: np.ndarray) -> np.ndarray:
-        """``loss(m)`` of each margin ``m = y w.x``."""
-        slack = np.maximum(0.0, self.threshold - np.asarray(margins, dtype=np.float64))
+    @property
+    def table(self) -> np.ndarray:
+        """``[threshold, linear, quadratic, kind]``: the loss as the kernels read it."""
+        return np.array([self.threshold, self.linear, self.quadratic, self.kind], dtype=np.float64)
+
+    def with_epsilon(self, epsilon: float) -> Loss:
+        """The same regression loss with ``epsilon`` (LIBLINEAR's ``-p``) as its threshold."""
+        return dataclasses.replace(self, threshold=float(epsilon)) if self.kind == EPSILON else self
+
+    @property
+    def liblinear_code(self) -> int | None:
+        """LIBLINEAR's ``-s`` of its dual solver for this loss (None: LIBLINEAR has none)."""
+        return self.liblinear_codes[0] if self.liblinear_codes else None
+
+    def value(self, z: np.ndarray) -> np.ndarray:
+        """The loss of each row's margin ``z = y w.x`` (classification) or residual ``z = y - w.x`` (regression)."""
+        z = np.asarray(z, dtype=np.float64)
+        if self.kind == LOGISTIC:
+            return np.logaddexp(0.0, -z)
+        slack = (
+            np.maximum(0.0, np.abs(z) - self.threshold) if self.kind == EPSILON else np.maximum(0.0, self.threshold - z)
+        )
         return slack * (self.linear + self.quadratic * slack)
 
     def derivative(self, margins: np.ndarray) -> np.ndarray:
-        """``-d loss / d m`` of each margin (a sub-gradient at the hinge's kink: 0 at ``m = 1``)."""
-        slack = np.maximum(0.0, self.threshold - np.asarray(margins, dtype=np.float64))
+        """``-d loss / d m`` of each margin (classification; a sub-gradient at the hinge's kink: 0 at ``m = 1``)."""
+        m = np.asarray(margins, dtype=np.float64)
+        if self.kind == LOGISTIC:
+            return 0.5 * (1.0 - np.tanh(0.5 * m))  # 1 / (1 + exp(m)), without overflow
+        slack = np.maximum(0.0, self.threshold - m)
         return np.where(slack > 0, self.linear + 2.0 * self.quadratic * slack, 0.0)
 
     def dual_box(self, C: float) -> tuple[float, float]:
-        """Upper bound ``U`` of ``alpha_i`` and diagonal ``D_ii`` of dual CD for cost ``C``.
+        """Upper bound ``U`` of ``|alpha_i|`` and diagonal ``D_ii`` of dual CD for cost ``C``.
 
-        Hsieh et al. 2008: hinge ``U = C, D = 0``; squared hinge ``U = inf, D = 1 / (2C)``.
+        Hsieh et al. 2008 (and Ho & Lin 2012 for regression): linear ``U = C, D = 0``; quadratic
+        ``U = inf, D = 1 / (2C)``. Logistic: ``alpha_i`` in ``(0, C)`` (Yu, Huang & Lin 2011), ``D = 0``.
         """
-        if self.quadratic == 0:
+        if self.kind == LOGISTIC or self.quadratic == 0:
             return C, 0.0
         return math.inf, 0.5 / (C * self.quadratic)
 
     def dual_tables(self, c_negative: float, c_positive: float) -> tuple[np.ndarray, np.ndarray]:
-        """LIBLINEAR's ``upper_bound`` and ``diag`` tables of dual CD, index 0 for y = -1, 1 for y = +1."""
+        """LIBLINEAR's ``upper_bound`` and ``diag`` tables of dual CD, index 0 for y = -1, 1 for y = +1 (one cost
+        for both in regression)."""
         boxes = (self.dual_box(c_negative), self.dual_box(c_positive))
         return np.array([boxes[0][0], boxes[1][0]]), np.array([boxes[0][1], boxes[1][1]])
+
+    def dual_terms(self, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, diag: np.ndarray) -> np.ndarray:
+        """Each row's two terms of the dual objective ``sum a_i - 1/2 ||w||^2 - 1/2 sum b_i``, shape (rows, 2).
+
+        margin: ``a = alpha, b = D alpha^2``; logistic: ``a = -(alpha log alpha + (C - alpha) log(C - alpha) -
+        C log C)``, ``b = 0``; epsilon (``alpha`` is beta, of either sign): ``a = y beta - eps |beta|``,
+        ``b = D beta^2``.
+        """
+        y, alpha = np.asarray(y, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
+        positive = y > 0 if self.kind != EPSILON else np.ones(len(y), bool)
+        d = np.where(positive, diag[1], diag[0])
+        if self.kind == LOGISTIC:
+            C = np.where(positive, upper[1], upper[0])
+            a = -(_xlogx(alpha) + _xlogx(C - alpha) - _xlogx(C))
+            return np.stack([a, np.zeros_like(a)], axis=-1)
+        if self.kind == EPSILON:
+            return np.stack([y * alpha - self.threshold * np.abs(alpha), d * alpha * alpha], axis=-1)
+        return np.stack([alpha, d * alpha * alpha], axis=-1)
 
     def pegasos_radius(self, lam: float) -> float:
         """Radius of the ball that holds the optimum of the ``lambda``-regularized problem."""
         return 1.0 / math.sqrt(lam / self.bound)
 
 
-HINGE = Loss("hinge", 1.0, 1.0, 0.0, liblinear_code=3, liblinear_type="L2R_L1LOSS_SVC_DUAL", bound=1.0)
-SQUARED_HINGE = Loss("squared-hinge", 1.0, 0.0, 1.0, liblinear_code=1, liblinear_type="L2R_L2LOSS_SVC_DUAL", bound=2.0)
-PERCEPTRON = Loss(
-    "perceptron", 0.0, 1.0, 0.0, liblinear_code=None, liblinear_type="L2R_L1LOSS_SVC_DUAL", bound=math.inf
-)
+def _xlogx(x: np.ndarray) -> np.ndarray:
+    """``x log x``, 0 at 0."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
 
-# The losses a user chooses for the SVM solvers (``--loss``); a solver may fix its own (the Perceptron's).
-LOSSES: dict[str, Loss] = {loss.name: loss for loss in (HINGE, SQUARED_HINGE)}
+
+HINGE = Loss("hinge", MARGIN, 1.0, 1.0, 0.0, (3,), "L2R_L1LOSS_SVC_DUAL", bound=1.0)
+SQUARED_HINGE = Loss("squared-hinge", MARGIN, 1.0, 0.0, 1.0, (1, 2), "L2R_L2LOSS_SVC_DUAL", bound=2.0)
+LOGISTIC_LOSS = Loss("logistic", LOGISTIC, 0.0, 1.0, 0.0, (7, 0), "L2R_LR_DUAL", bound=2.0 * math.log(2.0))
+EPSILON_INSENSITIVE = Loss("epsilon-insensitive", EPSILON, 0.1, 1.0, 0.0, (13,), "L2R_L1LOSS_SVR_DUAL", bound=math.inf)
+SQUARED_EPSILON_INSENSITIVE = Loss(
+    "squared-epsilon-insensitive", EPSILON, 0.1, 0.0, 1.0, (12, 11), "L2R_L2LOSS_SVR_DUAL", bound=math.inf
+)
+PERCEPTRON = Loss("perceptron", MARGIN, 0.0, 1.0, 0.0, (), "L2R_L1LOSS_SVC_DUAL", bound=math.inf)
+
+# The losses a user chooses (``--loss``); a solver may fix its own (the Perceptron's) or offer a few (Solver.losses).
+LOSSES: dict[str, Loss] = {
+    loss.name: loss for loss in (HINGE, SQUARED_HINGE, LOGISTIC_LOSS, EPSILON_INSENSITIVE, SQUARED_EPSILON_INSENSITIVE)
+}
+
+# LIBLINEAR's ``-s`` code -> the loss blocksvm minimizes for it.
+LIBLINEAR_CODES: dict[int, str] = {code: loss.name for loss in LOSSES.values() for code in loss.liblinear_codes}

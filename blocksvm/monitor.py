@@ -75,9 +75,14 @@ def format_record(rec: dict) -> str:
         parts.append(f"PG {rec['pg_violation']:.3g}")
     if rec.get("nsv") is not None:
         parts.append(f"nSV {rec['nsv']}")
-    parts.append(f"train acc{mark} {100 * rec['train_accuracy']:.2f}%")
+    if rec.get("train_accuracy") is not None:
+        parts.append(f"train acc{mark} {100 * rec['train_accuracy']:.2f}%")
+    if rec.get("train_mse") is not None:
+        parts.append(f"train MSE {rec['train_mse']:.6g}")
     if rec.get("validation_accuracy") is not None:
         parts.append(f"val acc {100 * rec['validation_accuracy']:.2f}%")
+    if rec.get("validation_mse") is not None:
+        parts.append(f"val MSE {rec['validation_mse']:.6g}")
     if rec.get("partial"):
         parts.append("(partial pass)")
     return "  ".join(parts)

@@ -188,13 +188,16 @@ class Param:
 
 
 def _liblinear_loss(text: str) -> str:
-    """LIBLINEAR's ``-s``: 1 is the squared hinge (L2-loss) SVM, 3 the hinge (L1-loss) one."""
+    """LIBLINEAR's ``-s``: the code of an L2-regularized problem blocksvm solves (its dual CD's loss)."""
     import argparse
 
-    choices = {"1": "squared-hinge", "3": "hinge"}
-    if text not in choices:
-        raise argparse.ArgumentTypeError("blocksvm trains LIBLINEAR's -s 1 (squared hinge) and -s 3 (hinge)")
-    return choices[text]
+    from blocksvm.losses import LIBLINEAR_CODES
+
+    try:
+        return LIBLINEAR_CODES[int(text)]
+    except (ValueError, KeyError):
+        known = ", ".join(f"{code} ({name})" for code, name in sorted(LIBLINEAR_CODES.items()))
+        raise argparse.ArgumentTypeError(f"blocksvm trains LIBLINEAR's -s {known}") from None
 
 
 def _class_weight_flag(text: str):
@@ -245,12 +248,22 @@ C = Param(
 LOSS = Param(
     "loss",
     "squared-hinge",
-    "hinge (L1-loss SVM, LIBLINEAR -s 3) or squared-hinge (L2-loss, -s 1).",
+    "hinge (L1-loss SVM, LIBLINEAR -s 3), squared-hinge (L2-loss SVM, -s 1), logistic (logistic regression, "
+    "-s 7 or 0), or for regression epsilon-insensitive (L1-loss SVR, -s 13), squared-epsilon-insensitive "
+    "(L2-loss SVR, -s 12 or 11).",
     None,
     f"one of {', '.join(LOSSES)}",
     choices=tuple(LOSSES),
     parse=str,
-    aliases=(Alias("-s", _liblinear_loss, "1|3", "LIBLINEAR alias: 1 = squared-hinge, 3 = hinge"),),
+    aliases=(
+        Alias(
+            "-s",
+            _liblinear_loss,
+            "CODE",
+            "LIBLINEAR alias: 0|7 logistic, 1|2 squared-hinge, 3 hinge, "
+            "11|12 squared-epsilon-insensitive, 13 epsilon-insensitive",
+        ),
+    ),
 )
 TOL = Param(
     "tol",

@@ -24,6 +24,7 @@ import numpy as np
 from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import BlocksvmError, CheckpointError, ModelError
 from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed
+from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel
 from blocksvm.solvers.growing import GrowingLearner
 from blocksvm.train.driver import run_pass
@@ -241,6 +242,8 @@ def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: 
         "bytes": text_bytes,
         "mb_per_s": round(text_bytes / 1e6 / max(seconds, 1e-9), 1),
     }
+    if learner.problem.loss.kind == LOGISTIC:  # the mean loss is the log loss itself (Vowpal Wabbit's average loss)
+        summary["progressive_log_loss"] = summary["progressive_loss"]
     return LinearModel.from_weights(
         W, learner.classes, learner.params.bias, index_base=base, params=params.to_dict(), summary=summary
     )

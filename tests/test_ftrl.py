@@ -76,14 +76,17 @@ def shuffled(text):
 
 
 def loss_gradient(loss: str, margin: float) -> float:
-    """``-d loss / d margin``: hinge max(0, 1 - m), squared hinge max(0, 1 - m)^2 (0 at the kink)."""
+    """``-d loss / d margin``: hinge max(0, 1 - m), squared hinge max(0, 1 - m)^2 (0 at the kink), logistic
+    log(1 + exp(-m))."""
+    if loss == "logistic":
+        return 1.0 / (1.0 + np.exp(margin))
     if margin >= 1:
         return 0.0
     return 1.0 if loss == "hinge" else 2.0 * (1.0 - margin)
 
 
 class NumpyFTRL:
-    """McMahan et al., Algorithm 1, per coordinate, with a hinge-family (sub)gradient."""
+    """McMahan et al., Algorithm 1, per coordinate, with the logistic gradient or a hinge-family sub-gradient."""
 
     def __init__(self, n_weights: int, alpha: float, beta: float, l1: float, l2: float, loss: str, bias: float):
         self.z, self.n = np.zeros(n_weights), np.zeros(n_weights)
@@ -102,7 +105,11 @@ class NumpyFTRL:
         w = self.weights(features)
         margin = y * (w @ values)
         self.correct += margin > 0
-        self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
+        self.losses += (
+            np.log1p(np.exp(-margin))
+            if self.loss == "logistic"
+            else max(0.0, 1 - margin) ** (1 + (self.loss != "hinge"))
+        )
         g = -y * weight * loss_gradient(self.loss, margin) * values
         sigma = (np.sqrt(self.n[features] + g * g) - np.sqrt(self.n[features])) / self.alpha
         self.z[features] += g - sigma * w

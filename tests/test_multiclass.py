@@ -53,13 +53,13 @@ def liblinear_weights(model, classes: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.array([w for w, _ in pairs]), np.array([b for _, b in pairs])
 
 
-def per_problem_primals(coef, intercept, X, y, classes, costs, loss) -> np.ndarray:
+def per_problem_primals(coef, intercept, X, y, classes, costs, loss, bias: float = 1.0) -> np.ndarray:
     """The oracle's primal of each problem: one for two classes (positive: the larger label), else one-vs-rest."""
     positives = classes[1:] if len(classes) == 2 else classes
     values = []
     for k, positive in enumerate(positives):
         t = np.where(y == positive, 1.0, -1.0)
-        values.append(primal(coef[k], intercept[k], X, t, row_costs(t, costs[k]), loss))
+        values.append(primal(coef[k], intercept[k], X, t, row_costs(t, costs[k]), loss, bias))
     return np.array(values)
 
 

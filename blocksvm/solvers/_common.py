@@ -16,11 +16,15 @@ Two habits keep the row loops fast (measured in ``tools/bench_epoch.py``):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from llvmlite import ir
 from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
+from blocksvm.losses import EPSILON, LOGISTIC
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -118,10 +122,10 @@ def prefetch(typingctx, array, index):
 
 @njit(cache=True, nogil=True, inline="always")
 def slack_loss(loss, slack):
-    """The loss of a row whose slack ``s = threshold - y w.x`` is positive: ``s (linear + quadratic s)``.
+    """The loss of a row of the margin or epsilon kind whose slack ``s`` is positive: ``s (linear + quadratic s)``.
 
-    ``loss`` is the table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`; every kernel reads the
-    loss through this function and :func:`slack_slope`, never writes the formula itself.
+    ``loss`` is the table ``[threshold, linear, quadratic, kind]`` of :mod:`blocksvm.losses`; every kernel reads
+    the loss through :func:`row_loss`, :func:`row_slope` and this function, never writes a formula itself.
     """
     return slack * (loss[1] + loss[2] * slack)
 
@@ -130,6 +134,25 @@ def slack_loss(loss, slack):
 def slack_slope(loss, slack):
     """``-d loss / d m`` at a positive slack ``s``: ``linear + 2 quadratic s`` (0 wherever ``s <= 0``)."""
     return loss[1] + 2.0 * loss[2] * slack
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_loss(loss, z):
+    """The loss of a row's margin ``z = y w.x`` (classification) or residual ``z = y - w.x`` (regression)."""
+    kind = loss[3]
+    if kind == LOGISTIC:  # log(1 + exp(-z)) without overflow
+        return math.log1p(math.exp(-z)) if z >= 0 else math.log1p(math.exp(z)) - z
+    slack = abs(z) - loss[0] if kind == EPSILON else loss[0] - z
+    return slack_loss(loss, slack) if slack > 0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_slope(loss, margin):
+    """``-d loss / d m`` at a row's margin (classification): the size of a gradient step, 0 for none."""
+    if loss[3] == LOGISTIC:  # 1 / (1 + exp(m)) without overflow
+        return 1.0 / (1.0 + math.exp(margin)) if margin <= 0 else math.exp(-margin) / (1.0 + math.exp(-margin))
+    slack = loss[0] - margin
+    return slack_slope(loss, slack) if slack > 0 else 0.0
 
 
 # The online kernel contract. An online learner's kernel makes one pass over a block:
@@ -161,12 +184,17 @@ def online_pass(indptr, seed):
 def judge(stats, loss, cost, label, margin):
     """Progressive validation of one row, before its update: add its loss (weighted by ``cost[label]``) and
     whether its margin is positive to ``stats``; return its slack ``threshold - margin``."""
-    slack = loss[0] - margin
-    if slack > 0:
-        stats[LOSS_SEEN] += cost[label] * slack_loss(loss, slack)
+    stats[LOSS_SEEN] += cost[label] * row_loss(loss, margin)
     if margin > 0:
         stats[CORRECT_SEEN] += 1
-    return slack
+    return loss[0] - margin
+
+
+@njit(cache=True, nogil=True, inline="always")
+def judge_slope(stats, loss, cost, label, margin):
+    """:func:`judge`, for the gradient learners: return ``-d loss / d m`` at the margin (0: no step)."""
+    judge(stats, loss, cost, label, margin)
+    return row_slope(loss, margin)
 
 
 @njit(cache=True, nogil=True)
@@ -184,14 +212,15 @@ def row_norms_squared(indptr, data):
 
 @njit(cache=True, nogil=True)
 def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
-    """At fixed ``w``: ``sum_i cost[y_i] * loss(y_i w.x_i)`` and the count of ``y_i w.x_i > 0``.
+    """At fixed ``w``: ``sum_i cost_i * loss_i``, the count of ``y_i w.x_i > 0`` and ``sum_i (y_i - w.x_i)^2``.
 
-    ``loss`` is the table ``[threshold, linear, quadratic]`` of :mod:`blocksvm.losses`; ``cost`` holds the C
-    of negative and positive rows: ``cost[0]`` for y = -1, ``cost[1]`` for +1.
-    Features beyond ``w`` (minus its bias entry) are ignored.
+    ``loss`` is the table of :mod:`blocksvm.losses`; ``cost`` holds the C of negative and positive rows:
+    ``cost[0]`` for y = -1, ``cost[1]`` for +1 (regression: ``cost[1]`` for every row). Features beyond ``w``
+    (minus its bias entry) are ignored.
     """
     n_w = w.shape[0] - 1
-    total = 0.0
+    regression = loss[3] == EPSILON
+    total, squared = 0.0, 0.0
     correct = 0
     for i in range(indptr.shape[0] - 1):
         dot = w[n_w] * bias if bias > 0 else 0.0
@@ -199,10 +228,13 @@ def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
             j = np.uint32(indices[k])
             if j < n_w:
                 dot += w[j] * data[k]
+        if regression:
+            residual = y[i] - dot
+            total += cost[1] * row_loss(loss, residual)
+            squared += residual * residual
+            continue
         margin = y[i] * dot
-        slack = loss[0] - margin
-        if slack > 0:
-            total += cost[1 if y[i] > 0 else 0] * slack_loss(loss, slack)
+        total += cost[1 if y[i] > 0 else 0] * row_loss(loss, margin)
         if margin > 0:
             correct += 1
-    return total, correct
+    return total, correct, squared

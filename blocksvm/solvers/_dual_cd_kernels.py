@@ -1,4 +1,4 @@
-"""Dual coordinate descent for L2-regularized L1- and L2-loss linear SVMs, on one block.
+"""Dual coordinate descent for L2-regularized linear SVMs, logistic regression and SVR, on one block.
 
 Problem (LIBLINEAR's ``solve_l2r_l1l2_svc``; Hsieh, Chang, Lin, Keerthi & Sundararajan,
 "A Dual Coordinate Descent Method for Large-scale Linear SVM", ICML 2008, Algorithm 1)::
@@ -11,7 +11,9 @@ Problem (LIBLINEAR's ``solve_l2r_l1l2_svc``; Hsieh, Chang, Lin, Keerthi & Sundar
 
 with ``w = sum_i alpha_i y_i x_i`` kept up to date. Coordinate ``i`` takes the clipped Newton step
 ``alpha_i <- min(max(alpha_i - G / Qbar_ii, 0), U_i)`` where ``G = y_i w^T x_i - 1 + D_ii alpha_i``,
-and its projected gradient ``PG`` measures how far ``alpha_i`` is from optimal.
+and its projected gradient ``PG`` measures how far ``alpha_i`` is from optimal. The same loop solves
+logistic regression's dual (:func:`logistic_step`, LIBLINEAR ``-s 7``) and support vector regression's
+(:func:`epsilon_step`, ``-s 12``, ``-s 13``): the loss table's kind chooses the coordinate step.
 
 Block minimization (Yu, Hsieh, Chang & Lin, "Large Linear Classification When Data Cannot Fit
 In Memory", KDD 2010, Algorithm 2 with LIBLINEAR as the inner solver) calls :func:`solve_block`
@@ -25,7 +27,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from blocksvm.solvers._common import interleaved_runs, prefetch, slack_loss
+from blocksvm.losses import EPSILON, LOGISTIC, MARGIN
+from blocksvm.solvers._common import interleaved_runs, prefetch, row_loss
 
 INF = math.inf
 
@@ -35,6 +38,71 @@ N_STATS = 8
 # Rows ahead in the visit order whose nonzeros are prefetched (their per-row entries: twice as
 # far), so that they arrive from memory while earlier rows are being solved.
 AHEAD = 8
+
+
+MAX_NEWTON = 100  # Newton steps per coordinate of the logistic dual at most (LIBLINEAR's max_inner_iter)
+NEWTON_EPS = 1.0e-8  # ... until |g'(z)| is below this (LIBLINEAR's smallest inner tolerance)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def logistic_step(a, margin, alpha, C):
+    """One coordinate of the logistic regression dual (Yu, Huang & Lin, Machine Learning 2011, Algorithm 3;
+    LIBLINEAR's ``solve_l2r_lr_dual``): ``(PG, new alpha_i)``.
+
+    The dual keeps ``alpha_i`` in ``(0, C)`` with the entropy ``alpha log alpha + (C - alpha) log(C - alpha)``;
+    the sub-problem in ``z`` (``alpha_i``, or ``C - alpha_i`` when that is the side the step moves away from)::
+
+        g(z) = z log z + (C - z) log(C - z) + a/2 (z - z_old)^2 + sign * margin * (z - z_old)
+
+    is solved by Newton steps that stay inside ``(0, C)`` (a step past 0 multiplies ``z`` by 0.1 instead).
+    ``a``: ``Qbar_ii``; ``margin``: ``y_i w.x_i``. A row seen for the first time (``alpha_i = 0``, the dual's
+    value at ``w = 0``) starts from LIBLINEAR's ``min(0.001 C, 1e-8)``. PG is ``d D / d alpha_i`` at the start.
+    """
+    sign, z_old = 1.0, alpha
+    if 0.5 * a * (C - 2.0 * alpha) + margin < 0.0:
+        sign, z_old = -1.0, C - alpha
+    z = z_old
+    if C - z < 0.5 * C:
+        z = 0.1 * z
+    if z <= 0.0:
+        z = min(0.001 * C, 1.0e-8)
+    gp = a * (z - z_old) + sign * margin + math.log(z / (C - z))
+    pg = sign * gp
+    steps = 0
+    while steps < MAX_NEWTON and abs(gp) >= NEWTON_EPS:
+        newton = z - gp / (a + C / (C - z) / z)
+        z = 0.1 * z if newton <= 0.0 else newton
+        gp = a * (z - z_old) + sign * margin + math.log(z / (C - z))
+        steps += 1
+    return pg, (alpha + sign * (z - z_old) if steps > 0 else alpha)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def epsilon_step(G, beta, H, U, epsilon):
+    """One coordinate of the support vector regression dual (Ho & Lin, Neural Computation 2012, Algorithm 4;
+    LIBLINEAR's ``solve_l2r_l1l2_svr``): ``(PG, new beta_i)``.
+
+    ``min 1/2 beta' Q beta - y' beta + epsilon |beta|_1 + 1/2 sum D_ii beta_i^2``, ``-U <= beta_i <= U``;
+    ``G = w.x_i - y_i + D_ii beta_i`` is the smooth part's gradient, ``H = Qbar_ii``. The step is the exact
+    minimizer of the one-variable problem (a quadratic plus ``epsilon |beta|``), clipped to the box; PG is its
+    projected (sub)gradient, 0 at an optimal ``beta_i``.
+    """
+    Gp, Gn = G + epsilon, G - epsilon
+    if beta == 0.0:
+        pg = Gp if Gp < 0.0 else (Gn if Gn > 0.0 else 0.0)
+    elif beta >= U:
+        pg = max(Gp, 0.0)
+    elif beta <= -U:
+        pg = min(Gn, 0.0)
+    else:
+        pg = Gp if beta > 0.0 else Gn
+    if Gp < H * beta:
+        d = -Gp / H
+    elif Gn > H * beta:
+        d = -Gn / H
+    else:
+        d = -beta
+    return pg, min(max(beta + d, -U), U)
 
 
 @njit(cache=True, nogil=True)
@@ -66,8 +134,10 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
         ``inner_eps`` (< 0: never); CoCoA+'s sigma' (>= 1): ``w`` is a worker's local
         ``w + sigma' dw`` and the local subproblem's curvature is ``sigma' ||x_i||^2 + D_ii``
         (docs/PARALLEL.md); 1 is plain dual CD.
-    loss : ndarray of float64, shape (3,)
-        The loss table ``[threshold, linear, quadratic]`` (:mod:`blocksvm.losses`), for the loss estimate.
+    loss : ndarray of float64, shape (4,)
+        The loss table ``[threshold, linear, quadratic, kind]`` (:mod:`blocksvm.losses`): the kind chooses the
+        coordinate step (:func:`logistic_step`, :func:`epsilon_step` or the hinge family's clipped Newton step),
+        and it gives the loss estimate.
     seed : int
         Seed of the row orders (< 0: the rows in stored order, every pass).
     members : ndarray of int64, increasing
@@ -85,6 +155,7 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
     b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha = b
     upper, diag, cost = box
     bias, max_passes, inner_eps, sigma = hyper[0], int(hyper[1]), hyper[2], hyper[3]
+    kind = loss[3]
     n_a = a_indptr.shape[0] - 1
     n_rows = n_a + b_indptr.shape[0] - 1
     n_w = w.shape[0] - 1
@@ -153,39 +224,52 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
             if bias > 0:
                 dot += w[n_w] * bias
             yi = y[i]
-            c = 1 if yi > 0 else 0
-            margin = yi * dot
             alpha_old = alpha[i]
-            G = margin - 1.0 + diag[c] * alpha_old
-            U = upper[c]
-            # projected gradient; shrink alpha_i away if it sits at a bound it will keep
-            PG = G
-            if alpha_old == 0.0:
-                if G > pg_max_old:
-                    shrunk[i] = True
-                    continue
-                PG = min(G, 0.0)
-            elif alpha_old == U:
-                if G < pg_min_old:
-                    shrunk[i] = True
-                    continue
-                PG = max(G, 0.0)
+            if kind == MARGIN:
+                c = 1 if yi > 0 else 0
+                z = yi * dot
+                G = z - 1.0 + diag[c] * alpha_old  # G = y_i w.x_i - 1 + D_ii alpha_i
+                U = upper[c]
+                # projected gradient; shrink alpha_i away if it sits at a bound it will keep
+                PG = G
+                if alpha_old == 0.0:
+                    if G > pg_max_old:
+                        shrunk[i] = True
+                        continue
+                    PG = min(G, 0.0)
+                elif alpha_old == U:
+                    if G < pg_min_old:
+                        shrunk[i] = True
+                        continue
+                    PG = max(G, 0.0)
+                # the clipped Newton step
+                alpha_new = min(max(alpha_old - G * qd_inv[i], 0.0), U) if abs(PG) > 1.0e-12 else alpha_old
+                scale = yi * sigma
+            elif kind == LOGISTIC:
+                c = 1 if yi > 0 else 0
+                z = yi * dot
+                PG, alpha_new = logistic_step(1.0 / qd_inv[i], z, alpha_old, upper[c])
+                scale = yi * sigma
+            else:  # EPSILON: alpha is beta, w = sum beta_i x_i
+                c = 1
+                z = yi - dot
+                PG, alpha_new = epsilon_step(
+                    dot - yi + diag[1] * alpha_old, alpha_old, 1.0 / qd_inv[i], upper[1], loss[0]
+                )
+                scale = sigma
             pg_max_new = max(pg_max_new, PG)
             pg_min_new = min(pg_min_new, PG)
             if first and i < n_a:
-                slack = loss[0] - margin
-                if slack > 0:
-                    loss_sum += cost[c] * slack_loss(loss, slack)
-                if margin > 0:
+                loss_sum += cost[c] * row_loss(loss, z)
+                if z > 0 and kind != EPSILON:
                     correct += 1
                 first_max = max(first_max, PG)
                 first_min = min(first_min, PG)
-            if abs(PG) <= 1.0e-12:
+            if alpha_new == alpha_old:
                 continue
-            # clipped Newton step, then w += sigma (alpha_i - alpha_old) y_i x_i
-            alpha_new = min(max(alpha_old - G * qd_inv[i], 0.0), U)
+            # w += sigma (alpha_i - alpha_old) y_i x_i
             alpha[i] = alpha_new
-            d = (alpha_new - alpha_old) * yi * sigma
+            d = (alpha_new - alpha_old) * scale
             if i < n_a:
                 for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
                     w[np.uint32(a_indices[k])] += d * a_data[k]

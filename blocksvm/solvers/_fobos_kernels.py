@@ -8,8 +8,9 @@ row ``x_t``, with step ``eta_t = eta / sqrt(t)`` or ``eta``::
     w <- w - eta_t g_t                                   (g_t = -y_t l'(y_t w.x_t) x_t)
     w_i <- sgn(w_i) max(0, |w_i| - eta_t lambda1)        for every i
 
-``l'`` is the derivative of the user's loss of :mod:`blocksvm.losses` (``-l'(m) = linear + 2
-quadratic s`` when the slack ``s = max(0, threshold - m)`` is positive, else 0). The shrinkage of
+``l'`` is the derivative of the user's loss of :mod:`blocksvm.losses` (``row_slope`` of :mod:`._common`:
+``1 / (1 + exp(m))`` for the logistic loss, ``linear + 2 quadratic s`` for the hinge family when the slack
+``s = max(0, threshold - m)`` is positive, else 0). The shrinkage of
 coordinates the row does not touch is deferred, as in both papers' lazy updates: ``U`` is the
 shrinkage ``lambda1 sum_s eta_s`` of all steps so far, ``last_i`` the value of ``U`` when ``w_i``
 was last brought up to date, and a row first applies ``sgn(w_i) max(0, |w_i| - (U - last_i))`` to
@@ -23,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_slope
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass
 
 # Indices into the clock array (per problem): the step count t and the shrinkage U.
 STEP, SHRINK = range(2)
@@ -71,10 +72,10 @@ def fobos_block(rows, y, w, state, hyper, setup, seed):
             last[j] = owed_total
             dot += w[j] * data[k]
         label = 1 if y[i] > 0 else 0
-        slack = judge(stats, loss, cost, label, y[i] * dot)
-        if slack > 0:  # w <- w - eta_t g_t
+        slope = judge_slope(stats, loss, cost, label, y[i] * dot)
+        if slope > 0:  # w <- w - eta_t g_t
             stats[UPDATES] += 1
-            d = eta_t * y[i] * step[label] * slack_slope(loss, slack)
+            d = eta_t * y[i] * step[label] * slope
             for k in range(start, stop):
                 w[np.uint32(indices[k])] += d * data[k]
             if bias > 0:

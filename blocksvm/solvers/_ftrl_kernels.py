@@ -10,15 +10,14 @@ proximal centres' pull) and ``n_i`` (the squared gradients summed), and its weig
 computed when feature ``i`` occurs in a row (lazily: a row costs O(nnz)). For each row ``x_t``::
 
     w_i from z_i, n_i for every i with x_ti != 0       (the bias feature too, when bias > 0)
-    g_i = -y_t l'(y_t w.x_t) x_ti                      (the hinge family's sub-gradient, below)
+    g_i = -y_t l'(y_t w.x_t) x_ti                      (l: the user's loss)
     sigma_i = (sqrt(n_i + g_i^2) - sqrt(n_i)) / alpha
     z_i <- z_i + g_i - sigma_i w_i
     n_i <- n_i + g_i^2
 
-The paper's loss is the logistic loss; here it is the user's loss of :mod:`blocksvm.losses`,
-``l(m) = s (linear + quadratic s)`` with ``s = max(0, threshold - m)``, whose ``-l'(m)`` is
-``linear + 2 quadratic s`` when ``s > 0`` and 0 otherwise (0 at the hinge's kink). A row with
-``s = 0`` changes nothing.
+The paper's loss is the logistic loss, ``-l'(m) = 1 / (1 + exp(m))``; the hinge family's is
+``linear + 2 quadratic s`` when ``s = threshold - m > 0``, else 0 (0 at the hinge's kink): a row with no
+slope changes nothing. ``row_slope`` of :mod:`._common` gives either, from the loss's table.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_slope
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -69,12 +68,12 @@ def ftrl_block(rows, y, z, state, hyper, setup, seed):
             w_row[k - start] = w_j
             dot += w_j * data[k]
         label = 1 if y[i] > 0 else 0
-        slack = judge(stats, loss, cost, label, y[i] * dot)
-        if slack <= 0:
+        slope = judge_slope(stats, loss, cost, label, y[i] * dot)
+        if slope <= 0:
             continue
         stats[UPDATES] += 1
         # g_i = g x_i with g = -y l'(m): the gradient of the row's loss in w.x
-        g = -y[i] * step[label] * slack_slope(loss, slack)
+        g = -y[i] * step[label] * slope
         for k in range(start, stop):
             j = np.uint32(indices[k])
             g_j = g * data[k]

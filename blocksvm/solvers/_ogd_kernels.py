@@ -11,7 +11,7 @@ objective, as Pegasos takes them). Row ``t`` (counted from 1 across blocks and p
 sub-gradient of ``f_t(w) = lambda/2 ||w||^2 + loss(y_t w.x_t)`` at ``w_t``::
 
     w <- (1 - eta_t lambda) w + eta_t g_t y_t x_t       g_t = -loss'(y_t w_t.x_t)  (0 at the hinge's kink)
-    w <- min(1, R / ||w||) w                              R = 1/sqrt(lambda) (hinge), sqrt(2/lambda) (squared)
+    w <- min(1, R / ||w||) w                              R = sqrt(bound / lambda), Loss.bound
 
 with ``eta_t lambda = rate * t^-power``: ``(1, 1)`` or ``(eta lambda, 1/2)``, the schedule as data
 (so that the first step of ``1 / (lambda t)`` shrinks by exactly 0; a shrink below 0 stops at 0).
@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_slope
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass
 
 # Indices into the OGD state array: w = scale * v, ||w||^2, the step t, the sum's coefficient q.
 SCALE, SQ_NORM, STEP, SUM_SCALE = range(4)
@@ -84,10 +84,10 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
             dot += v[np.uint32(indices[k])] * x
             x_sq += x * x
         label = 1 if y[i] > 0 else 0
-        slack = judge(stats, loss, cost, label, y[i] * steps[SCALE] * dot)
+        slope = judge_slope(stats, loss, cost, label, y[i] * steps[SCALE] * dot)
         g = 0.0
-        if slack > 0:
-            g = weight[label] * slack_slope(loss, slack)
+        if slope > 0:
+            g = weight[label] * slope
             stats[UPDATES] += 1
         t = steps[STEP]
         eta_lam = rate * t**-power

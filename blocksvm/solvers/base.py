@@ -77,6 +77,7 @@ class Solver:
     stop_rules: ClassVar[frozenset[str]] = frozenset()
     online: ClassVar[bool] = False
     state_names: ClassVar[tuple[str, ...]] = ()
+    losses: ClassVar[tuple[str, ...]] = tuple(LOSSES)  # the user's losses it minimizes (if it reads --loss)
 
     def __init__(self, problem, params, store=None):
         self.problem = problem
@@ -190,6 +191,7 @@ class OnlineSolver(Solver):
     online = True
     commands = COMMANDS
     fixed_loss: ClassVar[Loss | None] = None
+    losses = ("hinge", "squared-hinge", "logistic")
     arrays: ClassVar[tuple[StateArray, ...]] = ()
     kernel: ClassVar = None
 

@@ -86,7 +86,7 @@ class RowCache:
         ids = np.concatenate([self.row_ids, block_ids])
         labels = np.concatenate([self._labels[: self.n_rows], block.labels])
         lengths = np.concatenate([np.diff(self._indptr[: self.n_rows + 1]), np.diff(block.indptr)])
-        a = alpha[:, ids]
+        a = np.abs(alpha[:, ids])  # (regression's beta has either sign)
         at_upper = a == upper_of(labels)
         free = ((a > 0) & ~at_upper).any(axis=0)
         bound = (a > 0).any(axis=0) & ~free

@@ -6,6 +6,7 @@ import contextlib
 
 import numpy as np
 
+from blocksvm.losses import CLASSIFICATION
 from blocksvm.params import EPS, LOSS, TOL, C, Param, boolean, count, non_negative, positive
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import row_norms_squared
@@ -108,6 +109,14 @@ class DualCDSolver(Solver):
             metavar="T",
         ),
         Param(
+            "epsilon",
+            0.1,
+            "Support vector regression's epsilon (LIBLINEAR's -p): residuals within it cost nothing.",
+            non_negative,
+            "a number >= 0",
+            flags=("--epsilon", "-p"),
+        ),
+        Param(
             "inner_eps",
             0.0,
             "Inner early stop: a visit ends after a pass whose PG violation is at most this "
@@ -170,14 +179,13 @@ class DualCDSolver(Solver):
                 )
         local["alpha"][...] = A
         for k in range(p.n_problems):
-            diag = self.tables[k][1]
-            local["sums"][k] = _sums(a["y"][k], A[k], diag)
+            local["sums"][k] = self._terms(k, a["y"][k], A[k]).sum(axis=0)
             if self.cache is not None:  # cached rows: a gathered copy of alpha, scattered back
                 self.alpha[k, b_rows] = B[k]
-                self._add_to_sums(k, companion.row_ids, b["y"][k], B_before[k], B[k], diag)
+                self._add_to_sums(k, companion.row_ids, b["y"][k], B_before[k], B[k])
             elif companion is not None:
                 self.alpha[k, b_rows] = B[k]
-                self.block_sums[k, companion.index] = _sums(b["y"][k], B[k], diag)
+                self.block_sums[k, companion.index] = self._terms(k, b["y"][k], B[k]).sum(axis=0)
         correct = int(stats[0, K.CORRECT_FIRST]) if seen_correct is None else seen_correct
         return BlockReport(
             loss=stats[:, K.LOSS_FIRST],
@@ -209,7 +217,8 @@ class DualCDSolver(Solver):
             stats = K.solve_in_threads(a, b, w, box, hyper, loss, seeds, members, bounds)
         w[...] = w_start
         for rows, start in ((a, a_start), (b, b_start)):
-            K.add_steps(rows[0], rows[1], rows[2], rows[3], rows[5], start, w, self.problem.bias, self.sigma)
+            y = rows[3] if self.problem.task == CLASSIFICATION else np.ones_like(rows[3])  # w = sum beta_i x_i
+            K.add_steps(rows[0], rows[1], rows[2], y, rows[5], start, w, self.problem.bias, self.sigma)
         return _combined(stats)
 
     def _solve_problems(self, a: dict, b: dict, A: np.ndarray, B: np.ndarray, W: np.ndarray, seeds) -> np.ndarray:
@@ -265,14 +274,17 @@ class DualCDSolver(Solver):
         previous = self._previous_block
         return previous if previous.index != block.index else None
 
-    def _add_to_sums(
-        self, k: int, rows: np.ndarray, y: np.ndarray, before: np.ndarray, after: np.ndarray, diag
-    ) -> None:
+    def _terms(self, k: int, y: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+        """Each row's two terms of problem ``k``'s dual (:meth:`blocksvm.losses.Loss.dual_terms`), (rows, 2)."""
+        upper, diag = self.tables[k]
+        return self.problem.loss.dual_terms(y, alpha, upper, diag)
+
+    def _add_to_sums(self, k: int, rows: np.ndarray, y: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
         """Move the sums of the blocks that cached ``rows`` belong to (recomputed exactly at each visit)."""
-        d = np.where(y > 0, diag[1], diag[0])
+        change = self._terms(k, y, after) - self._terms(k, y, before)
         blocks = self.problem.block_of(rows)
-        np.add.at(self.block_sums[k, :, 0], blocks, after - before)
-        np.add.at(self.block_sums[k, :, 1], blocks, d * (after * after - before * before))
+        np.add.at(self.block_sums[k, :, 0], blocks, change[:, 0])
+        np.add.at(self.block_sums[k, :, 1], blocks, change[:, 1])
 
     def _upper_of(self, labels: np.ndarray) -> np.ndarray:
         """Upper bound of rows with these labels in each problem, shape (n_problems, len(labels))."""
@@ -296,7 +308,8 @@ class DualCDSolver(Solver):
         return self.w
 
     def dual_objectives(self) -> np.ndarray:
-        """``sum alpha - 1/2 ||w||^2 - 1/2 sum D_ii alpha_i^2`` per problem."""
+        """``sum a_i - 1/2 ||w||^2 - 1/2 sum b_i`` per problem, the rows' terms of the loss's dual
+        (:meth:`blocksvm.losses.Loss.dual_terms`; the hinge family: ``a = alpha_i``, ``b = D_ii alpha_i^2``)."""
         sums = self.block_sums.sum(axis=1)
         return sums[:, 0] - 0.5 * np.einsum("kj,kj->k", self.w, self.w) - 0.5 * sums[:, 1]
 
@@ -315,7 +328,7 @@ class DualCDSolver(Solver):
         return {"pg_violation": violation, "nsv": self.support_vectors()}
 
     def support_vectors(self) -> int:
-        return int(np.count_nonzero((self.alpha > 0).any(axis=0)))
+        return int(np.count_nonzero((self.alpha != 0).any(axis=0)))
 
 
 @contextlib.contextmanager
@@ -384,12 +397,6 @@ def dual_step(W: np.ndarray, U: np.ndarray, sums: np.ndarray, limits: np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         best = np.where(curvature > 0, slope / curvature, 1.0)
     return np.clip(best, 0.0, limits)
-
-
-def _sums(y: np.ndarray, alpha: np.ndarray, diag) -> tuple[float, float]:
-    """``sum alpha_i`` and ``sum D_ii alpha_i^2`` of a block's rows."""
-    d = np.where(y > 0, diag[1], diag[0])
-    return alpha.sum(), np.dot(d * alpha, alpha)
 
 
 def _block_rows(block) -> slice:

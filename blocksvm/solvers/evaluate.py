@@ -1,4 +1,4 @@
-"""Exact evaluation of a fixed ``W`` on a block: losses, and correct predictions."""
+"""Exact evaluation of a fixed ``W`` on a block: losses, correct predictions, squared errors (regression)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from blocksvm.solvers._common import loss_and_correct
 from blocksvm.solvers.problem import Problem
 
 
-def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int]:
-    """``sum C_i loss_i`` per problem (shape (n_problems,)) and correctly predicted rows, at ``W``."""
+def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int, float]:
+    """``sum C_i loss_i`` per problem (shape (n_problems,)), correctly predicted rows and (regression) the sum of
+    squared errors, at ``W``."""
     targets = problem.targets(block.labels)
     losses = np.empty(problem.n_problems)
-    correct = 0
+    correct, squared = 0, 0.0
     for k in range(problem.n_problems):
-        losses[k], correct_k = loss_and_correct(
+        losses[k], correct_k, squared = loss_and_correct(
             block.indptr,
             block.indices,
             block.data,
@@ -29,7 +30,7 @@ def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
             correct = correct_k
     if problem.n_problems > 1:
         correct = correct_predictions(problem, W, block)
-    return losses, int(correct)
+    return losses, int(correct), float(squared)
 
 
 def correct_predictions(problem: Problem, W: np.ndarray, block) -> int:

@@ -12,7 +12,7 @@ from blocksvm.solvers.base import OnlineSolver, StateArray
 class FOBOSSolver(OnlineSolver):
     """L1-FOBOS (Duchi & Singer, JMLR 2009), the truncated gradient of Langford, Li & Zhang (JMLR 2009).
 
-    Each row: a (sub)gradient step on the user's loss (hinge or squared hinge), ``eta / sqrt(t)`` or
+    Each row: a (sub)gradient step on the user's loss (hinge, squared hinge or logistic), ``eta / sqrt(t)`` or
     ``eta`` long, then every weight, the bias feature's too, is soft-thresholded by ``eta_t l1`` (lazily: a
     row costs O(nnz)). It minimizes, online, the mean loss plus ``l1 ||w||_1``: a sparse model when ``l1 > 0``.
     C plays no part; class weights scale each row's gradient. Its objective is the pass's progressive loss

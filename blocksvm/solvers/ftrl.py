@@ -10,11 +10,11 @@ from blocksvm.solvers.base import OnlineSolver, StateArray
 
 
 class FTRLSolver(OnlineSolver):
-    """FTRL-Proximal (McMahan et al., KDD 2013, Algorithm 1) on the user's loss (hinge or squared hinge).
+    """FTRL-Proximal (McMahan et al., KDD 2013, Algorithm 1) on the user's loss (hinge, squared hinge or logistic).
 
     It follows the regularized leader of ``sum_t g_t.w + lambda1 ||w||_1 + lambda2/2 ||w||^2`` plus
     per-coordinate proximal terms (learning rate ``alpha / (beta + sqrt(sum g_i^2))``), where ``g_t`` is the
-    sub-gradient of the row's hinge-family loss (the paper uses the logistic loss): a sparse model when
+    (sub-)gradient of the row's loss (the paper's is the logistic loss): a sparse model when
     ``l1 > 0``. Every weight has the same penalty, the bias feature's too. C plays no part; class weights scale
     each row's gradient. Its objective is the pass's progressive loss plus ``l1 ||w||_1 + l2/2 ||w||^2``
     at the pass's end; it stops after ``max_outer`` passes.

@@ -11,7 +11,7 @@ from blocksvm.solvers.base import OnlineSolver, Solver, StateArray
 
 class OGDSolver(OnlineSolver):
     """Projected online (sub)gradient descent on ``lambda/2 ||w||^2 + mean loss``, ``lambda = 1 / (l C)`` as
-    Pegasos takes it (``l``: the store's rows), on the user's loss (hinge or squared hinge): one step per row,
+    Pegasos takes it (``l``: the store's rows), on the user's loss (hinge, squared hinge or logistic): one step per row,
     ``eta / sqrt(t)`` or ``1 / (lambda t)`` long (``--ogd-schedule``), then a projection onto the ball that
     holds the optimum (radius ``1 / sqrt(lambda)`` for the hinge). ``average`` gives the online-to-batch
     average of the iterates, the model to take for the SVM. Class weights scale each row's loss gradient.

@@ -20,6 +20,7 @@ class PegasosSolver(Solver):
     """
 
     name = "pegasos"
+    losses = ("hinge", "squared-hinge")  # its ball and sub-gradients are the hinge family's
     params = (
         C,
         LOSS,

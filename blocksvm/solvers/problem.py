@@ -2,7 +2,8 @@
 
 Two classes give one problem whose positive class is the larger label (``classes[1]``), as in
 scikit-learn. More classes give one-vs-rest: problem ``k`` separates ``classes[k]`` from the rest,
-with LIBLINEAR's costs (``C * weight_k`` for class ``k``, ``C`` for the rest).
+with LIBLINEAR's costs (``C * weight_k`` for class ``k``, ``C`` for the rest). A regression loss gives one
+problem whose targets are the labels themselves, with cost C for every row.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from blocksvm.errors import ParameterError
-from blocksvm.losses import LOSSES, Loss
+from blocksvm.losses import LOSSES, REGRESSION, Loss
 
 
 @dataclass
@@ -49,6 +50,11 @@ class Problem:
     dtype: np.dtype = np.dtype(np.float32)
 
     @property
+    def task(self) -> str:
+        """``"classification"`` or ``"regression"`` (the loss's)."""
+        return self.loss.task
+
+    @property
     def n_problems(self) -> int:
         return len(self.costs)
 
@@ -79,8 +85,25 @@ class Problem:
         problem; one class (a stream that has seen one so far) or more than two give one per class.
         """
         classes = np.asarray(classes, dtype=np.float64)
-        weights = class_weights(params.class_weight, classes, counts, strict=strict)
         C = float(params.C)
+        if loss.task == REGRESSION:
+            if params.class_weight is not None:
+                raise ParameterError(f"class_weight weighs classes; loss {loss.name!r} is regression: drop it")
+            loss = loss.with_epsilon(params.epsilon)
+            offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
+            return cls(
+                n_rows,
+                n_features,
+                n_blocks,
+                classes,
+                np.array([[C, C]]),
+                loss,
+                float(params.bias),
+                C,
+                offsets,
+                np.dtype(dtype),
+            )
+        weights = class_weights(params.class_weight, classes, counts, strict=strict)
         if len(classes) == 2:
             costs = np.array([[C * weights[0], C * weights[1]]])
         else:
@@ -94,14 +117,21 @@ class Problem:
 
         ``loss``: the solver's (default: the user's ``params.loss``).
         """
-        if len(store.classes) < 2:
+        loss = loss or LOSSES[params.loss]
+        if loss.task != REGRESSION and looks_continuous(store.classes):
+            regression = " or ".join(name for name, each in LOSSES.items() if each.task == REGRESSION)
+            raise ParameterError(
+                f"{store.path} has {len(store.classes):,} distinct labels, most of them not integers: real-valued "
+                f"targets? A classifier would train one problem per value; for regression choose the loss {regression}"
+            )
+        if loss.task != REGRESSION and len(store.classes) < 2:
             raise ParameterError(
                 f"{store.path} holds a single class ({store.classes.tolist()}); an SVM needs two or more"
             )
         return cls.build(
             store.classes,
             params,
-            loss or LOSSES[params.loss],
+            loss,
             counts=store.label_counts,
             n_rows=store.n_rows,
             n_features=store.n_features,
@@ -118,11 +148,19 @@ class Problem:
         """±1 targets of each problem, shape (n_problems, n_rows), float64.
 
         One problem: the last (largest) class is positive — ``classes[1]`` of two, or the only
-        class of a stream that has seen one so far.
+        class of a stream that has seen one so far. Regression: the labels themselves.
         """
+        if self.task == REGRESSION:
+            return np.asarray(labels, dtype=np.float64)[None, :]
         if self.n_problems == 1:
             return np.where(labels == self.classes[-1], 1.0, -1.0)[None, :]
         return np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
+
+
+def looks_continuous(classes: np.ndarray) -> bool:
+    """Labels that look like real-valued targets: more than 100 distinct values, most of them not integers."""
+    classes = np.asarray(classes, dtype=np.float64)
+    return len(classes) > 100 and np.count_nonzero(classes != np.round(classes)) > len(classes) / 2
 
 
 def class_weights(class_weight, classes: np.ndarray, counts: np.ndarray | None, strict: bool = True) -> np.ndarray:

@@ -25,10 +25,11 @@ import numpy as np
 from blocksvm._progress import progress_bar
 from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import CheckpointError, ModelError
+from blocksvm.losses import REGRESSION
 from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
-from blocksvm.solvers.evaluate import correct_predictions, evaluate_block
+from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.store import BlockStore, ReadStats
 from blocksvm.train.driver import run_pass, store_blocks
 from blocksvm.train.parallel import CoCoASolver
@@ -225,18 +226,18 @@ class Trainer:
             self._exact_into(record)
         if self.validation is not None:
             start = time.perf_counter()
-            record["validation_accuracy"] = self.accuracy(self.validation)
+            record.update(self.validation_score(self.validation))
             st.eval_seconds += time.perf_counter() - start
         return record
 
     def _exact_into(self, record: dict) -> None:
         """Replace the pass estimates of ``record`` by an exact evaluation at the current w."""
         start = time.perf_counter()
-        losses, correct = self.evaluate()
+        figures = self.evaluate()
         seconds = time.perf_counter() - start
         self.state.eval_seconds += seconds
         self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
-        make_exact(record, self.solver, losses, correct, self.store.n_rows)
+        make_exact(record, self.solver, figures, self.store.n_rows)
 
     def start_from(self, model: LinearModel, source: str) -> None:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
@@ -269,26 +270,23 @@ class Trainer:
 
     # ---- evaluation ---------------------------------------------------------------------
 
-    def evaluate(self) -> tuple[np.ndarray, int]:
-        """Exact pass: loss sums per problem and correct rows, at the current weights."""
-        if self.parallel:
+    def evaluate(self, store: BlockStore | None = None) -> tuple[np.ndarray, int, float]:
+        """Exact pass over ``store`` (default: the training store): loss sums per problem, correct rows and the sum
+        of squared errors (regression), at the current weights."""
+        if self.parallel and store is None:
             return self.solver.evaluate()
         W = self.solver.weights()
-        losses = np.zeros(self.problem.n_problems)
-        correct = 0
-        for block in self.store.iter_blocks(prefetch=self.params.prefetch):
-            block_losses, block_correct = evaluate_block(self.problem, W, block)
-            losses += block_losses
-            correct += block_correct
-        return losses, correct
+        total = (np.zeros(self.problem.n_problems), 0, 0.0)
+        for block in (store or self.store).iter_blocks(prefetch=self.params.prefetch):
+            total = tuple(a + b for a, b in zip(total, evaluate_block(self.problem, W, block)))
+        return total
 
-    def accuracy(self, store: BlockStore) -> float:
-        """Accuracy of the current weights on ``store``."""
-        W = self.solver.weights()
-        correct = sum(
-            correct_predictions(self.problem, W, block) for block in store.iter_blocks(prefetch=self.params.prefetch)
-        )
-        return correct / store.n_rows
+    def validation_score(self, store: BlockStore) -> dict:
+        """The current weights on ``store``: ``validation_accuracy``, or ``validation_mse`` in regression."""
+        _, correct, squared = self.evaluate(store)
+        if self.problem.task == REGRESSION:
+            return {"validation_mse": squared / store.n_rows}
+        return {"validation_accuracy": correct / store.n_rows}
 
     def elapsed(self) -> float:
         return self.state.elapsed + time.perf_counter() - self._started
@@ -309,6 +307,7 @@ class Trainer:
             "nsv": self.solver.pass_figures({}).get("nsv"),
             "train_accuracy": last.get("train_accuracy"),
             "validation_accuracy": last.get("validation_accuracy"),
+            **{key: last[key] for key in ("train_mse", "validation_mse") if key in last},
             "blocks_visited": self.state.blocks_visited,
             "rows": self.store.n_rows,
         }

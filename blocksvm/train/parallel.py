@@ -203,15 +203,14 @@ def run_round(shard: Shard, W: np.ndarray, outer: int, gamma: np.ndarray | None 
     return result
 
 
-def evaluate_shard(shard: Shard, W: np.ndarray) -> tuple[np.ndarray, int]:
-    """Loss sums per problem and correct rows of the shard's blocks at ``W``."""
-    losses, correct = np.zeros(W.shape[0]), 0
+def evaluate_shard(shard: Shard, W: np.ndarray) -> tuple[np.ndarray, int, float]:
+    """Loss sums per problem, correct rows and squared errors of the shard's blocks at ``W``."""
+    total = (np.zeros(W.shape[0]), 0, 0.0)
     for block in shard.view.iter_blocks(
         np.arange(shard.view.n_blocks), prefetch=shard.params.prefetch, stats=ReadStats()
     ):
-        block_losses, block_correct = evaluate_block(shard.solver.problem, W, block)
-        losses, correct = losses + block_losses, correct + block_correct
-    return losses, correct
+        total = tuple(a + b for a, b in zip(total, evaluate_block(shard.solver.problem, W, block)))
+    return total
 
 
 def _inject_fault(outer: int, shard: int) -> None:
@@ -263,7 +262,7 @@ class ThreadEngine:
     def round(self, W: np.ndarray, outer: int, gamma: np.ndarray | None) -> list[ShardRound]:
         return self._map(run_round, W, outer, gamma)
 
-    def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int, float]]:
         return self._map(evaluate_shard, W)
 
     def get(self) -> list[Shard]:
@@ -319,7 +318,7 @@ class DaskEngine:
         self.states = [self._submit(operator.itemgetter(0), t, shard=k) for k, t in enumerate(tasks)]
         return self.client.gather([self._submit(operator.itemgetter(1), t, shard=k) for k, t in enumerate(tasks)])
 
-    def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int]]:
+    def evaluate(self, W: np.ndarray) -> list[tuple[np.ndarray, int, float]]:
         w = self.client.submit(_same, W, pure=False)
         return self.client.gather([self._submit(evaluate_shard, s, w, shard=k) for k, s in enumerate(self.states)])
 
@@ -395,10 +394,10 @@ class CoCoASolver(Solver):
         for view, r in zip(self.views, results):
             self.block_sums[:, view.blocks] = stepped_sums(self.block_sums[:, view.blocks], r.steps, self.gamma)
 
-    def evaluate(self) -> tuple[np.ndarray, int]:
-        """Exact loss sums and correct rows at ``w``, each shard evaluating its blocks."""
+    def evaluate(self) -> tuple[np.ndarray, int, float]:
+        """Exact loss sums, correct rows and squared errors at ``w``, each shard evaluating its blocks."""
         parts = self.engine.evaluate(self.w)
-        return sum(losses for losses, _ in parts), sum(correct for _, correct in parts)
+        return tuple(sum(figures) for figures in zip(*parts))
 
     def weights(self) -> np.ndarray:
         return self.w

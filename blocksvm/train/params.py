@@ -155,6 +155,7 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     options = RunOptions(**{p.name: p.default_for(command) for p in RUN_OPTIONS})
     options = RunOptions(**(options.to_dict() | {k: v for k, v in given.items() if k in RUN})).validate()
     _check_solver(command, trained.solver, cli)
+    _check_loss(trained, cli)
     for name in given:
         _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli)
     return trained, options
@@ -169,6 +170,18 @@ def _check_solver(command: str, solver: str, cli: bool) -> None:
     raise ParameterError(
         f"{NAMES[command]} needs an online learner ({online}); {chosen} makes passes over a store: {where}"
     )
+
+
+def _check_loss(trained, cli: bool) -> None:
+    solver = SOLVERS[trained.solver]
+    if "loss" not in {p.name for p in solver.params} or trained.loss in solver.losses:
+        return
+    loss, chosen = (
+        (f"--loss {trained.loss}", f"--solver {solver.name}")
+        if cli
+        else (f"loss={trained.loss!r}", f"solver={solver.name!r}")
+    )
+    raise ParameterError(f"{loss} is not a loss {chosen} minimizes (it minimizes {', '.join(solver.losses)})")
 
 
 def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:

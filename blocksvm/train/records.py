@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from blocksvm.losses import CLASSIFICATION, LOGISTIC
+
 TIME_LIMIT = "time limit reached"
 
 
@@ -70,29 +72,36 @@ def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> di
         "gap": None if dual is None else relative_gap(primal, dual),
         "pg_violation": None,
         "nsv": None,
-        "train_accuracy": sums.correct / max(sums.rows, 1),
+        "train_accuracy": sums.correct / max(sums.rows, 1) if solver.problem.task == CLASSIFICATION else None,
         "validation_accuracy": None,
         "inner_passes": sums.passes / max(sums.blocks, 1),
         "updates": sums.updates,
         "blocks_visited": blocks_visited,
         **solver.pass_figures(sums.figures),
-        **(progressive(sums) if solver.online else {}),
+        **(progressive(sums, solver.problem.loss.kind == LOGISTIC) if solver.online else {}),
     }
 
 
-def progressive(sums: PassSums) -> dict:
-    """Progressive validation of an online learner over a pass: each row judged before it was learned."""
+def progressive(sums: PassSums, logistic: bool = False) -> dict:
+    """Progressive validation of an online learner over a pass: each row judged before it was learned (with the
+    logistic loss the mean loss is the log loss, also given under that name)."""
     rows = max(sums.rows, 1)
-    return {"progressive_loss": float(np.sum(sums.loss)) / rows, "progressive_accuracy": sums.correct / rows}
+    figures = {"progressive_loss": float(np.sum(sums.loss)) / rows, "progressive_accuracy": sums.correct / rows}
+    return figures | ({"progressive_log_loss": figures["progressive_loss"]} if logistic else {})
 
 
-def make_exact(record: dict, solver, losses: np.ndarray, correct: int, n_rows: int) -> None:
-    """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w."""
+def make_exact(record: dict, solver, figures: tuple, n_rows: int) -> None:
+    """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w:
+    ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors)."""
+    losses, correct, squared = figures
     dual = solver.dual_objectives()
     primal = sum(solver.objective_terms(solver.weights(), losses).values())
     record["primal"] = float(primal.sum())
     record["primal_exact"] = True
-    record["train_accuracy"] = correct / n_rows
+    if solver.problem.task == CLASSIFICATION:
+        record["train_accuracy"] = correct / n_rows
+    else:
+        record["train_mse"] = squared / n_rows
     if dual is not None:
         record["gap"] = relative_gap(primal, dual)
         record["per_problem_dual"] = dual.tolist()
