@@ -24,6 +24,7 @@ from blocksvm.store import BlockStore  # noqa: E402
 
 __all__ = [
     "BlockSVC",
+    "BlockSVR",
     "BlockStore",
     "BlocksvmError",
     "CheckpointError",
@@ -39,12 +40,12 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """``blocksvm.BlockSVC`` and ``OnlineClassifier``, imported on first use: the command line does not pay for
-    scikit-learn."""
-    if name == "BlockSVC":
-        from blocksvm.estimator import BlockSVC
+    """``blocksvm.BlockSVC``, ``BlockSVR`` and ``OnlineClassifier``, imported on first use: the command line does
+    not pay for scikit-learn."""
+    if name in ("BlockSVC", "BlockSVR"):
+        from blocksvm import estimator
 
-        return BlockSVC
+        return getattr(estimator, name)
     if name == "OnlineClassifier":
         from blocksvm.online import OnlineClassifier
 

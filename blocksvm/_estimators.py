@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+from sklearn.utils._available_if import available_if
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -74,3 +75,25 @@ class LinearDecisions:
         scores = self.decision_function(X)
         indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
         return self.classes_[indices]
+
+    def _has_probabilities(self) -> bool:
+        if self.loss != "logistic":
+            raise AttributeError(
+                f"probabilities need loss='logistic' (logistic regression); this estimator has loss={self.loss!r}"
+            )
+        return True
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, shape (n_samples, n_classes), as LIBLINEAR's ``predict_probability``: the sigmoid
+        of the decision value for two classes; for more, each one-vs-rest sigmoid, normalized (loss='logistic')."""
+        scores = self.decision_function(X)
+        p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # 1 / (1 + exp(-score)) without overflow
+        if p.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
+
+    @available_if(_has_probabilities)
+    def predict_log_proba(self, X) -> np.ndarray:
+        """The logarithms of :meth:`predict_proba` (loss='logistic')."""
+        return np.log(self.predict_proba(X))

@@ -367,6 +367,17 @@ def _predict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", help="file for one prediction per row, in source order")
     p.add_argument("--decision-values", action="store_true", help="also write decision values")
     p.add_argument(
+        "--probability",
+        "-b",
+        nargs="?",
+        const=1,
+        default=0,
+        type=int,
+        choices=[0, 1],
+        help="write each class's probability after the label, under a 'labels' line (LIBLINEAR's -b 1; logistic "
+        "regression models)",
+    )
+    p.add_argument(
         "--strict",
         action="store_true",
         help="refuse features outside the model's feature space (default: ignore them, with a warning)",
@@ -387,6 +398,7 @@ def _run_predict(args) -> int:
             args.input,
             args.output,
             decision_values=args.decision_values,
+            probability=bool(args.probability),
             progress=None if not args.quiet else False,
             strict=args.strict,
         )

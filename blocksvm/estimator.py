@@ -1,4 +1,4 @@
-"""The scikit-learn face of blocksvm: :class:`BlockSVC`.
+"""The scikit-learn face of blocksvm: :class:`BlockSVC` and :class:`BlockSVR`.
 
 ``fit(X, y)`` writes the arrays as a temporary block store (rows shuffled, labels encoded as
 floats ``0 .. K-1``), trains on it exactly as :func:`blocksvm.train.train` trains on a store made
@@ -8,6 +8,7 @@ for data larger than memory. Both end in one shared path, :meth:`BlockSVC._fit_s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -16,16 +17,18 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
 from blocksvm.errors import ModelError, ParameterError
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
+from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
@@ -372,3 +375,95 @@ def _encoded_class_weight(class_weight, classes: np.ndarray):
 
 
 BlockSVC.__doc__ = BlockSVC.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))
+
+
+# BlockSVR's training parameters: BlockSVC's but the class weights, with LIBLINEAR's L1-loss SVR (-s 13) by default.
+REGRESSION_TRAINING = {
+    name: dataclasses.replace(p, default="epsilon-insensitive") if name == "loss" else p
+    for name, p in TRAINING.items()
+    if name != "class_weight"
+}
+
+
+class BlockSVR(RegressorMixin, BaseEstimator):
+    """Linear support vector regression (L1- or L2-loss, L2-regularized) trained by block minimization.
+
+        Solves LIBLINEAR's ``-s 13`` (``loss="epsilon-insensitive"``) or ``-s 12``
+        (``"squared-epsilon-insensitive"``) problem ``min_w 1/2 ||w||^2 + C sum_i loss(y_i - w^T [x_i, bias])``
+        with ``loss(r) = max(0, |r| - epsilon)`` or its square, by dual coordinate descent (Ho & Lin, Neural
+        Computation 2012) over blocks of rows read one at a time. ``fit`` takes arrays or a store on disk, as
+        :class:`BlockSVC` does.
+
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        coef_ : ndarray of shape (n_features,)
+        intercept_ : float
+        n_features_in_ : int
+        n_iter_ : int
+        history_ : list of dict
+        stop_reason_ : str
+        model_ : LinearModel
+    """
+
+    __init__ = declared_init(REGRESSION_TRAINING, OWN_PARAMS)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def fit(self, X, y=None) -> BlockSVR:
+        """Train on arrays ``(X, y)`` (real-valued ``y``), or on a store on disk (``y`` None: its labels)."""
+        self.__dict__.pop("model_", None)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        params = self._train_params(seed)
+        if _is_store(X):
+            if y is not None:
+                raise ValueError("y must be None when X is a block store: the store holds the targets")
+            store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
+            self.n_features_in_ = store.n_features
+            return self._fit_store(store, params)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True)
+        folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
+        try:
+            block_size = BlockSVC._checked_block_size(self)
+            store = write_array_store(
+                Path(folder) / "train.bsvm", X, y.astype(np.float64), block_size=block_size, seed=seed
+            )
+            return self._fit_store(store, params)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _train_params(self, seed: int) -> TrainParams:
+        values = {name: _plain(getattr(self, name)) for name in REGRESSION_TRAINING}
+        values.update(seed=seed, threads=_plain(self.n_jobs))
+        values["loss"] = str(values["loss"]).replace("_", "-")  # scikit-learn's spelling too
+        given = {name: value for name, value in values.items() if value != PARAMS[name].default}
+        trained = settle("train", None, given)[0]
+        if LOSSES[trained.loss].task != REGRESSION:
+            raise ParameterError(f"BlockSVR minimizes a regression loss, not loss={trained.loss!r}: use BlockSVC")
+        return trained
+
+    def _fit_store(self, store: BlockStore, params: TrainParams) -> BlockSVR:
+        result = train(store, params, verbose=int(self.verbose), progress=False)
+        if result.interrupted and result.stop_reason.startswith("stopped by"):
+            raise KeyboardInterrupt(f"BlockSVR.fit {result.stop_reason}")
+        self.model_ = result.model
+        self.coef_ = result.model.coef[0]
+        self.intercept_ = float(result.model.intercept[0])
+        self.n_iter_ = len(result.history)
+        self.history_ = result.history
+        self.stop_reason_ = result.stop_reason
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted values, shape (n_samples,)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel() + self.intercept_
+
+
+BlockSVR.__doc__ = BlockSVR.__doc__.replace("{parameters}", parameters_doc(REGRESSION_TRAINING, OWN_PARAMS))

@@ -23,17 +23,21 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm.errors import ModelError, check_writable
-from blocksvm.losses import LOSSES, SQUARED_HINGE
+from blocksvm.losses import LOSSES, REGRESSION, SQUARED_HINGE
 
-_CLASSIFIERS = {
-    "L2R_LR",
-    "L2R_L2LOSS_SVC_DUAL",
-    "L2R_L2LOSS_SVC",
-    "L2R_L1LOSS_SVC_DUAL",
-    "MCSVM_CS",
-    "L1R_L2LOSS_SVC",
-    "L1R_LR",
-    "L2R_LR_DUAL",
+# LIBLINEAR's solver types blocksvm applies -> the loss their models minimized ("" for Crammer-Singer's)
+_LOSS_OF_TYPE = {
+    "L2R_LR": "logistic",
+    "L2R_LR_DUAL": "logistic",
+    "L1R_LR": "logistic",
+    "L2R_L2LOSS_SVC_DUAL": "squared-hinge",
+    "L2R_L2LOSS_SVC": "squared-hinge",
+    "L1R_L2LOSS_SVC": "squared-hinge",
+    "L2R_L1LOSS_SVC_DUAL": "hinge",
+    "MCSVM_CS": "",
+    "L2R_L2LOSS_SVR": "squared-epsilon-insensitive",
+    "L2R_L2LOSS_SVR_DUAL": "squared-epsilon-insensitive",
+    "L2R_L1LOSS_SVR_DUAL": "epsilon-insensitive",
 }
 
 
@@ -50,18 +54,19 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
     """
     path = Path(path)
     coef, classes = model.coef, model.classes
-    # LIBLINEAR's single w is for label[0]: our positive class comes first
-    labels = [classes[1], classes[0]] if coef.shape[0] == 1 else list(classes)
+    # LIBLINEAR's single w is for label[0]: our positive class comes first (a regression model has no labels)
+    labels = [] if model.is_regression else [classes[1], classes[0]] if coef.shape[0] == 1 else list(classes)
     columns = coef.T
     bias_row = model.intercept / model.bias if model.bias > 0 else None
-    solver = LOSSES.get(model.params.get("loss"), SQUARED_HINGE).liblinear_type
+    solver = LOSSES.get(model.loss, SQUARED_HINGE).liblinear_type
     check_writable(path, "the LIBLINEAR model", ModelError)
     tmp = path.with_name(path.name + ".partial")
     try:
         with open(tmp, "w") as f:
             f.write(f"solver_type {solver}\n")
-            f.write(f"nr_class {len(classes)}\n")
-            f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
+            f.write(f"nr_class {max(len(classes), 2)}\n")
+            if labels:
+                f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
             f.write(f"nr_feature {coef.shape[1]}\n")
             f.write(f"bias {model.bias:.17g}\n" if model.bias > 0 else "bias -1\n")
             f.write("w\n")
@@ -77,8 +82,8 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
 
 
 def read_liblinear_model(path: str | os.PathLike) -> dict:
-    """Read a LIBLINEAR classification model file: the fields of a :class:`~blocksvm.model.LinearModel`
-    (``LinearModel.load`` reads either format)."""
+    """Read a LIBLINEAR model file (a classifier's, logistic regression's or SVR's): the fields of a
+    :class:`~blocksvm.model.LinearModel` (``LinearModel.load`` reads either format)."""
     path = Path(path)
     header: dict[str, str] = {}
     try:
@@ -90,13 +95,15 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
                 header[key] = value
             else:
                 raise ModelError(f"{path} is neither a blocksvm model nor a LIBLINEAR model file")
-            if header.get("solver_type") not in _CLASSIFIERS:
+            if header.get("solver_type") not in _LOSS_OF_TYPE:
                 raise ModelError(
                     f"{path}: LIBLINEAR solver_type {header.get('solver_type')!r} "
-                    "is not a linear classifier blocksvm can apply"
+                    "is not a linear model blocksvm can apply"
                 )
+            loss = _LOSS_OF_TYPE[header["solver_type"]]
+            regression = loss in LOSSES and LOSSES[loss].task == REGRESSION
             nr_class = int(header["nr_class"])
-            labels = np.array(header["label"].split(), dtype=np.float64)
+            labels = np.array(header.get("label", "0 1" if regression else "").split(), dtype=np.float64)
             n_features = int(header["nr_feature"])
             bias = float(header["bias"])
             nr_w = 1 if nr_class == 2 and header["solver_type"] != "MCSVM_CS" else nr_class
@@ -106,8 +113,11 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
         raise ModelError(f"{path} is not a readable LIBLINEAR model file: {exc}") from None
     if W.shape != (rows, nr_w):
         raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {W.shape}")
-    classes = np.sort(labels)
-    if nr_w == 1:
+    classes = np.zeros(0) if regression else np.sort(labels)
+    if regression:
+        coef = W[:n_features].T
+        intercept = W[n_features] * bias if bias >= 0 else np.zeros(1)
+    elif nr_w == 1:
         sign = 1.0 if labels[0] == classes[1] else -1.0
         coef = sign * W[:n_features].T
         intercept = sign * W[n_features] * bias if bias >= 0 else np.zeros(1)
@@ -122,4 +132,5 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
         "bias": bias if bias > 0 else -1.0,
         "index_base": 1,
         "params": {"liblinear_solver": header["solver_type"]},
+        "loss": loss,
     }

@@ -1,7 +1,7 @@
 """The trained model: weights, bias, labels, the feature space it expects, and its file formats.
 
 A model file is HDF5 (``MODEL_FORMAT`` version 1): dataset ``coef`` (n_problems, n_features),
-dataset ``intercept`` (n_problems,), and JSON attributes ``classes``, ``bias``, ``params``,
+dataset ``intercept`` (n_problems,), and JSON attributes ``classes``, ``bias``, ``loss``, ``params``,
 ``summary`` and ``feature_space`` (``n_features``, ``index_base``, the training store's
 fingerprint). It is written to a temporary name and renamed when complete.
 """
@@ -20,6 +20,7 @@ from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
 from blocksvm.decision import decision_values
 from blocksvm.errors import ModelError, check_writable
 from blocksvm.liblinear_format import read_liblinear_model
+from blocksvm.losses import LOGISTIC_LOSS, LOSSES, REGRESSION
 
 MODEL_FORMAT = "blocksvm-model"
 MODEL_VERSION = 1
@@ -27,7 +28,7 @@ MODEL_VERSION = 1
 
 @dataclass
 class LinearModel:
-    """A linear classifier ``decision(x) = coef @ x + intercept``.
+    """A linear classifier or regressor ``decision(x) = coef @ x + intercept``.
 
     Attributes
     ----------
@@ -37,6 +38,7 @@ class LinearModel:
     intercept : ndarray of float64, shape (n_problems,)
         ``w_bias * bias`` (zeros without a bias term).
     classes : ndarray of float64, shape (n_classes,)
+        Empty for regression.
     bias : float
         Value of the bias feature used in training (<= 0: none), LIBLINEAR's ``-B``.
     index_base : int
@@ -47,6 +49,8 @@ class LinearModel:
         Training summary (outer iterations, objective, gap, stop reason, seconds).
     store_fingerprint : str
         Fingerprint of the training store.
+    loss : str
+        The loss it minimized (a name of :data:`blocksvm.losses.LOSSES`, or ``perceptron``; "" if unknown).
     """
 
     coef: np.ndarray
@@ -57,10 +61,29 @@ class LinearModel:
     params: dict = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
     store_fingerprint: str = ""
+    loss: str = ""
 
     @property
     def n_features(self) -> int:
         return self.coef.shape[1]
+
+    @property
+    def is_regression(self) -> bool:
+        return self.loss in LOSSES and LOSSES[self.loss].task == REGRESSION
+
+    def probabilities(self, values: np.ndarray) -> np.ndarray:
+        """Class probabilities from decision values (n_rows, n_problems), shape (n_rows, n_classes) in ``classes``
+        order, as LIBLINEAR's ``predict_probability``: ``1 / (1 + exp(-v))`` of the positive class for two classes;
+        for more, each one-vs-rest problem's, normalized to sum 1. Only a logistic model has them."""
+        if self.loss != LOGISTIC_LOSS.name:
+            raise ModelError(
+                f"probabilities need a logistic regression model (train with --loss logistic); this one minimized "
+                f"the {self.loss or 'unknown'} loss"
+            )
+        p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(values, dtype=np.float64)))  # 1 / (1 + exp(-v)) without overflow
+        if p.shape[1] == 1:
+            return np.hstack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
 
     @classmethod
     def from_weights(cls, W: np.ndarray, classes, bias: float, **kwargs) -> LinearModel:
@@ -98,7 +121,9 @@ class LinearModel:
         return values[:, 0] if self.coef.shape[0] == 1 else values
 
     def labels_from_decisions(self, values: np.ndarray) -> np.ndarray:
-        """Predicted labels from decision values of shape (n_rows, n_problems)."""
+        """Predicted labels (regression: values) from decision values of shape (n_rows, n_problems)."""
+        if self.is_regression:
+            return values[:, 0].copy()
         if values.shape[1] == 1:
             return np.where(values[:, 0] > 0, self.classes[1], self.classes[0])
         return self.classes[np.argmax(values, axis=1)]
@@ -129,6 +154,7 @@ class LinearModel:
             f.create_dataset("intercept", data=self.intercept)
             f.attrs["classes"] = json.dumps(self.classes.tolist())
             f.attrs["bias"] = self.bias
+            f.attrs["loss"] = self.loss
             f.attrs["index_base"] = self.index_base
             f.attrs["params"] = json.dumps(self.params)
             f.attrs["summary"] = json.dumps(self.summary, default=float)
@@ -165,6 +191,7 @@ class LinearModel:
                     params=json.loads(f.attrs["params"]),
                     summary=json.loads(f.attrs["summary"]),
                     store_fingerprint=str(f.attrs["store_fingerprint"]),
+                    loss=str(f.attrs.get("loss", json.loads(f.attrs["params"]).get("loss", ""))),
                 )
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path} is not a readable model: {exc}") from None

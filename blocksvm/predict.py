@@ -45,16 +45,44 @@ class PredictSummary:
     """Distinct feature indices of the input outside the model's feature space (ignored)."""
     outside_nonzeros: int = 0
     """Nonzeros of the input at those indices."""
+    mse: float | None = None
+    """Regression: the mean squared error of the predictions (None for a classifier)."""
+    r2: float | None = None
+    """Regression: the coefficient of determination ``1 - SSE / SST`` (None for a classifier)."""
 
     @property
-    def accuracy(self) -> float:
-        return self.correct / max(self.rows, 1)
+    def accuracy(self) -> float | None:
+        return None if self.mse is not None else self.correct / max(self.rows, 1)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "accuracy": self.accuracy}
 
     def __str__(self) -> str:
+        if self.mse is not None:
+            return (
+                f"Mean squared error = {self.mse:.6g}, R^2 = {self.r2:.6g} ({self.rows} rows) in {self.seconds:.2f} s"
+            )
         return f"Accuracy = {100 * self.accuracy:.4f}% ({self.correct}/{self.rows}) in {self.seconds:.2f} s"
+
+
+class _Tally:
+    """What predictions got right: correct labels, or (regression) the sums for the squared error and R^2."""
+
+    def __init__(self):
+        self.rows = self.correct = 0
+        self.squared_error = self.sum = self.sum_squares = 0.0
+
+    def add(self, predicted: np.ndarray, labels: np.ndarray) -> None:
+        self.rows += len(labels)
+        self.correct += int(np.count_nonzero(predicted == labels))
+        self.squared_error += float(np.sum((predicted - labels) ** 2))
+        self.sum += float(np.sum(labels))
+        self.sum_squares += float(np.sum(labels * labels))
+
+    def regression(self) -> dict:
+        n = max(self.rows, 1)
+        total = self.sum_squares - self.sum * self.sum / n
+        return {"mse": self.squared_error / n, "r2": 1.0 - self.squared_error / total if total > 0 else float("nan")}
 
 
 def predict(
@@ -63,6 +91,7 @@ def predict(
     output=None,
     *,
     decision_values: bool = False,
+    probability: bool = False,
     progress: bool | None = None,
     strict: bool = False,
 ) -> PredictSummary:
@@ -78,6 +107,9 @@ def predict(
         File to write one prediction per row, in the source's row order: the label, then (with
         ``decision_values``) the decision value of each problem. Written to a temporary name
         and renamed when complete.
+    probability : bool
+        Write each class's probability after the label instead (LIBLINEAR's ``-b 1``; a logistic regression
+        model only): a first line ``labels`` names the classes, in the model's (sorted) order.
     strict : bool
         Refuse input features outside the model's feature space (indices beyond its features):
         raise :class:`~blocksvm.errors.ModelError` at the first one, naming its line, and write no
@@ -87,22 +119,32 @@ def predict(
     Returns
     -------
     PredictSummary
-        Rows, how many were predicted right (labels of the source compared with predictions), and
-        the input's distinct feature indices and nonzeros outside the model's feature space.
+        Rows, how many were predicted right (labels of the source compared with predictions) or, for a
+        regression model, the mean squared error and R^2, and the input's distinct feature indices and
+        nonzeros outside the model's feature space.
     """
     start = time.perf_counter()
     name = "the model" if isinstance(model, LinearModel) else f"the model {model}"
     model = model if isinstance(model, LinearModel) else LinearModel.load(model)
     data = Path(data)
+    if probability:
+        model.probabilities(np.zeros((0, model.coef.shape[0])))  # a model without them: one line, before any output
     space = _FeatureSpace(model, name, data, strict)
-    writer = _Writer(output, model, decision_values)
+    writer = _Writer(output, model, decision_values, probability)
+    tally = _Tally()
     with writer:
         if data.is_dir():
-            rows, correct = _predict_store(model, BlockStore(data), writer, progress, space)
+            _predict_store(model, BlockStore(data), writer, progress, space, tally)
         else:
-            rows, correct = _predict_text(model, data, writer, progress, space)
+            _predict_text(model, data, writer, progress, space, tally)
     summary = PredictSummary(
-        rows, correct, time.perf_counter() - start, str(output) if output else None, space.indices, space.nonzeros
+        tally.rows,
+        tally.correct,
+        time.perf_counter() - start,
+        str(output) if output else None,
+        space.indices,
+        space.nonzeros,
+        **(tally.regression() if model.is_regression else {}),
     )
     if space.nonzeros:
         warnings.warn(space.warning(), FeatureSpaceWarning, stacklevel=2)
@@ -150,8 +192,7 @@ class _FeatureSpace:
         )
 
 
-def _predict_text(model: LinearModel, path: Path, writer, progress, space: _FeatureSpace) -> tuple[int, int]:
-    rows = correct = 0
+def _predict_text(model: LinearModel, path: Path, writer, progress, space: _FeatureSpace, tally: _Tally) -> None:
     size = path.stat().st_size if path.exists() else None
     with progress_bar(size, "predict", unit="B", unit_scale=True, enabled=progress) as bar:
         for chunk in iter_parsed(path, dtype=np.float64):
@@ -167,45 +208,44 @@ def _predict_text(model: LinearModel, path: Path, writer, progress, space: _Feat
             values = model.decision_function_csr(chunk.indptr, indices, chunk.data)
             labels = model.labels_from_decisions(values)
             writer.write(labels, values)
-            rows += chunk.n_rows
-            correct += int(np.count_nonzero(labels == chunk.labels))
+            tally.add(labels, chunk.labels)
             bar.update(chunk.source_pos - bar.n)
-    return rows, correct
 
 
-def _predict_store(model: LinearModel, store: BlockStore, writer, progress, space: _FeatureSpace) -> tuple[int, int]:
+def _predict_store(
+    model: LinearModel, store: BlockStore, writer, progress, space: _FeatureSpace, tally: _Tally
+) -> None:
     if store.index_base != model.index_base:
         raise ModelError(
             f"{store.path} has {store.index_base}-based feature indices but the model was trained on "
             f"{model.index_base}-based ones: they are different feature spaces"
         )
-    lines, predicted, decisions, correct = [], [], [], 0
+    lines, predicted, decisions = [], [], []
     with progress_bar(store.n_blocks, "predict", unit="block", enabled=progress) as bar:
         for block in store.iter_blocks():
             space.check(block.indptr, block.indices, block.lines, store.n_features - 1)  # lines: of the source
             values = model.decision_function_csr(block.indptr, block.indices, block.data)
             labels = model.labels_from_decisions(values)
-            correct += int(np.count_nonzero(labels == block.labels))
+            tally.add(labels, block.labels)
             if writer.active:
                 lines.append(block.lines)
                 predicted.append(labels)
-                if writer.decision_values:
+                if writer.decision_values or writer.probability:
                     decisions.append(values)
             bar.update()
     if writer.active:
         order = np.argsort(np.concatenate(lines), kind="stable")
         values = np.concatenate(decisions)[order] if decisions else None
         writer.write(np.concatenate(predicted)[order], values)
-    return store.n_rows, correct
 
 
 class _Writer:
     """Prediction lines to a temporary file, renamed when complete; nothing if no output."""
 
-    def __init__(self, output, model: LinearModel, decision_values: bool):
+    def __init__(self, output, model: LinearModel, decision_values: bool, probability: bool = False):
         self.output = Path(output) if output else None
-        self.decision_values = decision_values
-        self.integral = all(float(c).is_integer() for c in model.classes)
+        self.model, self.decision_values, self.probability = model, decision_values, probability
+        self.integral = not model.is_regression and all(float(c).is_integer() for c in model.classes)
         self.file = None
 
     @property
@@ -220,13 +260,20 @@ class _Writer:
                 self.file = open(self.tmp, "w")  # noqa: SIM115 - closed in __exit__
             except OSError as exc:  # a read-only file system that os.access did not report, ...
                 raise BlocksvmError(f"cannot write predictions to {self.output}: {exc.strerror or exc}") from None
+            if self.probability:  # LIBLINEAR's -b 1 header
+                self.file.write("labels " + " ".join(self._labels(self.model.classes)) + "\n")
         return self
+
+    def _labels(self, labels: np.ndarray) -> np.ndarray:
+        return labels.astype(np.int64).astype(str) if self.integral else np.char.mod("%.17g", labels)
 
     def write(self, labels: np.ndarray, values: np.ndarray | None) -> None:
         if not self.file:
             return
-        label_text = labels.astype(np.int64).astype(str) if self.integral else labels.astype(str)
-        if self.decision_values and values is not None:
+        label_text = self._labels(labels)
+        if self.probability:
+            values = self.model.probabilities(values)
+        if (self.decision_values or self.probability) and values is not None:
             columns = [label_text] + [np.char.mod("%.8g", values[:, k]) for k in range(values.shape[1])]
             label_text = columns[0]
             for column in columns[1:]:

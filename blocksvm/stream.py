@@ -245,7 +245,13 @@ def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: 
     if learner.problem.loss.kind == LOGISTIC:  # the mean loss is the log loss itself (Vowpal Wabbit's average loss)
         summary["progressive_log_loss"] = summary["progressive_loss"]
     return LinearModel.from_weights(
-        W, learner.classes, learner.params.bias, index_base=base, params=params.to_dict(), summary=summary
+        W,
+        learner.classes,
+        learner.params.bias,
+        index_base=base,
+        params=params.to_dict(),
+        summary=summary,
+        loss=learner.problem.loss.name,
     )
 
 

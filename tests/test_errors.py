@@ -304,6 +304,16 @@ def liblinear_model(t: Path, solver: str, n_features: str, weights: str) -> Path
     )
 
 
+def real_valued_store(t: Path) -> Path:
+    """A store of 150 rows whose labels are 150 real values."""
+    from blocksvm.io import convert
+
+    convert(
+        write(t / "real.txt", "".join(f"{i * 0.37:.2f} 1:{i}\n" for i in range(150))), t / "real.bsvm", progress=False
+    )
+    return t / "real.bsvm"
+
+
 # ---- the cases: (message as on the troubleshooting page, argv builder) -----------------------------
 # A builder gets the shared files, a fresh folder and pytest's monkeypatch, and returns the argv.
 
@@ -774,9 +784,15 @@ CASES = [
         lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "3", "0.1\n0.2\n"), e.test_store],
     ),
     (
-        "<model>: LIBLINEAR solver_type <name> is not a linear classifier blocksvm can apply",
+        "<model>: LIBLINEAR solver_type <name> is not a linear model blocksvm can apply",
         "error",
-        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVR", "1", "0.1\n"), e.test_store],
+        lambda e, t, mp: ["predict", liblinear_model(t, "ONECLASS_SVM", "1", "0.1\n"), e.test_store],
+    ),
+    (
+        "probabilities need a logistic regression model (train with --loss logistic); this one minimized the "
+        "<loss> loss",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.test_store, "-b", "1"],
     ),
     (
         "<store> has <b>-based feature indices but the model was trained on <b>-based ones: they are different "
@@ -1023,6 +1039,22 @@ CASES = [
         "<flag> is read by --solver <solvers>, not by --solver <name>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "2", "--solver", "pegasos"],
+    ),
+    (
+        "--loss <loss> is not a loss --solver <solver> minimizes (it minimizes <losses>)",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "pegasos", "--loss", "logistic"],
+    ),
+    (
+        "<store> has <n> distinct labels, most of them not integers: real-valued targets? A classifier would train "
+        "one problem per value; for regression choose the loss <losses>",
+        "error",
+        lambda e, t, mp: ["train", real_valued_store(t), t / "m.h5"],
+    ),
+    (
+        "class_weight weighs classes; loss '<loss>' is regression: drop it",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "-s", "12", "-w", "1=2"],
     ),
     (
         "<flag> is read by --solver <solvers>, not by --solver <name>",

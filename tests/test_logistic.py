@@ -157,3 +157,73 @@ def test_the_oracle_primal_is_the_log_loss():
     w = np.array([0.5, 0.25])
     expected = 0.5 * (0.25 + 0.0625) + 2 * (np.log1p(np.exp(-0.5)) + np.log1p(np.exp(0.5)))
     assert primal(w, 0.0, X, y, row_costs(y, (2.0, 2.0)), "logistic", bias=-1) == pytest.approx(expected, rel=1e-14)
+
+
+# ---- probabilities ------------------------------------------------------------------------------------------
+
+
+def liblinear_probabilities(model_path, X, y):
+    """LIBLINEAR's predict_probability for the model in LIBLINEAR's format: (labels in its order, probabilities)."""
+    model = liblinear.load_model(str(model_path))
+    _, _, probabilities = liblinear.predict(y, X, model, "-b 1 -q")
+    return np.array(model.get_labels(), dtype=float), np.array(probabilities)
+
+
+@pytest.mark.parametrize("which", ["a9a", "generated"])
+def test_probabilities_equal_liblinears_for_the_same_model(which, a9a, generated, tmp_path):
+    store, X, y = a9a if which == "a9a" else generated
+    model = train(store, loss="logistic", C=0.5, tol=1e-3, verbose=0).model
+    exported = tmp_path / "model.liblinear"
+    model.save(tmp_path / "m.h5")
+    assert main(["export", str(tmp_path / "m.h5"), str(exported)]) == 0
+    assert exported.read_text().startswith("solver_type L2R_LR_DUAL\n")
+    labels, theirs = liblinear_probabilities(exported, X[:2000], y[:2000])
+    ours = model.probabilities(model.decision_function_csr(*_csr(X[:2000])))
+    order = np.searchsorted(model.classes, labels)  # LIBLINEAR's columns in its label order
+    np.testing.assert_allclose(ours[:, order], theirs, rtol=0, atol=1e-9)
+    # and the command line writes them under a labels line, LIBLINEAR's -b 1 layout
+    out = tmp_path / "predicted.txt"
+    text = tmp_path / "rows.svm"
+    _write_rows(text, X[:50], y[:50])
+    assert main(["predict", str(tmp_path / "m.h5"), str(text), "-o", str(out), "-b", "1", "-q"]) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0].split()[1:] == [f"{c:g}" for c in model.classes]
+    written = np.array([[float(v) for v in line.split()[1:]] for line in lines[1:]])
+    np.testing.assert_allclose(written, ours[:50], rtol=1e-7)
+
+
+def _csr(X):
+    X = X.tocsr()
+    return X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data.astype(np.float64)
+
+
+def _write_rows(path, X, y) -> None:
+    from sklearn.datasets import dump_svmlight_file
+
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+
+
+def test_a_hinge_model_has_no_probabilities(generated, tmp_path, capsys):
+    store, X, y = generated
+    train(store, loss="hinge", C=0.5, tol=1e-2, verbose=0).model.save(tmp_path / "m.h5")
+    assert main(["predict", str(tmp_path / "m.h5"), str(store), "-o", str(tmp_path / "p"), "--probability"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--loss logistic" in err and "hinge" in err
+    assert not (tmp_path / "p").exists()
+
+
+def test_estimators_predict_probabilities_with_the_logistic_loss():
+    from sklearn.datasets import make_classification
+
+    from blocksvm import BlockSVC, OnlineClassifier
+
+    X, y = make_classification(n_samples=300, n_features=8, n_informative=4, n_classes=3, random_state=0)
+    clf = BlockSVC(loss="logistic", C=0.5, random_state=0, tol=1e-4).fit(X, y)
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(p, clf.model_.probabilities(clf.decision_function(X)), rtol=1e-12)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(p))
+    assert np.mean(clf.classes_[np.argmax(p, axis=1)] == clf.predict(X)) == 1.0  # arg-max of either
+    assert not hasattr(BlockSVC(), "predict_proba")  # squared hinge: none
+    online = OnlineClassifier(solver="ftrl", loss="logistic", random_state=0).fit(X, y)
+    assert online.predict_proba(X).shape == (300, 3)

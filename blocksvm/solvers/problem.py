@@ -95,7 +95,7 @@ class Problem:
                 n_rows,
                 n_features,
                 n_blocks,
-                classes,
+                np.zeros(0),  # no classes: the targets are the labels
                 np.array([[C, C]]),
                 loss,
                 float(params.bias),

@@ -319,6 +319,7 @@ class Trainer:
             params=self.params.to_dict(),
             summary=summary,
             store_fingerprint=self.store.fingerprint,
+            loss=self.problem.loss.name,
         )
 
 

@@ -1,0 +1,151 @@
+"""Support vector regression by dual CD inside block minimization (Ho & Lin 2012) against LIBLINEAR ``-s 11``,
+``-s 12`` and ``-s 13``, on generated data and scikit-learn's bundled diabetes data.
+
+The objective is ``P(w) = 1/2 ||w||^2 + C sum_i loss(y_i - w.x_i - b)`` with ``loss(r) = max(0, |r| - eps)`` (L1)
+or its square (L2), written here in numpy. LIBLINEAR's L1-loss SVR (``-s 13``) often stops at its iteration limit
+before its tolerance; there blocksvm's objective must not be above LIBLINEAR's, and blocksvm's own duality gap
+certifies how close to the optimum it is.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file, load_diabetes
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import mean_squared_error, r2_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from blocksvm.cli import main
+from blocksvm.errors import ParameterError
+from blocksvm.estimator import BlockSVR, write_array_store
+from blocksvm.model import LinearModel
+from blocksvm.predict import predict
+from blocksvm.train import train
+
+liblinear = pytest.importorskip("liblinear.liblinearutil")
+
+
+def objective(coef, intercept, X, y, C, eps, squared: bool, bias: float) -> float:
+    slack = np.maximum(0.0, np.abs(y - X @ coef - intercept) - eps)
+    w_bias = intercept / bias if bias > 0 else 0.0
+    return 0.5 * (coef @ coef + w_bias**2) + C * np.sum(slack**2 if squared else slack)
+
+
+def generated_data():
+    rng = np.random.default_rng(0)
+    X = sp.random(3000, 50, density=0.2, random_state=1, format="csr")
+    return X, X @ rng.normal(size=50) + 0.1 * rng.normal(size=3000) + 0.5
+
+
+def diabetes_data():
+    X, y = load_diabetes(return_X_y=True)
+    return sp.csr_matrix(X), y / 100.0  # targets of order 1, as the generated ones
+
+
+DATA = {"generated": generated_data, "diabetes": diabetes_data}
+
+
+@pytest.mark.parametrize("name", list(DATA))
+@pytest.mark.parametrize("code", [11, 12, 13])
+@pytest.mark.parametrize("bias", [1.0, -1.0])
+def test_svr_reaches_liblinear(tmp_path, name, code, bias):
+    X, y = DATA[name]()
+    C, eps = (1.0, 0.1) if name == "generated" else (10.0, 0.05)
+    squared = code != 13
+    theirs = liblinear.train(liblinear.problem(y, X), f"-s {code} -c {C} -p {eps} -B {bias} -e 1e-8 -q")
+    w, b = theirs.get_decfun()
+    theirs_objective = objective(np.array(w), b if bias > 0 else 0.0, X, y, C, eps, squared, bias)
+    store = write_array_store(tmp_path / "s.bsvm", X, y, block_size=700, seed=0)
+    loss = "squared-epsilon-insensitive" if squared else "epsilon-insensitive"
+    tol = 1e-7 if squared else 1e-5  # (dual CD converges slowly on the L1-loss SVR's dual, as LIBLINEAR's does)
+    result = train(store.path, loss=loss, C=C, epsilon=eps, bias=bias, tol=tol, max_outer=3000, verbose=0)
+    assert result.stop_reason.startswith("relative duality gap"), result.stop_reason
+    model = result.model
+    ours = objective(model.coef[0], model.intercept[0], X, y, C, eps, squared, bias)
+    assert model.summary["primal"] == pytest.approx(ours, rel=1e-6)  # the record's primal is this objective
+    if squared:
+        assert ours == pytest.approx(theirs_objective, rel=1e-4)
+    else:
+        assert ours <= theirs_objective * (1 + 1e-4)
+        assert model.summary["gap"] <= 1e-5  # the dual certifies ours within 1e-5 of the optimum
+
+
+def test_predict_reports_mse_and_r2_and_writes_values(tmp_path, capsys):
+    X, y = diabetes_data()
+    store = write_array_store(tmp_path / "s.bsvm", X, y, block_size=100, seed=1)
+    model = train(store.path, loss="squared-epsilon-insensitive", C=10.0, epsilon=0.0, tol=1e-6, verbose=0).model
+    assert model.is_regression and model.classes.size == 0
+    model.save(tmp_path / "m.h5")
+    text = tmp_path / "rows.svm"
+    dump_svmlight_file(X, y, str(text), zero_based=True)
+    summary = predict(tmp_path / "m.h5", text, tmp_path / "out.txt")
+    expected = model.decision_function(X)
+    assert summary.mse == pytest.approx(mean_squared_error(y, expected), rel=1e-9)
+    assert summary.r2 == pytest.approx(r2_score(y, expected), rel=1e-9)
+    assert summary.accuracy is None
+    written = np.loadtxt(tmp_path / "out.txt")
+    np.testing.assert_allclose(written, expected, rtol=1e-12)
+    assert main(["predict", str(tmp_path / "m.h5"), str(store.path), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["mse"] == pytest.approx(summary.mse, rel=1e-9) and printed["accuracy"] is None
+
+
+def test_liblinear_format_both_ways(tmp_path):
+    X, y = generated_data()
+    store = write_array_store(tmp_path / "s.bsvm", X, y, block_size=1000, seed=0)
+    model = train(store.path, loss="epsilon-insensitive", C=1.0, tol=1e-4, verbose=0).model
+    model.save(tmp_path / "m.h5")
+    assert main(["export", str(tmp_path / "m.h5"), str(tmp_path / "m.liblinear")]) == 0
+    text = (tmp_path / "m.liblinear").read_text()
+    assert text.startswith("solver_type L2R_L1LOSS_SVR_DUAL\nnr_class 2\nnr_feature 50\n")
+    theirs = liblinear.load_model(str(tmp_path / "m.liblinear"))
+    predicted, _, _ = liblinear.predict(y, X, theirs, "-q")  # LIBLINEAR reads our model: the same values
+    np.testing.assert_allclose(predicted, model.decision_function(X), rtol=1e-9, atol=1e-12)
+    back = LinearModel.load(tmp_path / "m.liblinear")
+    assert back.is_regression and back.loss == "epsilon-insensitive"
+    np.testing.assert_allclose(back.decision_function(X), model.decision_function(X), rtol=1e-12)
+
+
+def test_regression_refusals(tmp_path):
+    X, y = generated_data()
+    store = write_array_store(tmp_path / "s.bsvm", X, y, block_size=1000, seed=0)
+    with pytest.raises(ParameterError, match="real-valued targets.*epsilon-insensitive"):
+        train(store.path, loss="hinge", verbose=0)
+    with pytest.raises(ParameterError, match="class_weight weighs classes"):
+        train(store.path, loss="epsilon-insensitive", class_weight={1: 2.0}, verbose=0)
+    with pytest.raises(ParameterError, match="is not a loss solver='ftrl' minimizes"):
+        train(store.path, solver="ftrl", loss="epsilon-insensitive", verbose=0)
+
+
+def test_liblinear_flags_on_the_command_line(tmp_path):
+    X, y = generated_data()
+    store = write_array_store(tmp_path / "s.bsvm", X, y, block_size=1000, seed=0)
+    out = tmp_path / "m.h5"
+    assert main(["train", str(store.path), str(out), "-s", "12", "-p", "0.2", "-c", "0.5", "-q"]) == 0
+    model = LinearModel.load(out)
+    assert model.loss == "squared-epsilon-insensitive" and model.params["epsilon"] == 0.2 and model.params["C"] == 0.5
+
+
+@parametrize_with_checks([BlockSVR(max_outer=20)], xfail_strict=False)
+def test_scikit_learn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
+
+
+def test_block_svr_equals_train_on_the_same_store(tmp_path):
+    X, y = diabetes_data()
+    store = write_array_store(tmp_path / "s.bsvm", X, y, block_size=150, seed=3)
+    options = dict(loss="squared-epsilon-insensitive", C=10.0, epsilon=0.05, tol=1e-6)
+    reg = BlockSVR(random_state=0, **options).fit(str(store.path))
+    model = train(store.path, seed=reg.model_.params["seed"], verbose=0, **options).model
+    np.testing.assert_array_equal(reg.coef_, model.coef[0])
+    np.testing.assert_allclose(reg.predict(X), model.decision_function(X), rtol=1e-12)
+    assert reg.score(X, y) == pytest.approx(r2_score(y, model.decision_function(X)))
+    with pytest.raises(ParameterError, match="use BlockSVC"):
+        BlockSVR(loss="hinge").fit(X, y)
