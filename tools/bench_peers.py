@@ -119,13 +119,18 @@ class Row:
 # ---- command line ---------------------------------------------------------------------------
 
 
+# LIBLINEAR's -s for each loss: the dual solver blocksvm is compared with, and the primal one that finds f*
+LIBLINEAR_S = {"hinge": 3, "squared-hinge": 1, "logistic": 7}
+FSTAR_S = {"hinge": 3, "squared-hinge": 2, "logistic": 0}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated subset of {', '.join(SETS)}")
     p.add_argument("-C", "--C", type=float, default=1.0, help="cost C of every solver (default 1)")
-    p.add_argument("--loss", choices=("squared-hinge", "hinge"), default="squared-hinge")
+    p.add_argument("--loss", choices=("squared-hinge", "hinge", "logistic"), default="squared-hinge")
     p.add_argument(
         "--out",
         type=Path,
@@ -185,7 +190,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name, (full, quick) in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
-    args.vw_loss = args.vw_loss or ("hinge" if args.loss == "hinge" else "squared")
+    args.vw_loss = args.vw_loss or {"hinge": "hinge", "logistic": "logistic"}.get(args.loss, "squared")
     return args
 
 
@@ -440,7 +445,7 @@ def job_sgd(
             if clf is None:  # a step that suits the rows' scale: squared hinge's gradient grows with ||x||^2
                 eta0 = eta0 or 0.1 / float(X.multiply(X).sum() / X.shape[0])
                 clf = SGDClassifier(
-                    loss=loss.replace("-", "_"),
+                    loss="log_loss" if loss == "logistic" else loss.replace("-", "_"),
                     penalty="l2",
                     alpha=1.0 / (rows * C),
                     fit_intercept=False,
@@ -552,14 +557,15 @@ def job_evaluate(cache: str, n_features: int, has_test: bool, C: float, loss: st
     """Objective (float64) and test accuracy (training accuracy without a test set) of saved weights."""
     import numpy as np
 
+    from blocksvm.losses import LOSSES
+
     X, y = load_cached(cache, "train", n_features)
     X_test, y_test = load_cached(cache, "test", n_features) if has_test else (X, y)
     out = {}
     for path in weights:
         saved = np.load(path)
         w, b = saved["w"], float(saved["b"])
-        slack = np.maximum(0.0, 1.0 - y * (X @ w + b))
-        losses = slack if loss == "hinge" else slack * slack
+        losses = LOSSES[loss].value(y * (X @ w + b))
         primal = 0.5 * (w @ w + b * b) + C * losses.sum()
         accuracy = float(np.mean(np.where(X_test @ w + b > 0, 1.0, -1.0) == y_test))
         out[path] = {"primal": float(primal), "accuracy": accuracy}
@@ -671,9 +677,9 @@ def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
         return runs
     rows = loaded["rows"]
     job("load liblinear", "load-liblinear", train=str(ds.train), work=str(ds.work))
-    liblinear_s = 3 if args.loss == "hinge" else 1
+    liblinear_s = LIBLINEAR_S[args.loss]
     weights = ds.work / "weights"
-    fstar_s = 3 if args.loss == "hinge" else 2
+    fstar_s = FSTAR_S[args.loss]
     job(
         "fstar",
         "liblinear",
@@ -852,7 +858,7 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
         vc = runs["vw convert"]
         add(Row(ds.name, "VW text conversion (Python)", load=vc.get("seconds")), vc)
     fs = runs["fstar"]
-    fstar_s = 3 if args.loss == "hinge" else 2
+    fstar_s = FSTAR_S[args.loss]
     add(
         Row(
             ds.name,
@@ -899,7 +905,7 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
         info.setdefault("history", {})[name] = history
 
     # LIBLINEAR at several -e
-    ll_s = 3 if args.loss == "hinge" else 1
+    ll_s = LIBLINEAR_S[args.loss]
     for key, run in runs.items():
         if not key.startswith("liblinear -e"):
             continue
