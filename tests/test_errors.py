@@ -380,7 +380,7 @@ NOT_WRITABLE = (
 CASES = [
     # -- the command line itself
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["convert", e.text, t / "o", "--zero-based", "maybe"]),
-    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "2"]),
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "5"]),
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-w", "heavy"]),
     ("unrecognized arguments: <args>", "usage", lambda e, t, mp: ["info", e.store, "--colour"]),
     ("the following arguments are required: <names>", "usage", lambda e, t, mp: ["predict", e.model]),

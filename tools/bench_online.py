@@ -48,6 +48,13 @@ def main() -> int:
         default="perceptron,ftrl,ftrl --ftrl-alpha 0.5",
         help="learners timed in part 2, comma-separated, each with its options",
     )
+    p.add_argument(
+        "--stream-loss",
+        default="hinge",
+        choices=("hinge", "logistic"),
+        help="VW's --loss_function in part 2 (logistic: give the learners --loss logistic in --stream-solvers); "
+        "the table adds the test log loss",
+    )
     p.add_argument("--skip-learners", action="store_true")
     p.add_argument("--skip-stream", action="store_true")
     p.add_argument("--job", help=argparse.SUPPRESS)
@@ -178,8 +185,8 @@ def to_vw(source: Path, target: Path) -> float:
     return time.perf_counter() - start
 
 
-def run_vw(vw_text: Path, n_features: int, passes: int, work: Path, cache: bool):
-    """VW with the hinge loss; its weights as (w, b) (numeric feature names hash to themselves)."""
+def run_vw(vw_text: Path, n_features: int, passes: int, work: Path, cache: bool, loss: str = "hinge"):
+    """VW with ``loss``; its weights as (w, b) (numeric feature names hash to themselves)."""
     import numpy as np
     from vowpalwabbit import Workspace
 
@@ -189,7 +196,7 @@ def run_vw(vw_text: Path, n_features: int, passes: int, work: Path, cache: bool)
         "-d",
         str(vw_text),
         "--loss_function",
-        "hinge",
+        loss,
         "--noconstant",
         "-b",
         str(bits),
@@ -228,8 +235,8 @@ def stream_table(args) -> None:
         f"\n### One pass from text: {info.get('rows', '?'):,} rows x {info.get('features', '?'):,} features, "
         f"{size / 1e9:.2f} GB of LIBSVM text (test: {info.get('test_rows', '?'):,} held-out rows)\n"
     )
-    print("| method | seconds | MB/s (end to end) | peak RSS MB | test acc. | progressive acc. |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| method | seconds | MB/s (end to end) | peak RSS MB | test acc. | test log loss | progressive acc. |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for entry in args.stream_solvers.split(","):
         solver, *options = entry.split()
         tag = "-".join([solver, *options]).replace("--", "")
@@ -256,7 +263,7 @@ def stream_table(args) -> None:
         accuracy = child({"kind": "accuracy", "model": str(model), "test": str(test_text)}, data / "acc.log")
         print(
             f"| blocksvm stream --solver {entry} | {run['seconds']:.1f} | {size / 1e6 / run['seconds']:.0f} "
-            f"| {run['peak_rss_mb']:.0f} | {100 * accuracy['accuracy']:.2f}% "
+            f"| {run['peak_rss_mb']:.0f} | {100 * accuracy['accuracy']:.2f}% | {accuracy['log_loss']:.4f} "
             f"| {100 * summary['progressive_accuracy']:.2f}% |"
         )
     vw = child(
@@ -266,6 +273,7 @@ def stream_table(args) -> None:
             "test": str(test_text),
             "work": str(data),
             "features": info.get("features", 0),
+            "loss": args.stream_loss,
         },
         data / "vw.log",
     )
@@ -275,7 +283,8 @@ def stream_table(args) -> None:
         total = vw["convert_seconds"] + vw["train_seconds"]
         print(
             f"| Vowpal Wabbit, one pass (LIBSVM→VW {vw['convert_seconds']:.1f} s + VW {vw['train_seconds']:.1f} s) "
-            f"| {total:.1f} | {size / 1e6 / total:.0f} | {vw['peak_rss_mb']:.0f} | {100 * vw['accuracy']:.2f}% | |"
+            f"| {total:.1f} | {size / 1e6 / total:.0f} | {vw['peak_rss_mb']:.0f} | {100 * vw['accuracy']:.2f}% "
+            f"| {vw['log_loss']:.4f} | |"
         )
 
 
@@ -293,12 +302,26 @@ def job_generate(train: str, test: str, gb: float) -> dict:
 
 
 def job_accuracy(model: str, test: str) -> dict:
-    from blocksvm.predict import predict
+    from sklearn.datasets import load_svmlight_file
 
-    return {"accuracy": predict(model, test, progress=False).accuracy}
+    from blocksvm.model import LinearModel
+
+    model = LinearModel.load(model)
+    X, y = load_svmlight_file(test, n_features=model.n_features)
+    return scores(model.decision_function(X), y)
 
 
-def job_vw_stream(train: str, test: str, work: str, features: int) -> dict:
+def scores(values, y) -> dict:
+    """Test accuracy, and the log loss of the decision values read as logistic regression's."""
+    import numpy as np
+
+    return {
+        "accuracy": float(np.mean(np.where(values > 0, 1.0, -1.0) == y)),
+        "log_loss": float(np.mean(np.logaddexp(0.0, -y * values))),
+    }
+
+
+def job_vw_stream(train: str, test: str, work: str, features: int, loss: str = "hinge") -> dict:
     """VW one pass: the conversion, then VW alone in a fresh process (its own peak RSS)."""
     vw_text = Path(work) / "train.vw"
     convert_seconds = to_vw(Path(train), vw_text)
@@ -307,7 +330,10 @@ def job_vw_stream(train: str, test: str, work: str, features: int) -> dict:
             sys.executable,
             __file__,
             "--job",
-            json.dumps({"kind": "vw_pass", "vw_text": str(vw_text), "features": features, "work": work, "test": test}),
+            json.dumps(
+                {"kind": "vw_pass", "vw_text": str(vw_text), "features": features, "work": work}
+                | {"test": test, "loss": loss}
+            ),
         ],
         Path(work) / "vw-pass.log",
     )
@@ -318,17 +344,16 @@ def job_vw_stream(train: str, test: str, work: str, features: int) -> dict:
         "convert_seconds": convert_seconds,
         "train_seconds": run["seconds"],
         "peak_rss_mb": run["peak_rss_mb"],
-        "accuracy": json.loads(run["stdout"])["accuracy"],
+        **json.loads(run["stdout"]),
     }
 
 
-def job_vw_pass(vw_text: str, features: int, work: str, test: str) -> dict:
-    import numpy as np
+def job_vw_pass(vw_text: str, features: int, work: str, test: str, loss: str = "hinge") -> dict:
     from sklearn.datasets import load_svmlight_file
 
-    w, b = run_vw(Path(vw_text), features, 1, Path(work), cache=False)
+    w, b = run_vw(Path(vw_text), features, 1, Path(work), cache=False, loss=loss)
     X, y = load_svmlight_file(test, n_features=features)
-    return {"accuracy": float(np.mean(np.where(X @ w + b > 0, 1.0, -1.0) == y))}
+    return scores(X @ w + b, y)
 
 
 # ---- processes ---------------------------------------------------------------------------------
