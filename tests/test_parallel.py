@@ -17,9 +17,12 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from oracle import liblinear_fit, primal
+from sklearn.datasets import dump_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError, ParameterError
+from blocksvm.io import convert
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
 from blocksvm.train import Trainer, TrainParams, train
@@ -410,3 +413,31 @@ def test_blocksvc_shards_and_threads_reach_the_optimum(store, option, field):
     assert parallel.stop_reason_.startswith("relative duality gap")
     assert parallel.model_.summary["primal"] <= serial.model_.summary["primal"] * (1 + 1e-4)
     assert abs(parallel.score(X, y) - serial.score(X, y)) <= 0.01
+
+
+def test_logistic_rounds_add_safely_and_reach_liblinear(store):
+    """The logistic dual is not quadratic along the shards' step: the rounds add it with sigma' = K (the line search,
+    exact only for the hinge family, is not used) and reach LIBLINEAR -s 7's optimum."""
+    X, y, _ = dense_problem(store, bias=-1.0)
+    coef, intercept = liblinear_fit(sp.csr_matrix(X), y, "logistic", C=1.0, bias=-1.0, eps=1e-8)
+    result = train(store, workers=2, loss="logistic", tol=1e-5, max_outer=300, **QUICK)
+    assert result.stop_reason.startswith("relative duality gap"), result.stop_reason
+    ours = primal(result.model.coef[0], 0.0, X, y, 1.0, "logistic", bias=-1.0)
+    assert abs(ours - primal(coef, intercept, X, y, 1.0, "logistic", bias=-1.0)) <= 1e-4 * ours
+
+
+@pytest.mark.parametrize("loss, tol", [("squared-epsilon-insensitive", 1e-4), ("epsilon-insensitive", 1e-2)])
+def test_regression_rounds_reach_the_serial_optimum(tmp_path, loss, tol):
+    """SVR's dual is not quadratic along the step either (its |beta| term): sigma' = K, and the serial optimum
+    (the L1 loss's rounds converge as O(1/epsilon): a loose gap keeps the test short)."""
+    rng = np.random.default_rng(0)
+    X = sp.random(2000, 1000, density=0.01, random_state=1, format="csr")  # rare features: rounds add up
+    y = X @ rng.normal(size=1000) + rng.normal(scale=0.1, size=2000)
+    text = tmp_path / "reg.svm"
+    dump_svmlight_file(X, y, str(text))
+    store = tmp_path / "reg.bsvm"
+    convert(text, store, block_rows=500, progress=False)
+    serial = train(store, loss=loss, tol=1e-7, max_outer=300, **QUICK)
+    result = train(store, workers=2, loss=loss, tol=tol, max_outer=300, **QUICK)
+    assert result.stop_reason.startswith("relative duality gap"), result.stop_reason
+    assert result.model.summary["primal"] <= serial.model.summary["primal"] * (1 + tol)

@@ -82,7 +82,8 @@ class DualCDSolver(Solver):
             "line_search",
             True,
             "CoCoA+ rounds (--workers > 1): scale the shards' summed update by the exact line search on the dual "
-            "(capped where the first alpha leaves its box) instead of adding it as it is.",
+            "(capped where the first alpha leaves its box) instead of adding it as it is. The hinge losses only: the "
+            "logistic and regression losses add it with sigma' = the shards.",
             boolean,
             "True or False",
             parse=bool,

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from blocksvm.errors import ParameterError, StoreError
+from blocksvm.losses import MARGIN
 from blocksvm.solvers.base import Solver
 from blocksvm.solvers.dual_cd import DualCDSolver, dual_step, step_terms
 from blocksvm.solvers.evaluate import evaluate_block
@@ -348,12 +349,16 @@ class CoCoASolver(Solver):
         super().__init__(problem, params, store)
         check_solver(params.solver)
         self.n_shards = params.workers
-        self.line_search = params.line_search and self.n_shards > 1  # one shard: the serial pass, bit for bit
+        # One shard: the serial pass, bit for bit. The search is exact where the dual is quadratic along the step
+        # (the margin kind); the logistic and epsilon duals are not, and add with the safe sigma' = K.
+        quadratic = problem.loss.kind == MARGIN
+        self.line_search = params.line_search and self.n_shards > 1 and quadratic
         self.sigma = float(params.cocoa_sigma or self.n_shards)
         if self.sigma < self.n_shards and not self.line_search and self.n_shards > 1:
+            remedy = "or keep --line-search" if quadratic else f"(loss {problem.loss.name!r} has no line search)"
             raise ParameterError(
                 f"cocoa_sigma {self.sigma:g} is below the {self.n_shards} shards: without the line search the shards' "
-                "added updates may overshoot; raise it to the number of shards or keep --line-search"
+                f"added updates may overshoot; raise it to the number of shards {remedy}"
             )
         views = [ShardView(store, blocks) for blocks in shard_blocks(store.n_blocks, self.n_shards)]
         shards = [Shard(k, view, problem, params, self.sigma, self.line_search) for k, view in enumerate(views)]
