@@ -124,6 +124,13 @@ LIBLINEAR_S = {"hinge": 3, "squared-hinge": 1, "logistic": 7}
 FSTAR_S = {"hinge": 3, "squared-hinge": 2, "logistic": 0}
 
 
+def liblinear_runs(args) -> list[tuple[int, str]]:
+    """(-s, -e) of the timed LIBLINEAR runs: the loss's dual solver at each -e, and for the logistic loss its
+    primal solver (-s 0) too."""
+    solvers = [LIBLINEAR_S[args.loss]] + ([0] if args.loss == "logistic" else [])
+    return [(s, eps) for s in solvers for eps in args.liblinear_eps.split(",")]
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -677,7 +684,6 @@ def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
         return runs
     rows = loaded["rows"]
     job("load liblinear", "load-liblinear", train=str(ds.train), work=str(ds.work))
-    liblinear_s = LIBLINEAR_S[args.loss]
     weights = ds.work / "weights"
     fstar_s = FSTAR_S[args.loss]
     job(
@@ -740,15 +746,15 @@ def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
             work=str(ds.work),
         )
     if "liblinear" not in skip:
-        for eps in args.liblinear_eps.split(","):
+        for s, eps in liblinear_runs(args):
             job(
-                f"liblinear -e {eps}",
+                f"liblinear -s {s} -e {eps}",
                 "liblinear",
                 limit,
                 cache=str(ds.cache),
                 n_features=ds.n_features,
-                options=f"-s {liblinear_s} -c {args.C} -B 1 -e {eps}",
-                weights=str(weights / f"liblinear-e{eps}.npz"),
+                options=f"-s {s} -c {args.C} -B 1 -e {eps}",
+                weights=str(weights / f"liblinear-s{s}-e{eps}.npz"),
             )
     if "sgd" not in skip:
         job(
@@ -904,16 +910,15 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
             info.setdefault("overlap", {})[name] = overlap(history)
         info.setdefault("history", {})[name] = history
 
-    # LIBLINEAR at several -e
-    ll_s = LIBLINEAR_S[args.loss]
-    for key, run in runs.items():
-        if not key.startswith("liblinear -e"):
+    # LIBLINEAR at several -e (logistic: its dual, -s 7, and its primal, -s 0)
+    for s, eps in liblinear_runs(args):
+        run = runs.get(f"liblinear -s {s} -e {eps}")
+        if run is None:
             continue
-        eps = key.split()[-1]
-        found = objective(f"liblinear-e{eps}")
+        found = objective(f"liblinear-s{s}-e{eps}")
         row = Row(
             ds.name,
-            f"LIBLINEAR -s {ll_s} -e {eps}",
+            f"LIBLINEAR -s {s} -e {eps}",
             load=run.get("setup_seconds"),
             train=run.get("seconds"),
             passes=liblinear_iterations(run),
