@@ -63,6 +63,8 @@ class LinearDecisions:
     def _array_scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        if getattr(self, "model_", None) is not None and self.model_.feature_map is not None:
+            return self.model_.decision_function(X)  # through the map: no matrix as tall as the feature space
         scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 

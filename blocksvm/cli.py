@@ -139,6 +139,8 @@ def _print_info(info: dict) -> None:
     print(f"store        {info['path']} (format version {info['format_version']}, created {info['created']})")
     print(f"rows         {info['rows']:,}")
     print(f"features     {info['features']:,} (indices in the source are {info['index_base']}-based)")
+    if info["features_used"] is not None:
+        print(f"used         {info['features_used']:,} of them, stored compactly with a feature map")
     print(f"nnz          {info['nnz']:,}")
     print(f"labels       {labels}")
     print(

@@ -29,32 +29,3 @@ def decision_values(indptr, indices, data, W, bias):
                     s += W[p, j] * data[k]
             out[i, p] = s
     return out
-
-
-@njit(cache=True, nogil=True)
-def count_outside(indices, n_features, seen):
-    """Count the nonzeros whose (zero-based) feature index is ``n_features`` or more, outside a model.
-
-    ``seen`` is a bit array of the indices met outside so far (bit ``j - n_features`` for index
-    ``j``), updated in place; the caller sizes it to cover the largest index. Returns the number
-    of such nonzeros, of indices not seen before, and the position of the first such nonzero (-1:
-    none).
-    """
-    nonzeros = 0
-    new = 0
-    first = -1
-    limit = np.uint64(seen.shape[0]) * np.uint64(8)
-    for k in range(indices.shape[0]):
-        j = np.uint32(indices[k])
-        if j >= n_features:
-            if first < 0:
-                first = k
-            nonzeros += 1
-            bit = np.uint64(j - n_features)
-            if bit < limit:
-                byte = bit >> np.uint64(3)
-                mask = np.uint8(1) << np.uint8(bit & np.uint64(7))
-                if seen[byte] & mask == 0:
-                    seen[byte] |= mask
-                    new += 1
-    return nonzeros, new, first

@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
 from blocksvm.errors import ModelError, ParameterError
+from blocksvm.features import translate
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.rows import Rows
@@ -88,6 +89,9 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         ----------
         coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
             Weights; one row (for ``classes_[1]``) with two classes, one row per class with more.
+            A scipy CSR matrix of that shape for a store stored compactly (a sparse feature space,
+            docs/FORMAT.md), so that it holds only the features the data uses (its transpose in CSR
+            form would be as tall as the space: predictions go through ``model_``'s feature map).
         intercept_ : ndarray of shape (1,) or (n_classes,)
             ``bias`` times the bias weight (zeros when ``bias <= 0``).
         classes_ : ndarray of shape (n_classes,)
@@ -150,7 +154,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
                 raise ValueError("y must be None when X is a block store: the store holds the labels")
             params = self._train_params(self.class_weight, seed)  # checked before a text file's conversion
             store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
-            self.n_features_in_ = store.n_features
+            self.n_features_in_ = store.space_features
             self._store_index_base = store.index_base
             return self._fit_store(store, store.classes, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
@@ -191,7 +195,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         if classes.dtype.kind in "biuf":  # a saved model predicts the labels themselves
             model.classes = classes.astype(np.float64)
         self.classes_ = classes
-        self.coef_ = model.coef
+        self.coef_ = model.coef if model.feature_map is None else _sparse_coef(model)
         self.intercept_ = model.intercept
         self.n_iter_ = len(result.history)
         self.history_ = result.history
@@ -270,12 +274,20 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             )
         scores, labels, lines = [], [], []
         for block in store.iter_blocks(prefetch=int(self.prefetch)):
-            scores.append(self.model_.decision_function_csr(block.indptr, block.indices, block.data))
+            indices = translate(block.indices, store.feature_map, None, 0)  # the source's columns
+            scores.append(self.model_.decision_function_csr(block.indptr, indices, block.data))
             labels.append(block.labels)
             lines.append(block.lines)
         order = np.argsort(np.concatenate(lines), kind="stable")
         values = np.concatenate(scores)[order]
         return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order]
+
+
+def _sparse_coef(model) -> sp.csr_matrix:
+    """A compact model's weights as a CSR matrix as wide as its feature space."""
+    rows, at = np.nonzero(np.ones_like(model.coef, dtype=bool))
+    shape = (model.coef.shape[0], model.space_features)
+    return sp.csr_matrix((model.coef.ravel(), (rows, model.feature_map[at])), shape=shape)
 
 
 def write_array_store(
@@ -424,7 +436,7 @@ class BlockSVR(RegressorMixin, BaseEstimator):
             if y is not None:
                 raise ValueError("y must be None when X is a block store: the store holds the targets")
             store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
-            self.n_features_in_ = store.n_features
+            self.n_features_in_ = store.space_features
             return self._fit_store(store, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True)
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
@@ -452,7 +464,7 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         if result.interrupted and result.stop_reason.startswith("stopped by"):
             raise KeyboardInterrupt(f"BlockSVR.fit {result.stop_reason}")
         self.model_ = result.model
-        self.coef_ = result.model.coef[0]
+        self.coef_ = result.model.coef[0] if result.model.feature_map is None else _sparse_coef(result.model).T
         self.intercept_ = float(result.model.intercept[0])
         self.n_iter_ = len(result.history)
         self.history_ = result.history
@@ -463,6 +475,8 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         """Predicted values, shape (n_samples,)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        if self.model_.feature_map is not None:
+            return self.model_.decision_function(X)  # through the map: no matrix as tall as the feature space
         return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel() + self.intercept_
 
 

@@ -13,6 +13,11 @@ The format (LIBLINEAR's ``save_model``)::
 For two classes there is one weight column and LIBLINEAR predicts ``label[0]`` when the decision
 value is positive; for more, one column per class in ``label`` order and the arg-max wins.
 Feature ``j`` of the file (1-based) is column ``j - 1``.
+
+The format is dense: a compact model (one with a feature map) is written with a zero row for each
+feature of its space it does not use, streamed, so the export holds no more than the model; a file
+that would exceed :data:`EXPORT_LIMIT_BYTES` is refused in one line that says its size (LIBLINEAR
+would need 8 bytes a weight to load it).
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ import numpy as np
 
 from blocksvm.errors import ModelError, check_writable
 from blocksvm.losses import LOSSES, REGRESSION, SQUARED_HINGE
+
+EXPORT_LIMIT_BYTES = 1 << 30
+"""LIBLINEAR model files larger than this (1 GiB) are refused: a compact model of a hashed space."""
+_ZERO_ROWS = 1 << 16  # zero rows written at a time
 
 # LIBLINEAR's solver types blocksvm applies -> the loss their models minimized ("" for Crammer-Singer's)
 _LOSS_OF_TYPE = {
@@ -51,8 +60,20 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
 
     Features are numbered from 1 as LIBLINEAR does, so a model trained on a zero-based store
     is exported with its columns shifted by one (and must be applied to one-based data).
+
+    Raises
+    ------
+    ModelError
+        If ``path`` cannot be written, or the file would be larger than :data:`EXPORT_LIMIT_BYTES`.
     """
     path = Path(path)
+    size = export_bytes(model)
+    if size > EXPORT_LIMIT_BYTES:
+        raise ModelError(
+            f"the LIBLINEAR model would take about {size / 1e9:,.1f} GB ({model.space_features:,} features, "
+            f"dense), more than {EXPORT_LIMIT_BYTES / 2**30:g} GiB; LIBLINEAR would need "
+            f"{8 * model.space_features * model.coef.shape[0] / 1e9:,.1f} GB to load it: keep the blocksvm model"
+        )
     coef, classes = model.coef, model.classes
     # LIBLINEAR's single w is for label[0]: our positive class comes first (a regression model has no labels)
     labels = [] if model.is_regression else [classes[1], classes[0]] if coef.shape[0] == 1 else list(classes)
@@ -67,18 +88,44 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
             f.write(f"nr_class {max(len(classes), 2)}\n")
             if labels:
                 f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
-            f.write(f"nr_feature {coef.shape[1]}\n")
+            f.write(f"nr_feature {model.space_features}\n")
             f.write(f"bias {model.bias:.17g}\n" if model.bias > 0 else "bias -1\n")
             f.write("w\n")
-            rows = columns if bias_row is None else np.vstack([columns, bias_row[None, :]])
-            for row in rows:
-                f.write("".join(f"{v:.17g} " for v in row) + "\n")
+            _write_rows(f, columns, model.feature_map, model.space_features)
+            if bias_row is not None:
+                _write_rows(f, bias_row[None, :], None, 1)
         os.replace(tmp, path)
     except OSError as exc:
         raise ModelError(f"cannot write the LIBLINEAR model {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def export_bytes(model) -> int:
+    """About how many bytes :func:`write_liblinear_model` writes for ``model``: ``"0 "`` a zero weight, up to
+    24 bytes another, a line per feature."""
+    nr_w = model.coef.shape[0]
+    zero_rows = model.space_features - model.n_features
+    return 200 + zero_rows * (2 * nr_w + 1) + (model.n_features + 1) * (24 * nr_w + 1)
+
+
+def _write_rows(f, rows: np.ndarray, feature_map: np.ndarray | None, width: int) -> None:
+    """Row ``k`` of ``rows`` as line ``feature_map[k]`` (``k`` without a map) of ``width`` lines, zeros elsewhere."""
+    zero_line = "0 " * rows.shape[1] + "\n"
+    written = 0
+    for k, row in enumerate(rows):
+        line = k if feature_map is None else int(feature_map[k])
+        _write_zero_lines(f, zero_line, line - written)
+        f.write("".join(f"{v:.17g} " for v in row) + "\n")
+        written = line + 1
+    _write_zero_lines(f, zero_line, width - written)
+
+
+def _write_zero_lines(f, zero_line: str, count: int) -> None:
+    while count > 0:
+        f.write(zero_line * min(count, _ZERO_ROWS))
+        count -= _ZERO_ROWS
 
 
 def read_liblinear_model(path: str | os.PathLike) -> dict:

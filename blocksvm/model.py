@@ -3,7 +3,10 @@
 A model file is HDF5 (``MODEL_FORMAT`` version 1): dataset ``coef`` (n_problems, n_features),
 dataset ``intercept`` (n_problems,), and JSON attributes ``classes``, ``bias``, ``loss``, ``params``,
 ``summary`` and ``feature_space`` (``n_features``, ``index_base``, the training store's
-fingerprint). It is written to a temporary name and renamed when complete.
+fingerprint). A model of a compact store (:mod:`blocksvm.features`) is version 2: it adds the
+dataset ``feature_map`` (the original zero-based column of each ``coef`` column, sorted) and the
+attribute ``space_features`` (the width of the original space). It is written to a temporary name
+and renamed when complete.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import numpy as np
 from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
 from blocksvm.decision import decision_values
 from blocksvm.errors import ModelError, check_writable
+from blocksvm.features import positions
 from blocksvm.liblinear_format import read_liblinear_model
 from blocksvm.losses import LOGISTIC_LOSS, LOSSES, REGRESSION
 
 MODEL_FORMAT = "blocksvm-model"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+"""The newest model version this blocksvm reads and writes: 2 with a feature map, 1 without."""
+DENSE_MODEL_VERSION = 1
 
 
 @dataclass
@@ -51,6 +57,11 @@ class LinearModel:
         Fingerprint of the training store.
     loss : str
         The loss it minimized (a name of :data:`blocksvm.losses.LOSSES`, or ``perceptron``; "" if unknown).
+    feature_map : ndarray of int64, shape (n_features,), or None
+        A compact model's map: column ``j`` of ``coef`` is the original zero-based column
+        ``feature_map[j]`` (sorted); features absent from it have weight 0. None: column ``j`` is ``j``.
+    space_features : int
+        Width of the original feature space (``n_features`` without a map).
     """
 
     coef: np.ndarray
@@ -62,10 +73,24 @@ class LinearModel:
     summary: dict = field(default_factory=dict)
     store_fingerprint: str = ""
     loss: str = ""
+    feature_map: np.ndarray | None = None
+    space_features: int = 0
+
+    def __post_init__(self):
+        if self.feature_map is None:
+            self.space_features = self.n_features
 
     @property
     def n_features(self) -> int:
+        """Columns of ``coef``: the features of the space, or of the map for a compact model."""
         return self.coef.shape[1]
+
+    def columns(self, indices: np.ndarray) -> np.ndarray:
+        """Original zero-based columns as ``coef``'s columns; a feature outside the model becomes ``n_features``
+        or stays beyond it (both ignored by :func:`~blocksvm.decision.decision_values`)."""
+        if self.feature_map is None:
+            return indices
+        return positions(self.feature_map, indices, self.n_features)
 
     @property
     def is_regression(self) -> bool:
@@ -92,6 +117,20 @@ class LinearModel:
         intercept = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
         return cls(W[:, :-1].copy(), intercept, np.asarray(classes, dtype=np.float64), float(bias), **kwargs)
 
+    def weights_in(self, feature_map: np.ndarray | None, n_features: int) -> tuple[np.ndarray, int]:
+        """The weights in another space's columns (a store's: dense of ``n_features``, or compact with
+        ``feature_map``), as :meth:`weights` lays them out, and how many of the model's features that space
+        lacks (their weights are left out)."""
+        if feature_map is None and self.feature_map is None and self.n_features <= n_features:
+            return self.weights(n_features), 0
+        own = self.feature_map if self.feature_map is not None else np.arange(self.n_features)
+        at = own if feature_map is None else positions(feature_map, own, n_features)
+        inside = at < n_features
+        W = np.zeros((self.coef.shape[0], n_features + 1))
+        W[:, at[inside]] = self.coef[:, inside]
+        W[:, -1] = self.intercept / self.bias if self.bias > 0 else 0.0
+        return W, int(np.count_nonzero(~inside))
+
     def weights(self, n_features: int | None = None) -> np.ndarray:
         """The weights as solvers hold them, shape (n_problems, n_features + 1): the features (zeros beyond the
         model's, up to ``n_features``), then the bias feature's weight ``intercept / bias``."""
@@ -102,12 +141,17 @@ class LinearModel:
         return W
 
     def decision_function_csr(self, indptr, indices, data) -> np.ndarray:
-        """Decision values of CSR rows (zero-based columns), shape (n_rows, n_problems).
+        """Decision values of CSR rows (original zero-based columns), shape (n_rows, n_problems).
 
-        Columns beyond the model's features are ignored, as LIBLINEAR does.
+        Features outside the model's (beyond its features, or absent from its map) are ignored, as
+        LIBLINEAR does.
         """
+        return self.decisions_of_columns(indptr, self.columns(indices), data)
+
+    def decisions_of_columns(self, indptr, columns, data) -> np.ndarray:
+        """Decision values of CSR rows whose indices are already the model's ``columns`` (:meth:`columns`)."""
         W = np.concatenate([self.coef, self.intercept[:, None]], axis=1)
-        return decision_values(indptr, indices, data, W, 1.0)
+        return decision_values(indptr, columns, data, W, 1.0)
 
     def decision_function(self, X) -> np.ndarray:
         """Decision values of a scipy sparse or dense matrix: shape (n_rows,) if binary, else (n_rows, n_classes)."""
@@ -149,7 +193,10 @@ class LinearModel:
 
         def fill(f: h5py.File) -> None:
             f.attrs["format"] = MODEL_FORMAT
-            f.attrs["version"] = MODEL_VERSION
+            f.attrs["version"] = DENSE_MODEL_VERSION if self.feature_map is None else MODEL_VERSION
+            if self.feature_map is not None:
+                f.create_dataset("feature_map", data=np.asarray(self.feature_map, np.int64), compression="gzip")
+                f.attrs["space_features"] = self.space_features
             f.create_dataset("coef", data=self.coef, compression="gzip", shuffle=True)
             f.create_dataset("intercept", data=self.intercept)
             f.attrs["classes"] = json.dumps(self.classes.tolist())
@@ -192,6 +239,8 @@ class LinearModel:
                     summary=json.loads(f.attrs["summary"]),
                     store_fingerprint=str(f.attrs["store_fingerprint"]),
                     loss=str(f.attrs.get("loss", json.loads(f.attrs["params"]).get("loss", ""))),
+                    feature_map=f["feature_map"][()] if "feature_map" in f else None,
+                    space_features=int(f.attrs.get("space_features", 0)),
                 )
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path} is not a readable model: {exc}") from None

@@ -5,9 +5,9 @@ A store's rows are shuffled across blocks, so predictions are gathered with each
 line number and sorted before writing: 16 bytes per row (+8 per class with decision values),
 the same order of memory as training's ``alpha``.
 
-Features beyond the model's (indices it never saw in training) count as zero, as in LIBLINEAR;
-they are counted on the way (nonzeros, and distinct indices in a bit array over the indices
-beyond the model's, grown to the largest one met: at most 256 MB, for index 2**31 - 1) and
+Features outside the model's (indices beyond its features, or absent from a compact model's feature
+map) count as zero, as in LIBLINEAR; they are counted on the way (nonzeros, and distinct indices in
+a :class:`~blocksvm.features.FeatureSet`, sized by the distinct indices met, not by the largest) and
 reported by a :class:`FeatureSpaceWarning`, or refused with ``strict=True``.
 """
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.decision import count_outside
 from blocksvm.errors import BlocksvmError, ModelError, check_writable
+from blocksvm.features import FeatureSet, translate
 from blocksvm.io.libsvm import iter_parsed
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
@@ -152,38 +152,43 @@ def predict(
 
 
 class _FeatureSpace:
-    """Counts the input's nonzeros and distinct indices beyond the model's features; with ``strict``
+    """Counts the input's nonzeros and distinct indices outside the model's features; with ``strict``
     refuses the first one."""
 
     def __init__(self, model: LinearModel, name: str, data: Path, strict: bool):
-        self.n_features, self.base = model.n_features, model.index_base
+        self.model, self.base = model, model.index_base
         self.name, self.data, self.strict = name, data, strict
-        self.seen = np.zeros(0, np.uint8)  # bit j - n_features: zero-based index j met
-        self.indices = self.nonzeros = 0
+        self.outside = FeatureSet()  # the distinct zero-based indices met outside the model
+        self.nonzeros = 0
+
+    @property
+    def indices(self) -> int:
+        return len(self.outside.sorted()) if self.nonzeros else 0
 
     def _space(self) -> str:
-        last = self.base + self.n_features - 1
-        return f"{self.name}, whose {self.n_features} features are indices {self.base} to {last}"
+        last = self.base + self.model.space_features - 1
+        if self.model.feature_map is not None:
+            return f"{self.name}, which uses {self.model.n_features} of the indices {self.base} to {last}"
+        return f"{self.name}, whose {self.model.n_features} features are indices {self.base} to {last}"
 
-    def check(self, indptr: np.ndarray, indices: np.ndarray, lines: np.ndarray, largest: int) -> None:
-        """Count the rows' zero-based ``indices`` beyond the model's; ``largest`` bounds them."""
-        if largest < self.n_features:
-            return
-        need = (largest - self.n_features) // 8 + 1
-        if need > len(self.seen):  # grown geometrically: few copies however the largest index creeps up
-            grown = np.zeros(max(need, min(2 * len(self.seen), (2**31 - self.n_features) // 8 + 1)), np.uint8)
-            grown[: len(self.seen)] = self.seen
-            self.seen = grown
-        nonzeros, new, first = count_outside(indices, self.n_features, self.seen)
-        if self.strict and nonzeros:
+    def columns(self, indptr: np.ndarray, indices: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """The model's columns of the rows' zero-based ``indices``, counting those outside the model."""
+        columns = self.model.columns(indices)
+        outside = columns >= self.model.n_features
+        if not outside.any():
+            return columns
+        first = int(np.argmax(outside))
+        if self.strict:
             line = lines[np.searchsorted(indptr, first, side="right") - 1]
             where = f"{self.data} (the row of source line {line})" if self.data.is_dir() else f"{self.data}:{line}"
             raise ModelError(
                 f"{where}: feature index {int(indices[first]) + self.base} is outside {self._space()} "
                 "(--strict; without it such features are ignored, with a warning)"
             )
-        self.nonzeros += int(nonzeros)
-        self.indices += int(new)
+        met = indices[outside]
+        self.nonzeros += len(met)
+        self.outside.add(met, int(met.max()))
+        return columns
 
     def warning(self) -> str:
         return (
@@ -204,8 +209,8 @@ def _predict_text(model: LinearModel, path: Path, writer, progress, space: _Feat
                     "indices: this file is in another feature space (zero-based)"
                 )
             indices = chunk.indices - np.int32(model.index_base)
-            space.check(chunk.indptr, indices, chunk.lines, chunk.max_index - model.index_base)
-            values = model.decision_function_csr(chunk.indptr, indices, chunk.data)
+            columns = space.columns(chunk.indptr, indices, chunk.lines)
+            values = model.decisions_of_columns(chunk.indptr, columns, chunk.data)
             labels = model.labels_from_decisions(values)
             writer.write(labels, values)
             tally.add(labels, chunk.labels)
@@ -223,8 +228,9 @@ def _predict_store(
     lines, predicted, decisions = [], [], []
     with progress_bar(store.n_blocks, "predict", unit="block", enabled=progress) as bar:
         for block in store.iter_blocks():
-            space.check(block.indptr, block.indices, block.lines, store.n_features - 1)  # lines: of the source
-            values = model.decision_function_csr(block.indptr, block.indices, block.data)
+            indices = translate(block.indices, store.feature_map, None, 0)  # the source's zero-based indices
+            columns = space.columns(block.indptr, indices, block.lines)  # lines: of the source
+            values = model.decisions_of_columns(block.indptr, columns, block.data)
             labels = model.labels_from_decisions(values)
             tally.add(labels, block.labels)
             if writer.active:

@@ -63,11 +63,19 @@ def store_rows(path: Path) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """All rows of a store in source-line order: ``(X, y, lines)``."""
     store = BlockStore(path)
     blocks = [store.read_block(b) for b in range(store.n_blocks)]
-    X = sp.vstack([b.to_csr(store.n_features) for b in blocks], format="csr")
+    X = sp.vstack([original_csr(store, b) for b in blocks], format="csr")
     y = np.concatenate([b.labels for b in blocks])
     lines = np.concatenate([b.lines for b in blocks])
     order = np.argsort(lines, kind="stable")
     return X[order], y[order], lines[order]
+
+
+def original_csr(store: BlockStore, block) -> sp.csr_matrix:
+    """A block's rows in the source's (zero-based) columns: a compact store's through its feature map."""
+    if store.feature_map is None:
+        return block.to_csr(store.n_features)
+    indices = store.feature_map[block.indices]
+    return sp.csr_matrix((block.data, indices, block.indptr), shape=(block.n_rows, store.space_features))
 
 
 def assert_same_rows(X, y, X_ref, y_ref) -> None:

@@ -144,6 +144,24 @@ def stream_checkpoint(e: Env, tmp: Path) -> Path:
     return tmp / "sck.h5"
 
 
+def wide_store(tmp: Path) -> Path:
+    """A store of a sparse space (largest index 2**31 - 1), held compactly with a feature map."""
+    assert main(["convert", str(write(tmp / "wide.txt", "1 1:1 2147483647:1\n-1 2:1\n")), str(tmp / "wide.bsvm")]) == 0
+    return tmp / "wide.bsvm"
+
+
+def wide_model(tmp: Path) -> Path:
+    """A model trained on :func:`wide_store`: 3 features of 2,147,483,647."""
+    assert main(["train", str(wide_store(tmp)), str(tmp / "wide.h5"), "-q"]) == 0
+    return tmp / "wide.h5"
+
+
+def cut_feature_map(store: Path) -> Path:
+    data = (store / "features.h5").read_bytes()
+    write(store / "features.h5", data[: len(data) // 2])
+    return store
+
+
 def streamed_model(tmp: Path, text: str) -> Path:
     """A Perceptron model of the LIBSVM ``text``."""
     assert main(["stream", str(write(tmp / "w.txt", text)), str(tmp / "w.h5"), "-q"]) == 0
@@ -610,9 +628,14 @@ CASES = [
         lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), complete=False)],
     ),
     (
-        "<store> was written in store format version <n>; this blocksvm reads version 1 and older (upgrade blocksvm)",
+        "<store> was written in store format version <n>; this blocksvm reads version 2 and older (upgrade blocksvm)",
         "error",
-        lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=2), t / "m.h5"],
+        lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=3), t / "m.h5"],
+    ),
+    (
+        "<store>: the feature map (features.h5) is damaged (<reason>): convert the store again",
+        "error",
+        lambda e, t, mp: ["info", cut_feature_map(wide_store(t))],
     ),
     (
         "<store> is not a blocksvm store (its manifest names another format)",
@@ -764,7 +787,7 @@ CASES = [
     ),
     ("<model> is an HDF5 file but not a blocksvm model", "error", lambda e, t, mp: ["predict", e.ck, e.test_store]),
     (
-        "<model> is model format version <n>; this blocksvm reads version 1 (upgrade blocksvm)",
+        "<model> is model format version <n>; this blocksvm reads version 2 (upgrade blocksvm)",
         "error",
         lambda e, t, mp: ["predict", set_h5_attr(e.copy(t, e.model), version=5), e.test_store],
     ),
@@ -898,6 +921,18 @@ CASES = [
             "--warm-start",
             streamed_model(t, "1 1:1\n-1 100:1\n"),
         ],
+    ),
+    (
+        "<model> has <n> features that <store> does not use: a warm start needs the store's features to include "
+        "the model's",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "perceptron", "--warm-start", wide_model(t)],
+    ),
+    (
+        "the LIBLINEAR model would take about <x> GB (<n> features, dense), more than 1 GiB; LIBLINEAR would need "
+        "<y> GB to load it: keep the blocksvm model",
+        "error",
+        lambda e, t, mp: ["export", wide_model(t), t / "m.txt"],
     ),
     (
         "<model> was trained with bias <b>: pass --bias <b>",

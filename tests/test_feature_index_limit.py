@@ -1,10 +1,9 @@
 """The largest feature index: 2**31 - 1 as written in the file, the largest int32.
 
-A store keeps indices as written, in int32, and readers subtract the index base, so every index up
-to 2,147,483,647 fits whatever the base: one-based, it is column 2,147,483,646 of 2,147,483,647
-features; zero-based, column 2,147,483,647 of 2,147,483,648. Anything larger is refused where it is
-read, with one message naming file and line, the limit and what to do. (The stores here are never
-trained on: a dense weight vector of 2**31 entries would take 16 GiB.)
+Every index up to 2,147,483,647 fits whatever the base: one-based, it is column 2,147,483,646 of
+2,147,483,647 features; zero-based, column 2,147,483,647 of 2,147,483,648. Anything larger is refused
+where it is read, with one message naming file and line, the limit and what to do. (Such a sparse
+space is stored compactly, with a feature map: tests/test_compact_features.py trains on it.)
 
 Oracle: scikit-learn's ``load_svmlight_file``, which reads indices up to the same limit.
 """
@@ -47,8 +46,9 @@ def test_index_2147483647_is_accepted_end_to_end(tmp_path, capsys, text, base, f
     code, out, _ = run(capsys, "info", store, "--json")
     info = json.loads(out)
     assert code == 0 and (info["features"], info["index_base"], info["nnz"]) == (features, base, 3)
-    block = BlockStore(store).read_block(0)
-    assert block.indices.dtype == np.int32 and block.indices.max() == LARGEST - base  # zero-based column
+    opened = BlockStore(store)
+    block = opened.read_block(0)
+    assert block.indices.dtype == np.int32 and opened.feature_map[block.indices.max()] == LARGEST - base
     X, y, _ = store_rows(store)
     X_ref, y_ref = load_svmlight_file(str(source), dtype=np.float32)
     assert_same_rows(X, y, X_ref, y_ref)

@@ -11,7 +11,10 @@ Two passes, both streaming:
 
 Together the two passes give every row a uniformly random block and a random place in it, so a
 file sorted by label yields blocks that each hold both classes. Peak memory is one chunk of text
-per parser thread, the spill buffer, and about two blocks per writer thread.
+per parser thread, the spill buffer, about two blocks per writer thread, and the set of feature
+indices met (:class:`~blocksvm.features.FeatureSet`: sized by the distinct features, never by the
+largest index). Pass 1 learns that set, so when the space is sparse (:func:`~blocksvm.features.compact_space`)
+pass 2 writes the blocks' columns compactly and the store keeps the feature map (docs/FORMAT.md).
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ import numpy as np
 
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
+from blocksvm.features import FeatureSet, compact_space
 from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed, resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
 from blocksvm.store import format as F
-from blocksvm.store.writer import StoreBuilder, write_block
+from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 
 DEFAULT_BLOCK_MB = 64.0
 MAX_SKIPPED_EXAMPLES = 5
@@ -81,6 +85,7 @@ class _Pass1:
     skipped_examples: list = field(default_factory=list)
     source_bytes: int = 0
     text_bytes: int = 0
+    features: FeatureSet = field(default_factory=FeatureSet)
 
 
 def convert(
@@ -187,6 +192,9 @@ def convert(
                     f"index is {facts.max_index}, {base}-based; --n-features)"
                 )
             width = n_features
+        used = facts.features.sorted()  # as written in the source
+        compact = used if compact_space(len(used), width) else None
+        del facts.features
         if shuffle:
             spill = _rebalance(spill, target, weigh, seed, dtype, builder.partial / "spill2.bin")
         entries = _write_blocks(
@@ -197,7 +205,12 @@ def convert(
             seed=seed if shuffle else None,
             jobs=jobs,
             progress=progress,
+            compact=compact,
         )
+        feature_map = None
+        if compact is not None:
+            path = builder.partial / F.FEATURES_FILE
+            feature_map = write_feature_map(path, compact - base, compression=compression, store_id=builder.store_id)
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
         seconds = time.perf_counter() - start
@@ -220,6 +233,7 @@ def convert(
             skipped_lines=facts.skipped,
             skipped_examples=facts.skipped_examples,
             convert_seconds=round(seconds, 3),
+            feature_map=feature_map,
         )
     return ConvertSummary(
         str(output),
@@ -317,6 +331,7 @@ def _tally(facts: _Pass1, chunk) -> None:
     facts.nnz += chunk.nnz
     facts.max_index = max(facts.max_index, chunk.max_index)
     facts.min_index = min(facts.min_index, chunk.min_index)
+    facts.features.add(chunk.indices, chunk.max_index)
     facts.skipped += chunk.n_skipped
     facts.text_bytes += chunk.text_bytes
     facts.source_bytes = max(facts.source_bytes, chunk.source_pos)
@@ -371,8 +386,13 @@ def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> Sp
     return fresh
 
 
-def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compression, seed, jobs, progress) -> list[dict]:
+def _write_blocks(
+    spill: SpillWriter, builder: StoreBuilder, *, dtype, compression, seed, jobs, progress, compact
+) -> list[dict]:
     """Pass 2: turn every non-empty bucket into a block file; return their manifest entries.
+
+    ``compact``: the sorted indices (as written) of a compact store, whose blocks hold positions in
+    it; None: blocks hold indices as written.
 
     Threads, not processes: reading a bucket and permuting it release the GIL, h5py serializes
     HDF5 calls whatever the number of threads, and worker processes would cost seconds to start
@@ -391,6 +411,7 @@ def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compressi
             i,
             compression,
             builder.store_id,
+            compact,
         )
 
     entries = []
@@ -405,10 +426,23 @@ def _write_blocks(spill: SpillWriter, builder: StoreBuilder, *, dtype, compressi
 
 
 def _build_block(
-    spill_path, records: list[Record], dtype, seed, out_path: Path, index: int, compression: str, store_id: str
+    spill_path,
+    records: list[Record],
+    dtype,
+    seed,
+    out_path: Path,
+    index: int,
+    compression: str,
+    store_id: str,
+    compact: np.ndarray | None,
 ) -> dict:
-    """Pass 2, one bucket: read it, permute its rows (when ``seed`` is given), write the block."""
+    """Pass 2, one bucket: read it, permute its rows (when ``seed`` is given), number its columns
+    compactly (when ``compact`` is given), write the block."""
     block = read_bucket(spill_path, records, dtype)
     if seed is not None:
         block = permute_rows(block, np.random.default_rng(seed).permutation(block.n_rows))
-    return write_block(out_path, block, index=index, compression=compression, store_id=store_id)
+    version = F.DENSE_VERSION
+    if compact is not None:
+        block.indices = np.searchsorted(compact, block.indices).astype(np.int32)
+        version = F.FORMAT_VERSION
+    return write_block(out_path, block, index=index, compression=compression, store_id=store_id, version=version)

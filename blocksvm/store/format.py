@@ -10,9 +10,14 @@ import numpy as np
 from blocksvm.errors import ParameterError
 
 FORMAT_NAME = "blocksvm-store"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The newest version this blocksvm reads and writes: 2 for a store with a feature map, 1 without one."""
+DENSE_VERSION = 1
+"""A store without a feature map is written as version 1, so older blocksvm versions still read it."""
 MANIFEST = "manifest.json"
 BLOCK_FILE = "block-{:05d}.h5"
+FEATURES_FILE = "features.h5"
+"""A compact store's feature map: dataset ``features``, the original zero-based column of each stored one."""
 PARTIAL_SUFFIX = ".partial"
 
 # Per-block datasets: name -> dtype (None: the store's value dtype).

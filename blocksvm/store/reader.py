@@ -16,6 +16,7 @@ import h5py
 import numpy as np
 
 from blocksvm.errors import StoreError
+from blocksvm.features import translate
 from blocksvm.rows import Rows, rows_sorted_increasing
 from blocksvm.store import format as F
 
@@ -68,6 +69,10 @@ class BlockStore:
     >>> store.n_rows, store.n_features, store.n_blocks         # doctest: +SKIP
     (32561, 123, 8)
     >>> X = store.read_block(0).to_csr(store.n_features)       # doctest: +SKIP
+
+    A compact store (format version 2, docs/FORMAT.md) numbers its blocks' columns ``0 ..
+    n_features - 1`` and ``feature_map[j]`` is column ``j``'s original (zero-based) column in a
+    space of ``space_features``; without a map, ``feature_map`` is None and the two widths agree.
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -75,7 +80,7 @@ class BlockStore:
         self.manifest = _read_manifest(self.path)
         m = self.manifest
         self.n_rows: int = m["rows"]
-        self.n_features: int = m["features"]
+        self.space_features: int = m["features"]
         self.nnz: int = m["nnz"]
         self.index_base: int = m["index_base"]
         self.dtype = np.dtype(m["dtype"])
@@ -86,6 +91,8 @@ class BlockStore:
         self.row_offsets = np.concatenate(([0], np.cumsum(self.block_rows)))
         F.ensure_filters_available(m["params"]["compression"])
         self._check_files()
+        self.feature_map: np.ndarray | None = self._read_feature_map()
+        self.n_features: int = self.space_features if self.feature_map is None else len(self.feature_map)
 
     @property
     def n_blocks(self) -> int:
@@ -134,6 +141,25 @@ class BlockStore:
             )
         return None
 
+    def _read_feature_map(self) -> np.ndarray | None:
+        entry = self.manifest.get("feature_map")
+        if entry is None:
+            return None
+        file = self.path / entry["file"]
+        try:
+            size = file.stat().st_size
+            if size != entry["bytes"]:
+                raise StoreError(f"it has {size} bytes, the manifest says {entry['bytes']}")
+            with h5py.File(file, "r") as f:
+                feature_map = f["features"][()]
+            if len(feature_map) != entry["count"] or not _sorted_within(feature_map, self.space_features):
+                raise StoreError("it disagrees with the manifest")
+        except (OSError, KeyError, StoreError) as exc:
+            raise StoreError(
+                f"{self.path}: the feature map ({entry['file']}) is damaged ({_short(exc)}): convert the store again"
+            ) from None
+        return feature_map
+
     def read_block(self, b: int) -> Block:
         """Read block ``b`` into memory (indices shifted to zero-based).
 
@@ -158,7 +184,7 @@ class BlockStore:
         problem = self._check_block(block, entry)
         if problem:
             raise StoreError(f"{where} is inconsistent: {problem}")
-        if self.index_base:
+        if self.index_base and self.feature_map is None:  # a compact store's columns are zero-based
             block.indices -= np.int32(self.index_base)
         return block
 
@@ -171,9 +197,8 @@ class BlockStore:
             return "row pointers are not monotone from 0 to nnz"
         if block.data.dtype != self.dtype:
             return f"values are {block.data.dtype}, the manifest says {self.dtype}"
-        if block.nnz and (
-            block.indices.min() < self.index_base or block.indices.max() >= self.n_features + self.index_base
-        ):
+        first = self.index_base if self.feature_map is None else 0
+        if block.nnz and (block.indices.min() < first or block.indices.max() >= self.n_features + first):
             return "a feature index lies outside the store's feature range"
         return None
 
@@ -207,6 +232,9 @@ class BlockStore:
     def verify(self) -> list[str]:
         """Read every block and check checksums and invariants; return the problems found."""
         problems = []
+        entry = self.manifest.get("feature_map")
+        if entry is not None and F.file_crc32(self.path / entry["file"]) != entry["crc32"]:
+            problems.append(f"the feature map ({entry['file']}): file checksum differs from the manifest")
         for b, entry in enumerate(self.blocks):
             file = self.path / entry["file"]
             if F.file_crc32(file) != entry["crc32"]:
@@ -238,7 +266,8 @@ class BlockStore:
             "store_id": m["store_id"],
             "created": m["created"],
             "rows": self.n_rows,
-            "features": self.n_features,
+            "features": self.space_features,
+            "features_used": self.n_features if self.feature_map is not None else None,
             "nnz": self.nnz,
             "blocks": self.n_blocks,
             "labels": {_label_key(c): int(n) for c, n in zip(self.classes, self.label_counts)},
@@ -250,6 +279,41 @@ class BlockStore:
             "skipped_lines": m.get("skipped_lines", 0),
             "block_sizes": [{"rows": b["rows"], "nnz": b["nnz"], "bytes": b["bytes"]} for b in self.blocks],
         }
+
+
+def same_space(a: BlockStore, b: BlockStore) -> bool:
+    """Whether two stores number their columns alike (both dense, or compact with the same map)."""
+    if a.feature_map is None or b.feature_map is None:
+        return a.feature_map is None and b.feature_map is None
+    return np.array_equal(a.feature_map, b.feature_map)
+
+
+class SpaceView:
+    """A store whose blocks are read with their columns in another store's space: ``feature_map`` (None:
+    dense) of ``n_features`` columns; a feature that space lacks gets column ``n_features`` or beyond,
+    which the kernels ignore. Otherwise it is the store (its attributes pass through)."""
+
+    def __init__(self, store: BlockStore, feature_map: np.ndarray | None, n_features: int):
+        self.store, self.target_map, self.target_features = store, feature_map, n_features
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def read_block(self, b: int) -> Block:
+        return self._translated(self.store.read_block(b))
+
+    def iter_blocks(self, order=None, *, prefetch: int = 1, stats: ReadStats | None = None) -> Iterator[Block]:
+        for block in self.store.iter_blocks(order, prefetch=prefetch, stats=stats):
+            yield self._translated(block)
+
+    def _translated(self, block: Block) -> Block:
+        block.indices = translate(block.indices, self.store.feature_map, self.target_map, self.target_features)
+        return block
+
+
+def _sorted_within(columns: np.ndarray, width: int) -> bool:
+    """Whether ``columns`` increase strictly and lie in ``0 .. width - 1``."""
+    return len(columns) == 0 or (columns[0] >= 0 and columns[-1] < width and bool(np.all(np.diff(columns) > 0)))
 
 
 def _label_key(value: float) -> str:

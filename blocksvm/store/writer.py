@@ -25,13 +25,19 @@ from blocksvm.rows import Rows
 from blocksvm.store import format as F
 
 
-def write_block(path: Path, block: Rows, *, index: int, compression: str, store_id: str) -> dict:
-    """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32)."""
+def write_block(
+    path: Path, block: Rows, *, index: int, compression: str, store_id: str, version: int = F.DENSE_VERSION
+) -> dict:
+    """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32).
+
+    ``version``: the store's format version (:data:`~blocksvm.store.format.FORMAT_VERSION` for a
+    store with a feature map, whose blocks hold compact columns).
+    """
     filters = F.compression_filters(compression)
 
     def fill(f: h5py.File) -> None:
         f.attrs["format"] = F.FORMAT_NAME
-        f.attrs["version"] = F.FORMAT_VERSION
+        f.attrs["version"] = version
         f.attrs["store_id"] = store_id
         f.attrs["block"] = index
         f.attrs["rows"] = block.n_rows
@@ -52,6 +58,22 @@ def write_block(path: Path, block: Rows, *, index: int, compression: str, store_
         "bytes": len(data),
         "crc32": zlib.crc32(data),
     }
+
+
+def write_feature_map(path: Path, feature_map: np.ndarray, *, compression: str, store_id: str) -> dict:
+    """Write a compact store's feature map (sorted original zero-based columns); return its manifest entry
+    (file, count, bytes, crc32)."""
+    filters = F.compression_filters(compression)
+
+    def fill(f: h5py.File) -> None:
+        f.attrs["format"] = F.FORMAT_NAME
+        f.attrs["version"] = F.FORMAT_VERSION
+        f.attrs["store_id"] = store_id
+        chunk = (max(1, min(len(feature_map), F.CHUNK_ELEMENTS)),)
+        f.create_dataset("features", data=np.asarray(feature_map, np.int64), chunks=chunk, **filters)
+
+    data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)
+    return {"file": path.name, "count": len(feature_map), "bytes": len(data), "crc32": zlib.crc32(data)}
 
 
 class StoreBuilder:
@@ -105,18 +127,21 @@ class StoreBuilder:
         blocks: list[dict],
         source: dict,
         params: dict,
+        feature_map: dict | None = None,
         **extra,
     ) -> Path:
         """Write the manifest (docs/FORMAT.md: the one place its fields are laid out), then publish the store.
 
         ``blocks`` are the entries :func:`write_block` returned; rows and nnz are summed from
-        them, classes and their counts come from ``label_counts`` (label -> rows). ``extra``
-        fields (a converter's skipped lines, say) are kept as given.
+        them, classes and their counts come from ``label_counts`` (label -> rows). ``feature_map``
+        is :func:`write_feature_map`'s entry for a compact store (format version 2), else None
+        (version 1). ``extra`` fields (a converter's skipped lines, say) are kept as given.
         """
         classes = sorted(label_counts)
+        mapped = {"feature_map": feature_map} if feature_map is not None else {}
         manifest = {
             "format": F.FORMAT_NAME,
-            "version": F.FORMAT_VERSION,
+            "version": F.FORMAT_VERSION if feature_map is not None else F.DENSE_VERSION,
             "complete": True,
             "store_id": self.store_id,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -128,6 +153,7 @@ class StoreBuilder:
             "classes": [float(c) for c in classes],
             "label_counts": [int(label_counts[c]) for c in classes],
             "blocks": blocks,
+            **mapped,
             "source": source,
             "params": params,
             **extra,

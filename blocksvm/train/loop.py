@@ -30,7 +30,7 @@ from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import evaluate_block
-from blocksvm.store import BlockStore, ReadStats
+from blocksvm.store import BlockStore, ReadStats, SpaceView, same_space
 from blocksvm.train.driver import run_pass, store_blocks
 from blocksvm.train.parallel import CoCoASolver
 from blocksvm.train.params import TrainParams, settle
@@ -247,11 +247,17 @@ class Trainer:
                 f"{source} has the classes {model.classes.tolist()}; {self.store.path} has "
                 f"{p.classes.tolist()}: a warm start needs the same classes"
             )
-        if model.n_features > p.n_features:
+        W, lost = model.weights_in(self.store.feature_map, p.n_features)
+        if lost and self.store.feature_map is None and model.feature_map is None:
             raise ModelError(f"{source} has {model.n_features} features, more than the store's {p.n_features}")
+        if lost:
+            raise ModelError(
+                f"{source} has {lost} features that {self.store.path} does not use: a warm start needs the "
+                "store's features to include the model's"
+            )
         if (model.bias > 0) != (p.bias > 0) or (p.bias > 0 and model.bias != p.bias):
             raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
-        self.solver.start_from(model.weights(p.n_features))
+        self.solver.start_from(W)
 
     # ---- checkpoints --------------------------------------------------------------------
 
@@ -320,6 +326,8 @@ class Trainer:
             summary=summary,
             store_fingerprint=self.store.fingerprint,
             loss=self.problem.loss.name,
+            feature_map=self.store.feature_map,
+            space_features=self.store.space_features,
         )
 
 
@@ -352,7 +360,9 @@ def _open_validation(validation, store: BlockStore) -> BlockStore | None:
             f"validation store {validation.path} has {validation.index_base}-based feature indices, "
             f"the training store {store.path} {store.index_base}-based: they are different feature spaces"
         )
-    return validation
+    if same_space(validation, store):
+        return validation
+    return SpaceView(validation, store.feature_map, store.n_features)
 
 
 def train(
