@@ -15,6 +15,14 @@ block read ahead::
 
     python tools/bench_train_memory.py                      # 16 MB blocks, 8 and 32 blocks
     python tools/bench_train_memory.py --blocks 4 --outer 1 # quicker
+
+``--largest`` measures the other direction of issue 24: the same data (``--sweep-rows`` rows of
+``--nnz`` entries over ``--sweep-features`` distinct features) written with its features spread up
+to a largest index of 2^20, 2^24, 2^28 and 2^31 - 1, then ``convert``, ``train`` (dual CD and
+Pegasos) and ``predict`` (the text file) each in its own process, peak RSS from ``os.wait4``'s
+rusage. Memory must stay flat: a sparse space is stored and trained compactly (docs/FORMAT.md)::
+
+    python tools/bench_train_memory.py --largest
 """
 
 from __future__ import annotations
@@ -50,6 +58,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--remove", action="store_true", help="delete the stores afterwards")
     p.add_argument("--train-one", type=Path, help=argparse.SUPPRESS)  # child mode
+    p.add_argument("--largest", action="store_true", help="peak RSS as the largest feature index grows (issue 24)")
+    p.add_argument("--sweep-rows", type=int, default=20_000, help="--largest: rows of the data")
+    p.add_argument("--sweep-features", type=int, default=5_000, help="--largest: distinct features the rows use")
+    p.add_argument(
+        "--sweep-largest",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=[2**20, 2**24, 2**28, 2**31 - 1],
+        help="--largest: the largest indices, comma-separated",
+    )
     return p.parse_args(argv)
 
 
@@ -139,12 +156,77 @@ def report(small: dict, large: dict, args: argparse.Namespace) -> tuple[str, boo
     return "\n".join(lines), ok
 
 
+CLI = "import sys; from blocksvm.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def write_spread(path: Path, largest: int, args: argparse.Namespace) -> None:
+    """The sweep's data: the same rows for every ``largest``, feature ``j`` written as index ``spread[j]``."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    k = args.sweep_features
+    spread = np.unique(np.concatenate([rng.choice(largest - 1, k - 1, replace=False) + 1, [largest]]))
+    w_true = rng.standard_normal(k)
+    with open(path, "w") as f:
+        for _ in range(args.sweep_rows):
+            used = np.sort(rng.choice(k, args.nnz, replace=False))
+            values = rng.standard_normal(args.nnz)
+            label = 1 if values @ w_true[used] > 0 else -1
+            f.write(f"{label} " + " ".join(f"{i}:{v:.4f}" for i, v in zip(spread[used], values)) + "\n")
+
+
+def peak_of(argv: list[str], where: Path) -> tuple[float, float]:
+    """Run the CLI with ``argv`` in a child process: its peak RSS in MiB (``os.wait4``) and seconds."""
+    start = time.perf_counter()
+    with open(where / "child.err", "w") as stderr:
+        child = subprocess.Popen([sys.executable, "-c", CLI, *argv, "-q"], stdout=subprocess.DEVNULL, stderr=stderr)
+        _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"blocksvm {' '.join(argv)} failed:\n{(where / 'child.err').read_text()}")
+    return usage.ru_maxrss / 1024, time.perf_counter() - start
+
+
+def sweep_largest(args: argparse.Namespace) -> str:
+    """Peak RSS of convert, train (dual CD, Pegasos) and predict as the largest index grows, at fixed data."""
+    folder = args.out_dir / "largest"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"{args.sweep_rows:,} rows x {args.nnz} nnz over {args.sweep_features:,} distinct features; peak RSS "
+        "(MiB) and seconds of each command in its own process (os.wait4)",
+        "",
+        "| largest index | convert | train (dual CD) | train (Pegasos) | predict (text) | model columns |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for largest in args.sweep_largest:
+        text, store = folder / f"spread-{largest}.txt", folder / f"spread-{largest}.bsvm"
+        print(f"largest index {largest:,} ...", file=sys.stderr, flush=True)
+        write_spread(text, largest, args)
+        cells = [peak_of(["convert", str(text), str(store), "--overwrite"], folder)]
+        for solver in ("dual-cd", "pegasos"):
+            model = folder / f"{solver}.h5"
+            model.unlink(missing_ok=True)
+            cells.append(peak_of(["train", str(store), str(model), "--solver", solver, "--max-outer", "10"], folder))
+        cells.append(peak_of(["predict", str(folder / "dual-cd.h5"), str(text)], folder))
+        from blocksvm.model import LinearModel
+
+        columns = LinearModel.load(folder / "dual-cd.h5").n_features
+        row = " | ".join(f"{mb:.0f} MiB, {s:.1f} s" for mb, s in cells)
+        lines.append(f"| {largest:,} | {row} | {columns:,} |")
+        if args.remove:
+            shutil.rmtree(store)
+            text.unlink()
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.train_one:
         print(json.dumps(train_one(args.train_one, args)))
         return 0
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.largest:
+        print(sweep_largest(args))
+        return 0
     stores = [make(args, args.blocks), make(args, args.blocks * args.factor)]
     results = []
     for store in stores:
