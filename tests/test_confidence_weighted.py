@@ -61,7 +61,7 @@ class NumpyCW:
 
     def learn(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         M, V = y * (x @ self.mu), x @ (self.sigma * x)
-        self.correct += M > 0
+        self.correct += M > 0 or (M == 0 and y < 0)  # a decision of 0 reads as the negative class
         self.losses += max(0.0, 1.0 - M)
         if V == 0:
             return
@@ -81,7 +81,7 @@ class NumpyAROW(NumpyCW):
 
     def learn(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         m, v = x @ self.mu, x @ (self.sigma * x)
-        self.correct += y * m > 0
+        self.correct += y * m > 0 or (m == 0 and y < 0)
         self.losses += max(0.0, 1.0 - y * m)
         if y * m < 1 and v > 0:
             r = self.r / weight

@@ -73,3 +73,26 @@ def test_w8a_without_bias_reaches_liblinear_optimum(shared_data, tmp_path, loss)
     assert (np.diff(X.indptr) == 0).sum() > 1000
     result = train(tmp_path / "w8a.bsvm", loss=loss, bias=-1, tol=1e-4, max_outer=2000, verbose=0)
     check_liblinear_optimum(result, X, y, loss, -1.0)
+
+
+@pytest.mark.parametrize("solver", ["dual-cd", "pegasos", "pa1"])
+def test_recorded_accuracy_is_predicts_on_empty_rows(with_empty_rows, solver):
+    """An empty row without a bias has the decision 0, which predict reads as the negative class: the records'
+    accuracies count it as predict does (they counted it wrong, and w8a without bias read 90% for LIBLINEAR's 98%)."""
+    store, X, y = with_empty_rows
+    result = train(store, solver=solver, bias=-1.0, max_outer=3, validation=store, verbose=0)
+    right = float(np.mean(result.model.predict(X) == y))
+    assert right > 0.6
+    assert result.history[-1]["validation_accuracy"] == pytest.approx(right, abs=1e-12)
+    if solver == "dual-cd":  # the exact evaluation pass's train accuracy at the same w
+        assert result.model.summary["train_accuracy"] == pytest.approx(right, abs=1e-12)
+
+
+def test_progressive_accuracy_counts_an_empty_row_as_predict_would(tmp_path):
+    """A zero decision on a negative row is right, on a positive row wrong: the first row of a stream, seen by w = 0."""
+    from blocksvm.stream import stream
+
+    text = tmp_path / "t.svm"
+    text.write_text("-1\n+1\n")
+    result = stream(text, solver="perceptron", bias=-1.0, classes=[-1, 1], verbose=0)
+    assert result.summary["progressive_accuracy"] == pytest.approx(0.5)

@@ -61,7 +61,7 @@ class NumpyFOBOS:
         self.t += 1
         eta_t = self.eta / np.sqrt(self.t) if self.schedule == "sqrt" else self.eta
         margin = y * (self.w @ x)
-        self.correct += margin > 0
+        self.correct += margin > 0 or (margin == 0 and y < 0)  # a decision of 0 reads as the negative class
         self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
         half = self.w + eta_t * y * weight * loss_gradient(self.loss, margin) * x  # w - eta_t g_t
         self.w = np.sign(half) * np.maximum(0.0, np.abs(half) - eta_t * self.l1)

@@ -104,7 +104,7 @@ class NumpyFTRL:
             features, values = np.append(features, len(self.z) - 1), np.append(values, self.bias)
         w = self.weights(features)
         margin = y * (w @ values)
-        self.correct += margin > 0
+        self.correct += margin > 0 or (margin == 0 and y < 0)  # a decision of 0 reads as the negative class
         self.losses += (
             np.log1p(np.exp(-margin))
             if self.loss == "logistic"

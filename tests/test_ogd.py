@@ -64,7 +64,7 @@ class NumpyOGD:
         self.t += 1
         eta_t = 1.0 / (self.lam * self.t) if self.step_schedule == "inverse" else self.eta / np.sqrt(self.t)
         margin = y * (self.w @ x)
-        self.correct += margin > 0
+        self.correct += margin > 0 or (margin == 0 and y < 0)  # a decision of 0 reads as the negative class
         self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
         # w - eta_t (lambda w - g y x), a shrink never below 0
         w = max(0.0, 1.0 - eta_t * self.lam) * self.w + eta_t * weight * loss_gradient(self.loss, margin) * y * x

@@ -121,7 +121,8 @@ def test_pa_in_the_schedules_order_equals_the_numpy_transcription(shuffled, vari
         for i in order:
             y = 1.0 if labels[i] > 0 else -1.0
             margin = y * (w @ dense[i])
-            losses, correct = losses + max(0.0, 1.0 - margin), correct + (margin > 0)
+            right = (w @ dense[i] > 0) == (y > 0)  # a decision of 0 reads as the negative class
+            losses, correct = losses + max(0.0, 1.0 - margin), correct + right
             w = w + (class_weight or {}).get(int(labels[i]), 1.0) * pa_step(variant, w, dense[i], y, C) * y * dense[i]
     np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12)

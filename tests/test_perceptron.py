@@ -32,22 +32,28 @@ def visit_order(n_rows: int, seed: int) -> np.ndarray:
     return order
 
 
-def numpy_perceptron(path, passes: int, seed: int, bias: float) -> tuple[np.ndarray, np.ndarray]:
-    """Weights and averaged weights (n_features + 1 with the bias feature) after ``passes`` passes."""
+def numpy_perceptron(path, passes: int, seed: int, bias: float, right: list | None = None):
+    """Weights and averaged weights (n_features + 1 with the bias feature) after ``passes`` passes; ``right``
+    gets each pass's rows predicted right before their update (a decision of 0 reads as the negative class)."""
     store = BlockStore(path)
     w = np.zeros(store.n_features + 1)
     total, steps = np.zeros_like(w), 0
     for outer in range(1, passes + 1):
+        seen_right = 0
         for b in Schedule(seed, outer).order(store.n_blocks):
             block = store.read_block(int(b))
             X = block.to_csr(store.n_features).toarray()
             X = np.hstack([X, np.full((len(X), 1), bias if bias > 0 else 0.0)])
             y = np.where(block.labels == store.classes[1], 1.0, -1.0)
             for i in visit_order(block.n_rows, int(Schedule(seed, outer).seeds(block.index, 1)[0])):
-                if y[i] * (w @ X[i]) <= 0:
+                decision = w @ X[i]
+                seen_right += (decision > 0) == (y[i] > 0)
+                if y[i] * decision <= 0:
                     w = w + y[i] * X[i]
                 total += w
                 steps += 1
+        if right is not None:
+            right.append(seen_right)
     return w, total / steps
 
 
@@ -142,12 +148,16 @@ def test_one_pass_in_file_order_equals_scikit_learns_perceptron(shared_data, tmp
 
 
 def test_progressive_validation_counts_each_row_before_its_update(store):
-    """Per pass: progressive accuracy = rows right before their update; Perceptron updates = mistakes."""
+    """Per pass: progressive accuracy = rows right before their update (counted in numpy); the Perceptron
+    updates on mistakes and on margins of 0 (a negative row at decision 0 is right, and still updates)."""
     result = train(store, solver="perceptron", max_outer=3, verbose=0, bias=-1)
     rows = BlockStore(store).n_rows
-    w, _ = numpy_perceptron(store, 1, 0, -1.0)
+    right: list[int] = []
+    w, _ = numpy_perceptron(store, 3, 0, -1.0, right)
     first = result.history[0]
-    assert first["progressive_accuracy"] == pytest.approx(1 - first["updates"] / rows)
+    assert [r["progressive_accuracy"] for r in result.history] == pytest.approx([r / rows for r in right])
+    assert first["progressive_accuracy"] >= 1 - first["updates"] / rows
+    w, _ = numpy_perceptron(store, 1, 0, -1.0)
     assert 0 < first["progressive_loss"] and first["primal"] == pytest.approx(first["progressive_loss"] * rows)
     assert result.history[-1]["progressive_accuracy"] > first["progressive_accuracy"]
     np.testing.assert_allclose(

@@ -43,7 +43,7 @@ class NumpySCW:
     def learn(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         sigma_x = self.sigma @ x if self.full else self.sigma * x
         m, v = y * (self.mu @ x), x @ sigma_x
-        self.correct += m > 0
+        self.correct += m > 0 or (m == 0 and y < 0)  # a decision of 0 reads as the negative class
         self.losses += max(0.0, 1.0 - m)
         if v == 0 or self.phi * np.sqrt(v) - m <= 0:  # the loss max(0, phi sqrt(v) - m) is 0
             return

@@ -58,16 +58,16 @@ def test_stream_equals_one_pass_in_file_order(text, tmp_path):
 
 
 def test_summary_counts_progressive_mistakes_by_hand(tmp_path):
-    # Perceptron, no bias, w = 0. Row 1 (y=+1, x=(1,0)): margin 0, a mistake, w = (1,0). Row 2 (y=-1,
-    # x=(0,1)): margin 0, a mistake, w = (1,-1). Row 3 (y=+1, x=(2,0)): margin 2, right. Row 4 (y=-1, x=(1,0)):
-    # margin -1, a mistake of loss 1, w = (0,-1).
+    # Perceptron, no bias, w = 0. Row 1 (y=+1, x=(1,0)): decision 0, predicted -1: a mistake, w = (1,0). Row 2
+    # (y=-1, x=(0,1)): decision 0, predicted -1 (as predict reads 0): right, but margin 0 updates, w = (1,-1).
+    # Row 3 (y=+1, x=(2,0)): margin 2, right. Row 4 (y=-1, x=(1,0)): margin -1, a mistake of loss 1, w = (0,-1).
     (tmp_path / "t.svm").write_text("1 1:1\n-1 2:1\n1 1:2\n-1 1:1\n")
     assert main(["stream", str(tmp_path / "t.svm"), str(tmp_path / "m.h5"), "--bias", "-1", "-q"]) == 0
     model = LinearModel.load(tmp_path / "m.h5")
     np.testing.assert_array_equal(model.coef, [[0.0, -1.0]])
     s = model.summary
-    assert (s["examples"], s["mistakes"], s["progressive_loss"], s["nonzero_weights"]) == (4, 3, 0.25, 1)
-    assert s["progressive_accuracy"] == 0.25
+    assert (s["examples"], s["mistakes"], s["progressive_loss"], s["nonzero_weights"]) == (4, 2, 0.25, 1)
+    assert s["progressive_accuracy"] == 0.5
 
 
 def test_compressed_and_standard_input(text, tmp_path):

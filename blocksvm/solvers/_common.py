@@ -181,11 +181,19 @@ def online_pass(indptr, seed):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def predicted_right(margin, label):
+    """Whether the row of class ``label`` (1: positive) with the margin ``y w.x`` is predicted right, as
+    ``predict`` reads a decision value: positive above 0, negative at or below it (a row whose decision is 0,
+    such as an empty row without a bias, is predicted negative)."""
+    return margin > 0 or (margin == 0 and label == 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def judge(stats, loss, cost, label, margin):
     """Progressive validation of one row, before its update: add its loss (weighted by ``cost[label]``) and
-    whether its margin is positive to ``stats``; return its slack ``threshold - margin``."""
+    whether it is predicted right to ``stats``; return its slack ``threshold - margin``."""
     stats[LOSS_SEEN] += cost[label] * row_loss(loss, margin)
-    if margin > 0:
+    if predicted_right(margin, label):
         stats[CORRECT_SEEN] += 1
     return loss[0] - margin
 
@@ -212,7 +220,8 @@ def row_norms_squared(indptr, data):
 
 @njit(cache=True, nogil=True)
 def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
-    """At fixed ``w``: ``sum_i cost_i * loss_i``, the count of ``y_i w.x_i > 0`` and ``sum_i (y_i - w.x_i)^2``.
+    """At fixed ``w``: ``sum_i cost_i * loss_i``, the rows predicted right (:func:`predicted_right`) and
+    ``sum_i (y_i - w.x_i)^2``.
 
     ``loss`` is the table of :mod:`blocksvm.losses`; ``cost`` holds the C of negative and positive rows:
     ``cost[0]`` for y = -1, ``cost[1]`` for +1 (regression: ``cost[1]`` for every row). Features beyond ``w``
@@ -234,7 +243,8 @@ def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
             squared += residual * residual
             continue
         margin = y[i] * dot
-        total += cost[1 if y[i] > 0 else 0] * row_loss(loss, margin)
-        if margin > 0:
+        label = 1 if y[i] > 0 else 0
+        total += cost[label] * row_loss(loss, margin)
+        if predicted_right(margin, label):
             correct += 1
     return total, correct, squared

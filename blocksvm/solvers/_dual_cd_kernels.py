@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from blocksvm.losses import EPSILON, LOGISTIC, MARGIN
-from blocksvm.solvers._common import interleaved_runs, prefetch, row_loss
+from blocksvm.solvers._common import interleaved_runs, predicted_right, prefetch, row_loss
 
 INF = math.inf
 
@@ -261,7 +261,7 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
             pg_min_new = min(pg_min_new, PG)
             if first and i < n_a:
                 loss_sum += cost[c] * row_loss(loss, z)
-                if z > 0 and kind != EPSILON:
+                if kind != EPSILON and predicted_right(z, c):
                     correct += 1
                 first_max = max(first_max, PG)
                 first_min = min(first_min, PG)

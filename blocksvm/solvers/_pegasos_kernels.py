@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import prefetch, slack_loss, slack_slope, visit_order
+from blocksvm.solvers._common import predicted_right, prefetch, slack_loss, slack_slope, visit_order
 
 # Indices into the Pegasos state array.
 SCALE, SQ_NORM, STEP = range(3)
@@ -111,7 +111,7 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
                 grad[s - start] = slack_slope(loss, slack) * cost[c] / C
             else:
                 grad[s - start] = 0.0
-            if margin > 0:
+            if predicted_right(margin, c):
                 stats[CORRECT_SEEN] += 1
         t = state[STEP]
         eta = 1.0 / (lam * t)
