@@ -146,6 +146,8 @@ def stream(
             "dtype": learner.dtype.name,
         }
         arrays = learner.solver.state() if learner.solver is not None else {}
+        if learner.slots is not None:  # a sparse space's features (blocksvm.solvers.growing)
+            arrays = {**arrays, "feature_slots": learner.slots}
         return snapshot(state, time.perf_counter() - start, params, identity, arrays)
 
     with checkpointer or contextlib.nullcontext(), deferred_signals() as stop:
@@ -219,7 +221,7 @@ def _warm_start(learner: GrowingLearner, model: LinearModel, source: str) -> Non
     """Continue ``model``: its classes, features and weights."""
     if model.bias != learner.params.bias and not (model.bias <= 0 and learner.params.bias <= 0):
         raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
-    learner.start_from(model.weights(), model.classes, model.n_features)
+    learner.start_from(model.weights(), model.classes, model.n_features, model.feature_map)
 
 
 def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: float, text_bytes: int) -> LinearModel:
@@ -228,7 +230,7 @@ def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: 
         raise BlocksvmError(
             f"the stream held {sums.rows} examples of {len(seen)} class(es) {seen}: a classifier needs two or more"
         )
-    W = learner.weights()
+    W, feature_map, space_features = learner.model_weights()
     examples = max(sums.rows, 1)
     summary = {
         "examples": sums.rows,
@@ -252,6 +254,8 @@ def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: 
         params=params.to_dict(),
         summary=summary,
         loss=learner.problem.loss.name,
+        feature_map=feature_map,
+        space_features=space_features,
     )
 
 
@@ -264,7 +268,11 @@ def _resume(path, params, identity: dict, dtype, out) -> tuple[TrainState, Growi
     state = restore(saved, params, identity, f"checkpoint {path}")
     learned = state.learner
     learner = GrowingLearner(
-        params, learned.get("classes", ()), learned.get("n_features", 0), learned.get("dtype", dtype)
+        params,
+        learned.get("classes", ()),
+        learned.get("n_features", 0),
+        learned.get("dtype", dtype),
+        saved.arrays.get("feature_slots"),
     )
     if learner.solver is not None:
         learner.solver.load_state(saved.arrays)

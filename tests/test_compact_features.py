@@ -14,6 +14,8 @@ Oracles: the same data with its indices compacted by hand (1..K), trained by blo
 from __future__ import annotations
 
 import json
+import os
+import signal
 import warnings
 
 import h5py
@@ -33,6 +35,7 @@ from blocksvm.model import LinearModel
 from blocksvm.predict import FeatureSpaceWarning, predict
 from blocksvm.store import BlockStore
 from blocksvm.store.format import DENSE_VERSION, FORMAT_VERSION, MANIFEST
+from blocksvm.stream import stream
 from blocksvm.train import train
 
 LARGEST = 2**31 - 1
@@ -277,3 +280,54 @@ def test_blocksvc_on_a_wide_store_keeps_sparse_weights_as_wide_as_the_space(pair
     X, y = load_svmlight_file(str(pair / "wide.txt"), n_features=LARGEST)
     np.testing.assert_allclose(fitted.decision_function(X), fitted.model_.decision_function(X), rtol=1e-12)
     assert fitted.score(X, y) == fitted.score(str(pair / "wide.bsvm"))
+
+
+# ---- the stream: a learner that grows with the features it meets ----------------------------------------
+
+
+@pytest.mark.parametrize("solver", ["perceptron", "ftrl", "arow"])
+def test_a_stream_grows_slots_not_the_largest_index(pair, solver):
+    wide = stream(pair / "wide.txt", solver=solver, verbose=0, chunk_bytes=2048).model
+    dense = stream(pair / "dense.txt", solver=solver, verbose=0, chunk_bytes=2048).model
+    assert wide.coef.shape == (1, K) and wide.space_features == LARGEST
+    np.testing.assert_array_equal(wide.feature_map, SPREAD - 1)
+    np.testing.assert_allclose(wide.coef, dense.coef, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(wide.intercept, dense.intercept, rtol=1e-10, atol=1e-12)
+
+
+def test_a_dense_stream_switches_to_slots_when_a_far_index_comes(pair, tmp_path):
+    rows = (pair / "dense.txt").read_text().splitlines()
+    near = [" ".join(t for t in line.split() if not t.startswith(f"{K}:")) for line in rows[:50]] + rows[50:]
+    far = [line.replace(f" {K}:", f" {LARGEST}:") for line in near]  # feature K at the largest index, from row 51
+    (tmp_path / "near.txt").write_text("\n".join(near) + "\n")
+    (tmp_path / "far.txt").write_text("\n".join(far) + "\n")
+    wide = stream(tmp_path / "far.txt", solver="perceptron", verbose=0, chunk_bytes=1024).model
+    dense = stream(tmp_path / "near.txt", solver="perceptron", verbose=0, chunk_bytes=1024).model
+    np.testing.assert_array_equal(wide.feature_map, [*range(K - 1), LARGEST - 1])  # 0..K-2 from the dense part
+    np.testing.assert_allclose(wide.coef, dense.coef, rtol=1e-12)
+
+
+def test_a_stream_in_slots_resumes_to_the_uninterrupted_model(pair, tmp_path):
+    whole = stream(pair / "wide.txt", solver="perceptron", verbose=0, chunk_bytes=1024).model
+
+    def stop_half_way(line):  # deterministic: a SIGTERM when the table reaches 128 examples
+        if line.split()[2:3] == ["128"]:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    options = dict(solver="perceptron", chunk_bytes=1024, checkpoint=tmp_path / "ck.h5", checkpoint_every=1)
+    cut = stream(pair / "wide.txt", say=stop_half_way, **options)
+    assert cut.stopped_by == "SIGTERM" and cut.summary["examples"] < 400
+    resumed = stream(pair / "wide.txt", verbose=0, chunk_bytes=1024, solver="perceptron", resume=tmp_path / "ck.h5")
+    np.testing.assert_array_equal(resumed.model.feature_map, whole.feature_map)
+    np.testing.assert_array_equal(resumed.model.coef, whole.coef)
+
+
+def test_a_stream_warm_starts_from_a_compact_model(pair, tmp_path):
+    first = stream(pair / "wide.txt", solver="perceptron", verbose=0).model
+    first.save(tmp_path / "first.h5")
+    again = stream(pair / "wide.txt", solver="perceptron", verbose=0, warm_start=tmp_path / "first.h5").model
+    dense_first = stream(pair / "dense.txt", solver="perceptron", verbose=0).model
+    dense_first.save(tmp_path / "dense.h5")
+    dense_again = stream(pair / "dense.txt", solver="perceptron", verbose=0, warm_start=tmp_path / "dense.h5").model
+    np.testing.assert_array_equal(again.feature_map, SPREAD - 1)
+    np.testing.assert_allclose(again.coef, dense_again.coef, rtol=1e-12)

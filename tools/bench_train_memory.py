@@ -19,8 +19,9 @@ block read ahead::
 ``--largest`` measures the other direction of issue 24: the same data (``--sweep-rows`` rows of
 ``--nnz`` entries over ``--sweep-features`` distinct features) written with its features spread up
 to a largest index of 2^20, 2^24, 2^28 and 2^31 - 1, then ``convert``, ``train`` (dual CD and
-Pegasos) and ``predict`` (the text file) each in its own process, peak RSS from ``os.wait4``'s
-rusage. Memory must stay flat: a sparse space is stored and trained compactly (docs/FORMAT.md)::
+Pegasos), ``predict`` (the text file) and ``stream`` (OGD, one pass over the text) each in its own
+process, peak RSS from ``os.wait4``'s rusage. Memory must stay flat: a sparse space is stored and
+trained compactly (docs/FORMAT.md)::
 
     python tools/bench_train_memory.py --largest
 """
@@ -194,8 +195,9 @@ def sweep_largest(args: argparse.Namespace) -> str:
         f"{args.sweep_rows:,} rows x {args.nnz} nnz over {args.sweep_features:,} distinct features; peak RSS "
         "(MiB) and seconds of each command in its own process (os.wait4)",
         "",
-        "| largest index | convert | train (dual CD) | train (Pegasos) | predict (text) | model columns |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| largest index | convert | train (dual CD) | train (Pegasos) | predict (text) | stream (OGD) "
+        "| model columns |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for largest in args.sweep_largest:
         text, store = folder / f"spread-{largest}.txt", folder / f"spread-{largest}.bsvm"
@@ -207,6 +209,8 @@ def sweep_largest(args: argparse.Namespace) -> str:
             model.unlink(missing_ok=True)
             cells.append(peak_of(["train", str(store), str(model), "--solver", solver, "--max-outer", "10"], folder))
         cells.append(peak_of(["predict", str(folder / "dual-cd.h5"), str(text)], folder))
+        (folder / "stream.h5").unlink(missing_ok=True)
+        cells.append(peak_of(["stream", str(text), str(folder / "stream.h5"), "--solver", "ogd"], folder))
         from blocksvm.model import LinearModel
 
         columns = LinearModel.load(folder / "dual-cd.h5").n_features

@@ -16,13 +16,23 @@ that already existed keeps its state:
 
 With class weights the carried problems are exact for two classes; in one-vs-rest, LIBLINEAR's costs give
 "the rest" weight 1, so a carried binary state is the start of its problem, not its exact past.
+
+Features are weight columns ``0 .. n_features - 1`` as long as the space stays dense. When a row's index would
+widen it into a sparse space (:func:`blocksvm.features.compact_space`: a hashed feature, index 2**31 - 1), the
+learner switches to **slots**: weight ``s`` belongs to the original column ``slots[s]``, the columns known so far
+keep their weights and each new feature takes the next slot, so growing appends columns as before and memory
+follows the features met, not the largest index. :meth:`GrowingLearner.model_weights` sorts them into a
+model's feature map.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from blocksvm.errors import ParameterError
+from blocksvm.features import compact_space, positions
 from blocksvm.solvers.base import BlockReport, OnlineSolver, Solver
 from blocksvm.solvers.problem import Problem
 from blocksvm.solvers.registry import SOLVERS
@@ -41,11 +51,13 @@ class GrowingLearner:
         Features known at the start.
     dtype : numpy dtype
         Type of the rows' values.
+    slots : ndarray of int64, optional
+        The original column of each weight, in a sparse space (see the module docstring); None: dense.
     """
 
     combine = staticmethod(Solver.combine)
 
-    def __init__(self, params, classes=(), n_features: int = 0, dtype=np.float32):
+    def __init__(self, params, classes=(), n_features: int = 0, dtype=np.float32, slots: np.ndarray | None = None):
         self.params = params
         self.solver_class = SOLVERS[params.solver]
         if params.class_weight == "balanced":
@@ -56,7 +68,16 @@ class GrowingLearner:
         self.dtype = np.dtype(dtype)
         self.classes = np.array(sorted(classes), dtype=np.float64)
         self.n_features = n_features
+        self.slots: np.ndarray | None = None
+        self._use_slots(slots)
         self.solver: OnlineSolver | None = self._new_solver() if len(self.classes) else None
+
+    def _use_slots(self, slots: np.ndarray | None) -> None:
+        """Set the slots (None: dense) and the lookup that finds a column's slot."""
+        self.slots = None if slots is None else np.asarray(slots, dtype=np.int64)
+        if self.slots is not None:
+            self._slot_order = np.argsort(self.slots, kind="stable")
+            self._sorted_columns = self.slots[self._slot_order]
 
     @property
     def problem(self) -> Problem | None:
@@ -92,7 +113,7 @@ class GrowingLearner:
         classes come in file order only (a stream; ``partial_fit`` declares its classes), so the seeds of the
         problems after a change are -1 (file order).
         """
-        self.make_room(rows.labels[:0], int(rows.indices.max()) if rows.nnz else -1)
+        rows = self._in_weight_columns(rows)
         loss, correct, updates, start = 0.0, 0, 0, 0
         while start < rows.n_rows:
             unseen = np.flatnonzero(~np.isin(rows.labels[start:], self.classes))
@@ -110,14 +131,50 @@ class GrowingLearner:
             start = stop
         return BlockReport(loss=np.array([loss]), correct=correct, passes=1.0, updates=updates)
 
-    def start_from(self, W: np.ndarray, classes, n_features: int) -> None:
-        """Continue the weights ``W`` (n_problems, n_features + 1) of a model of ``classes``."""
+    def _in_weight_columns(self, rows):
+        """``rows`` with their (zero-based) columns as weight columns, after making room for their features."""
+        if not rows.nnz:
+            return rows
+        largest = int(rows.indices.max())
+        if self.slots is None:
+            if largest < self.n_features:
+                return rows
+            met = len(np.unique(rows.indices[rows.indices >= self.n_features]))
+            if not compact_space(self.n_features + met, largest + 1):
+                self.make_room(rows.labels[:0], largest)
+                return rows
+            self._use_slots(np.arange(self.n_features))  # the columns so far keep their weights
+        return replace(rows, indices=self._slots_of(rows))
+
+    def _slots_of(self, rows) -> np.ndarray:
+        """The slots of the rows' columns, new features taking the next ones."""
+        found = positions(self._sorted_columns, rows.indices, len(self.slots))
+        new = found == len(self.slots)
+        if new.any():
+            self._use_slots(np.concatenate([self.slots, np.unique(rows.indices[new])]))
+            self.make_room(rows.labels[:0], len(self.slots) - 1)
+            found = positions(self._sorted_columns, rows.indices, len(self.slots))
+        return self._slot_order[found].astype(np.int32)
+
+    def start_from(self, W: np.ndarray, classes, n_features: int, slots: np.ndarray | None = None) -> None:
+        """Continue the weights ``W`` (n_problems, n_features + 1) of a model of ``classes``; ``slots``: a
+        compact model's feature map."""
         self.classes, self.n_features = np.asarray(classes, dtype=np.float64), n_features
+        self._use_slots(slots)
         self.solver = self._new_solver()
         self.solver.start_from(W)
 
     def weights(self) -> np.ndarray:
         return self.solver.weights()
+
+    def model_weights(self) -> tuple[np.ndarray, np.ndarray | None, int]:
+        """The weights as a model keeps them: ``(W, feature_map, space_features)``, W's feature columns sorted by
+        original column (``feature_map`` None: dense, ``space_features`` = ``n_features``)."""
+        W = self.weights()
+        if self.slots is None:
+            return W, None, self.n_features
+        order = np.append(self._slot_order, len(self.slots))  # the bias feature's weight stays last
+        return W[:, order], self._sorted_columns, int(self._sorted_columns[-1]) + 1
 
 
 def _positives(classes: list) -> list:
