@@ -4,9 +4,16 @@ LIBSVM text is converted once into compressed HDF5 blocks (:func:`convert`); tra
 one block at a time and runs dual coordinate descent, Pegasos or an online learner on it (block
 minimization, Yu, Hsieh, Chang & Lin, KDD 2010). Online learners also run in one pass straight
 from text (:mod:`blocksvm.stream`).
+
+Everything but the errors is imported on first use (``blocksvm.convert``, ``blocksvm.stream.stream``,
+``blocksvm.predict.predict``): ``blocksvm --version`` does not pay for numba, HDF5 or scikit-learn.
 """
 
-from blocksvm._jit_cache import ensure_fresh_cache  # noqa: E402
+from __future__ import annotations
+
+import importlib
+
+from blocksvm._jit_cache import ensure_fresh_cache
 from blocksvm._version import __version__  # noqa: F401  (blocksvm.__version__)
 
 ensure_fresh_cache()
@@ -19,8 +26,6 @@ from blocksvm.errors import (  # noqa: E402
     ParameterError,
     StoreError,
 )
-from blocksvm.io import ConvertSummary, convert, load_libsvm  # noqa: E402
-from blocksvm.store import BlockStore  # noqa: E402
 
 __all__ = [
     "BlockSVC",
@@ -38,16 +43,28 @@ __all__ = [
     "load_libsvm",
 ]
 
+# name -> the module that defines it, imported when the name is first read
+_LAZY = {
+    "convert": "blocksvm.io",
+    "ConvertSummary": "blocksvm.io",
+    "load_libsvm": "blocksvm.io",
+    "BlockStore": "blocksvm.store",
+    "BlockSVC": "blocksvm.estimator",
+    "BlockSVR": "blocksvm.estimator",
+    "OnlineClassifier": "blocksvm.online",
+}
+# the modules of the Python tour, reachable as attributes after ``import blocksvm``
+_SUBMODULES = ("datasets", "io", "model", "plot", "predict", "store", "stream", "train")
+
 
 def __getattr__(name: str):
-    """``blocksvm.BlockSVC``, ``BlockSVR`` and ``OnlineClassifier``, imported on first use: the command line does
-    not pay for scikit-learn."""
-    if name in ("BlockSVC", "BlockSVR"):
-        from blocksvm import estimator
-
-        return getattr(estimator, name)
-    if name == "OnlineClassifier":
-        from blocksvm.online import OnlineClassifier
-
-        return OnlineClassifier
+    """The public names and modules, imported on first use."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"blocksvm.{name}")
     raise AttributeError(f"module 'blocksvm' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_SUBMODULES})

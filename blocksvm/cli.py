@@ -487,7 +487,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"blocksvm: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``blocksvm`` parser; with ``only``, the options of that command alone (the others keep their name
+    and help line), so that ``blocksvm --version`` or ``convert`` does not import what ``train`` needs."""
     from blocksvm._version import __version__
 
     parser = _Parser(
@@ -501,18 +503,57 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (help_text, add_arguments) in COMMANDS.items():
-        add_arguments(sub.add_parser(name, help=help_text, description=help_text, parents=[common]))
+        command_parser = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        if only is None or only == name:
+            add_arguments(command_parser)
     return parser
 
 
+def _command_of(argv: list[str]) -> str:
+    """The command ``argv`` names: its first word that is not an option ("" if none)."""
+    return next((token for token in argv if not token.startswith("-")), "")
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The arguments of ``argv``; an argument the command does not know is an error that points at the
+    command's ``--help``."""
+    parser = build_parser(_command_of(argv))
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``blocksvm`` command; returns the exit code."""
-    parser = build_parser()
+    """Entry point of the ``blocksvm`` command; returns the exit code.
+
+    Ctrl-C at any moment, imports included, ends with one line and exit code 130 (never inside numba's
+    glue code: :mod:`blocksvm._interrupt`).
+    """
+    from blocksvm._interrupt import sigint_handled
+
     argv = liblinear_weight_options(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        parser.print_help()
-        return EXIT_ERROR
-    args = parser.parse_args(argv)
+    debug = "--debug" in argv
+    with sigint_handled():
+        try:
+            if not argv:
+                build_parser("").print_help()
+                return EXIT_ERROR
+            return _run(_parse(argv))
+        except KeyboardInterrupt:
+            if debug:
+                raise
+            return _interrupted()
+
+
+def _interrupted() -> int:
+    print("blocksvm: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; a user error is one line (the traceback with ``--debug``)."""
     try:
         return args.run(args)
     except BlocksvmError as exc:
@@ -520,11 +561,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"blocksvm: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        if args.debug:
-            raise
-        print("blocksvm: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
     except OSError as exc:
         if args.debug:
             raise
@@ -541,12 +577,25 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line, and the traceback with --debug
         if args.debug:
             raise
+        if _caused_by_interrupt(exc):  # a C extension that wrapped a KeyboardInterrupt
+            return _interrupted()
         print(
             f"blocksvm: error: unexpected {type(exc).__name__}: {exc} (a bug in blocksvm: run again with "
             "--debug and report the traceback)",
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def _caused_by_interrupt(exc: BaseException) -> bool:
+    """True if a KeyboardInterrupt is among the causes or contexts of ``exc``."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _os_error_text(exc: OSError) -> str:

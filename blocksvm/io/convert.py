@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from blocksvm._interrupt import sigint_held
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.features import FeatureSet, compact_space
@@ -414,15 +415,28 @@ def _write_blocks(
             compact,
         )
 
-    entries = []
+    entries, futures = [], []
     with (
         ThreadPoolExecutor(max(1, min(jobs or 2, len(buckets)))) as pool,
         progress_bar(len(buckets), "write blocks", unit="block", enabled=progress) as bar,
     ):
-        for entry in pool.map(build, range(len(buckets))):  # in block order
-            entries.append(entry)
-            bar.update()
+        try:
+            with sigint_held():  # a Ctrl-C inside submit would leave a started thread that nobody waits for
+                futures += [pool.submit(build, i) for i in range(len(buckets))]
+            for future in futures:  # in block order
+                entries.append(future.result())
+                bar.update()
+        finally:
+            _finish(futures)
     return entries
+
+
+def _finish(futures: list[Future]) -> None:
+    """Cancel the blocks not begun and wait for those being written: after an error or Ctrl-C, no thread writes
+    into the partial store while it is being removed."""
+    for future in futures:
+        future.cancel()
+    wait(futures)
 
 
 def _build_block(

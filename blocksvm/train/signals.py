@@ -3,7 +3,7 @@
 A kernel updates ``w`` and ``alpha`` together; an exception raised between two such updates
 would leave a state that no checkpoint should hold. So while training, the first Ctrl-C or
 SIGTERM only sets a flag that the outer loop reads after each block; a second Ctrl-C interrupts
-at once.
+at once (once out of numba's glue code: :func:`blocksvm._interrupt.interrupt`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import signal
 import threading
 from contextlib import contextmanager
+
+from blocksvm._interrupt import interrupt
 
 
 class StopRequest:
@@ -33,7 +35,7 @@ def deferred_signals():
 
     def handle(signum, frame):
         if request and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # a second Ctrl-C: the user insists
+            interrupt(frame)  # a second Ctrl-C: the user insists
         request.signal_name = signal.Signals(signum).name
 
     previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
