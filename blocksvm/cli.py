@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -535,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = liblinear_weight_options(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    with sigint_handled():
+    with sigint_handled(), _quiet_when_read_no_more():
         try:
             if not argv:
                 build_parser("").print_help()
@@ -545,6 +546,49 @@ def main(argv: list[str] | None = None) -> int:
             if debug:
                 raise
             return _interrupted()
+
+
+class _QuietWhenClosed:
+    """A text stream that goes quiet when its reader has gone (``blocksvm train ... 2>&1 | head -2``): the run
+    goes on and writes its model and history as if nothing was printed; its printing is not the run."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.reader_gone = False
+
+    def write(self, text: str) -> int:
+        if not self.reader_gone:
+            try:
+                return self.stream.write(text)
+            except BrokenPipeError:
+                self._gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._gone()
+
+    def _gone(self) -> None:
+        self.reader_gone = True
+        with contextlib.suppress(OSError, ValueError):  # the interpreter's last flush must not meet the pipe
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.stream.fileno())
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def _quiet_when_read_no_more():
+    """Standard output and error as :class:`_QuietWhenClosed` streams for the block."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _QuietWhenClosed(sys.stdout), _QuietWhenClosed(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _interrupted() -> int:

@@ -1,4 +1,5 @@
-"""Ctrl-C at any moment is ``blocksvm: interrupted``, exit code 130, nothing half-written (issue 24).
+"""Ctrl-C at any moment is ``blocksvm: interrupted``, exit code 130, nothing half-written; output into a pipe that
+nobody reads any more goes quiet and the run finishes (issue 24).
 
 No timer anywhere: the interrupt is delivered by the code under test itself, at a chosen place. A compiled
 function that sends SIGINT to its own process from inside numba stands in for a conversion kernel (the signal
@@ -178,3 +179,37 @@ def test_tour_modules_are_attributes_after_import_blocksvm():
     script = "import blocksvm; print(blocksvm.stream.stream.__name__, blocksvm.predict.predict.__name__)"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV)
     assert done.stdout.split() == ["stream", "predict"], done.stderr
+
+
+def run_into_a_closed_pipe(argv: list[str]) -> int:
+    """``blocksvm ARGV 2>&1 | head -0``, deterministically: standard output and error are a pipe whose reader has
+    closed before the command starts, so every line it prints meets a broken pipe."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        command = [sys.executable, "-m", "blocksvm.cli", *argv]
+        return subprocess.run(command, stdout=write, stderr=write, env=ENV, timeout=600).returncode
+    finally:
+        os.close(write)
+
+
+def test_train_into_a_closed_pipe_finishes_with_its_own_history(tmp_path, small_libsvm):
+    """``blocksvm train data.svm m.h5 2>&1 | head -2`` ended with exit code 1, no message, and an older model's
+    history cut to the passes printed (issue 24). Printing is not the run: the model and a complete history."""
+    from blocksvm.model import LinearModel
+
+    model = tmp_path / "m.h5"
+    history = tmp_path / "m.h5.history.jsonl"
+    assert run_into_a_closed_pipe(["train", str(small_libsvm), str(model), "-C", "4", "--max-outer", "5"]) == 0
+    older = history.read_text()
+    argv = ["train", str(small_libsvm), str(model), "-C", "0.25", "--tol", "0", "--max-outer", "3", "--json"]
+    assert run_into_a_closed_pipe(argv) == 0
+    records = [json.loads(line) for line in history.read_text().splitlines()]
+    assert [r["outer"] for r in records] == [1, 2, 3] and history.read_text() != older
+    assert LinearModel.load(model).params["C"] == 0.25  # the history's model, not the older one
+
+
+def test_info_and_convert_into_a_closed_pipe_succeed(tmp_path, small_libsvm):
+    store = tmp_path / "s"
+    assert run_into_a_closed_pipe(["convert", str(small_libsvm), str(store)]) == 0
+    assert run_into_a_closed_pipe(["info", str(store), "--verify"]) == 0
