@@ -27,14 +27,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
 from blocksvm.errors import ModelError, ParameterError
-from blocksvm.features import translate
+from blocksvm.features import compact_space, translate
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
-from blocksvm.store.format import DEFAULT_COMPRESSION
-from blocksvm.store.writer import StoreBuilder, write_block
+from blocksvm.store.format import DEFAULT_COMPRESSION, DENSE_VERSION, FEATURES_FILE, FORMAT_VERSION
+from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 from blocksvm.train import TrainParams, train
 from blocksvm.train.params import PARAMS, settle
 from blocksvm.train.records import StopRules
@@ -309,7 +309,8 @@ def write_array_store(
     Returns
     -------
     BlockStore
-        The store, opened for reading (zero-based feature indices).
+        The store, opened for reading (zero-based feature indices; compact, with a feature map, when the
+        matrix is wide and its rows use few of its columns, as :func:`blocksvm.convert` decides).
     """
     X = sp.csr_matrix(X)
     n_rows, n_features = X.shape
@@ -321,6 +322,11 @@ def write_array_store(
     labels = labels[order]
     lines = order.astype(np.int64) + 1
     classes, counts = np.unique(labels, return_counts=True)
+    used = np.unique(X.indices).astype(np.int64)  # sized by the nonzeros, not by the width
+    compact = compact_space(len(used), n_features)
+    if compact:
+        X.indices = np.searchsorted(used, X.indices).astype(X.indices.dtype)
+    version = FORMAT_VERSION if compact else DENSE_VERSION
     entries = []
     with StoreBuilder(path) as builder:
         for b, start in enumerate(range(0, n_rows, block_size)):
@@ -334,8 +340,19 @@ def write_array_store(
                 lines[start:stop],
             )
             entries.append(
-                write_block(builder.block_path(b), block, index=b, compression=compression, store_id=builder.store_id)
+                write_block(
+                    builder.block_path(b),
+                    block,
+                    index=b,
+                    compression=compression,
+                    store_id=builder.store_id,
+                    version=version,
+                )
             )
+        feature_map = None
+        if compact:
+            where = builder.partial / FEATURES_FILE
+            feature_map = write_feature_map(where, used, compression=compression, store_id=builder.store_id)
         builder.commit(
             features=n_features,
             index_base=0,
@@ -352,6 +369,7 @@ def write_array_store(
                 "zero_based": True,
                 "skip_bad_lines": False,
             },
+            feature_map=feature_map,
         )
     return BlockStore(path)
 

@@ -331,3 +331,16 @@ def test_a_stream_warm_starts_from_a_compact_model(pair, tmp_path):
     dense_again = stream(pair / "dense.txt", solver="perceptron", verbose=0, warm_start=tmp_path / "dense.h5").model
     np.testing.assert_array_equal(again.feature_map, SPREAD - 1)
     np.testing.assert_allclose(again.coef, dense_again.coef, rtol=1e-12)
+
+
+def test_blocksvc_fit_on_a_wide_matrix_trains_compactly(pair):
+    from blocksvm import BlockSVC
+
+    X, y = load_svmlight_file(str(pair / "wide.txt"), n_features=LARGEST)
+    X_dense, _ = load_svmlight_file(str(pair / "dense.txt"), n_features=K)
+    wide = BlockSVC(max_outer=20, random_state=0).fit(X, y)
+    dense = BlockSVC(max_outer=20, random_state=0).fit(X_dense, y)
+    assert wide.model_.n_features == K and wide.coef_.shape == (1, LARGEST)
+    np.testing.assert_array_equal(wide.coef_.indices, SPREAD - 1)  # (column indexing would scan 2**31 columns)
+    np.testing.assert_allclose(wide.coef_.data, dense.coef_[0], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(wide.predict(X), dense.predict(X_dense))
