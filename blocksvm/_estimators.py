@@ -6,10 +6,13 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._available_if import available_if
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from blocksvm.features import positions
+from blocksvm.model import LinearModel
 from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.train.params import for_command
 
@@ -63,8 +66,8 @@ class LinearDecisions:
     def _array_scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        if getattr(self, "model_", None) is not None and self.model_.feature_map is not None:
-            return self.model_.decision_function(X)  # through the map: no matrix as tall as the feature space
+        if sp.issparse(self.coef_):
+            return sparse_coef_scores(self.coef_, self.intercept_, X)
         scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
@@ -99,3 +102,22 @@ class LinearDecisions:
     def predict_log_proba(self, X) -> np.ndarray:
         """The logarithms of :meth:`predict_proba` (loss='logistic')."""
         return np.log(self.predict_proba(X))
+
+
+def sparse_coef(W: np.ndarray, feature_map: np.ndarray, width: int) -> sp.csr_matrix:
+    """``coef_`` of a sparse feature space: the weights ``W`` (n_problems, len(feature_map)) of the columns
+    ``feature_map`` (sorted) as a CSR matrix (n_problems, width), which holds only them."""
+    rows = np.repeat(np.arange(W.shape[0]), W.shape[1])
+    columns = np.tile(np.asarray(feature_map, np.int64), W.shape[0])
+    return sp.csr_matrix((np.ravel(W), (rows, columns)), shape=(W.shape[0], width))
+
+
+def sparse_coef_scores(coef: sp.csr_matrix, intercept: np.ndarray, X) -> np.ndarray:
+    """``X coef^T + intercept`` for a CSR ``coef`` as wide as a sparse feature space, through its columns: never a
+    matrix as tall as the space (what ``X @ coef.T`` would build). Shape (n_rows,) for one row of ``coef``."""
+    columns = np.unique(coef.indices).astype(np.int64)
+    W = np.zeros((coef.shape[0], len(columns)))
+    W[np.repeat(np.arange(coef.shape[0]), np.diff(coef.indptr)), positions(columns, coef.indices, 0)] = coef.data
+    model = LinearModel(W, np.atleast_1d(intercept).astype(np.float64), np.zeros(0), 1.0, feature_map=columns)
+    model.space_features = coef.shape[1]
+    return model.decision_function(X)

@@ -25,7 +25,14 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
+from blocksvm._estimators import (
+    LinearDecisions,
+    declared,
+    declared_init,
+    parameters_doc,
+    sparse_coef,
+    sparse_coef_scores,
+)
 from blocksvm.errors import ModelError, ParameterError
 from blocksvm.features import compact_space, translate
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
@@ -195,7 +202,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         if classes.dtype.kind in "biuf":  # a saved model predicts the labels themselves
             model.classes = classes.astype(np.float64)
         self.classes_ = classes
-        self.coef_ = model.coef if model.feature_map is None else _sparse_coef(model)
+        self.coef_ = model.coef if model.feature_map is None else sparse_coef(model.coef, *_space(model))
         self.intercept_ = model.intercept
         self.n_iter_ = len(result.history)
         self.history_ = result.history
@@ -283,11 +290,8 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order]
 
 
-def _sparse_coef(model) -> sp.csr_matrix:
-    """A compact model's weights as a CSR matrix as wide as its feature space."""
-    rows, at = np.nonzero(np.ones_like(model.coef, dtype=bool))
-    shape = (model.coef.shape[0], model.space_features)
-    return sp.csr_matrix((model.coef.ravel(), (rows, model.feature_map[at])), shape=shape)
+def _space(model) -> tuple[np.ndarray, int]:
+    return model.feature_map, model.space_features
 
 
 def write_array_store(
@@ -430,6 +434,8 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         Attributes
         ----------
         coef_ : ndarray of shape (n_features,)
+            A scipy sparse column of shape (n_features, 1) when the data's feature space is sparse (stored
+            compactly, docs/FORMAT.md): it holds only the features the data uses.
         intercept_ : float
         n_features_in_ : int
         n_iter_ : int
@@ -482,7 +488,8 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         if result.interrupted and result.stop_reason.startswith("stopped by"):
             raise KeyboardInterrupt(f"BlockSVR.fit {result.stop_reason}")
         self.model_ = result.model
-        self.coef_ = result.model.coef[0] if result.model.feature_map is None else _sparse_coef(result.model).T
+        model = result.model
+        self.coef_ = model.coef[0] if model.feature_map is None else sparse_coef(model.coef, *_space(model)).T
         self.intercept_ = float(result.model.intercept[0])
         self.n_iter_ = len(result.history)
         self.history_ = result.history
@@ -493,8 +500,8 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         """Predicted values, shape (n_samples,)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        if self.model_.feature_map is not None:
-            return self.model_.decision_function(X)  # through the map: no matrix as tall as the feature space
+        if sp.issparse(self.coef_):
+            return sparse_coef_scores(self.coef_.T, np.atleast_1d(self.intercept_), X)  # coef_: (n_features, 1)
         return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel() + self.intercept_
 
 

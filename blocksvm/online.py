@@ -17,7 +17,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc
+from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc, sparse_coef
+from blocksvm.features import compact_space
 from blocksvm.rows import Rows
 from blocksvm.solvers.growing import GrowingLearner
 from blocksvm.train.driver import run_pass
@@ -55,6 +56,8 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
         Attributes
         ----------
         coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+            A scipy CSR matrix of that shape when ``X`` is a wide sparse matrix whose rows use few of its
+            columns (hashed features): it holds only the features met.
         intercept_ : ndarray of shape (1,) or (n_classes,)
         classes_ : ndarray of shape (n_classes,)
         n_features_in_ : int
@@ -101,7 +104,9 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
                 )
             self.classes_ = self._encoder.classes_
             codes = np.arange(len(self.classes_), dtype=np.float64)
-            self._learner = GrowingLearner(self._params(), codes, X.shape[1], np.float64)
+            wide = sp.issparse(X) and compact_space(len(np.unique(X.indices)), X.shape[1])
+            # a wide sparse X: weights for the features met (the learner's slots), not for every column
+            self._learner = GrowingLearner(self._params(), codes, 0 if wide else X.shape[1], np.float64)
             self._rng = check_random_state(self.random_state)
             self.n_iter_ = 0
         unseen = np.setdiff1d(np.unique(y), self.classes_)
@@ -109,9 +114,9 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
             raise ValueError(f"y holds labels {unseen.tolist()} not among the classes {self.classes_.tolist()}")
         self._visit(sp.csr_matrix(X, dtype=np.float64), self._encoder.transform(y).astype(np.float64))
         self.n_iter_ += 1
-        W = self._learner.weights()
+        W, feature_map, _ = self._learner.model_weights()
         bias = self._learner.params.bias
-        self.coef_ = W[:, :-1].copy()
+        self.coef_ = _coef(W[:, :-1], feature_map, X.shape[1])
         self.intercept_ = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
         return self
 
@@ -134,6 +139,14 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
             }
         given = {k: v for k, v in values.items() if k == "max_outer" or v != TRAINING[k].default}
         return settle("partial_fit", None, given)[0]
+
+
+def _coef(W: np.ndarray, feature_map: np.ndarray | None, width: int):
+    """``coef_``: the weights as an array as wide as ``X``, or, for a learner in a sparse space (its feature map;
+    or fewer columns than ``X``), a CSR matrix that holds only the features met."""
+    if feature_map is None and W.shape[1] == width:
+        return W.copy()
+    return sparse_coef(W, np.arange(W.shape[1]) if feature_map is None else feature_map, width)
 
 
 OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))

@@ -344,3 +344,28 @@ def test_blocksvc_fit_on_a_wide_matrix_trains_compactly(pair):
     np.testing.assert_array_equal(wide.coef_.indices, SPREAD - 1)  # (column indexing would scan 2**31 columns)
     np.testing.assert_allclose(wide.coef_.data, dense.coef_[0], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(wide.predict(X), dense.predict(X_dense))
+
+
+def test_online_classifier_on_a_wide_matrix_keeps_the_features_met(pair):
+    from blocksvm import OnlineClassifier
+
+    X, y = load_svmlight_file(str(pair / "wide.txt"), n_features=LARGEST)
+    X_dense, _ = load_svmlight_file(str(pair / "dense.txt"), n_features=K)
+    wide = OnlineClassifier(solver="perceptron", order="file", max_iter=3).fit(X, y)
+    dense = OnlineClassifier(solver="perceptron", order="file", max_iter=3).fit(X_dense, y)
+    assert wide.coef_.shape == (1, LARGEST) and wide.coef_.nnz <= K
+    np.testing.assert_array_equal(wide.coef_.indices, SPREAD - 1)
+    np.testing.assert_allclose(wide.coef_.data, dense.coef_[0], rtol=1e-12)
+    np.testing.assert_allclose(wide.decision_function(X), dense.decision_function(X_dense), rtol=1e-12)
+
+
+def test_blocksvr_on_a_wide_matrix_predicts_as_on_the_compacted_one(pair):
+    from blocksvm import BlockSVR
+
+    X, y = load_svmlight_file(str(pair / "wide.txt"), n_features=LARGEST)
+    X_dense, _ = load_svmlight_file(str(pair / "dense.txt"), n_features=K)
+    targets = np.asarray(X_dense @ np.linspace(-1, 1, K)).ravel()
+    wide = BlockSVR(max_outer=20, random_state=0).fit(X, targets)
+    dense = BlockSVR(max_outer=20, random_state=0).fit(X_dense, targets)
+    assert wide.coef_.shape == (LARGEST, 1)  # a sparse matrix is 2-D: a column
+    np.testing.assert_allclose(wide.predict(X), dense.predict(X_dense), rtol=0, atol=1e-12)
