@@ -178,13 +178,22 @@ def read_latest(path: str | os.PathLike) -> tuple[Checkpoint, str | None]:
 
 
 class CheckpointLock:
-    """An exclusive ``flock`` on ``PATH.lock`` for the life of a run."""
+    """An exclusive ``flock`` on ``PATH.lock`` for the life of a run; the file is removed when the run ends.
+
+    The file is unlinked while still locked, so a run that opened it just before sees, once it holds the lock,
+    that the path names another file (or none) and opens the path again.
+    """
 
     def __init__(self, path: Path):
         self.path = path.with_name(path.name + ".lock")
         self.file = None
 
     def acquire(self) -> None:
+        while not self._try_acquire():
+            pass  # the file was removed by the run that held it: lock the new one
+
+    def _try_acquire(self) -> bool:
+        """Lock ``self.path``; False if the file locked is no longer the one at the path."""
         self.file = open(self.path, "a+")  # noqa: SIM115 - held until release()
         try:
             fcntl.flock(self.file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -197,13 +206,25 @@ class CheckpointLock:
                 f"checkpoint {self.path.with_suffix('')} is in use by another training run ({owner}); "
                 "two runs must not write the same checkpoint"
             ) from None
+        if not self._is_at_path():
+            self.file.close()
+            self.file = None
+            return False
         self.file.seek(0)
         self.file.truncate()
         self.file.write(f"pid {os.getpid()}")
         self.file.flush()
+        return True
+
+    def _is_at_path(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == os.fstat(self.file.fileno()).st_ino
+        except FileNotFoundError:
+            return False
 
     def release(self) -> None:
         if self.file:
+            self.path.unlink(missing_ok=True)  # still locked: see the class's note
             fcntl.flock(self.file.fileno(), fcntl.LOCK_UN)
             self.file.close()
             self.file = None

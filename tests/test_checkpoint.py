@@ -6,6 +6,7 @@ killed at points the checkpoint writer itself announces (the test-only pause of 
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from blocksvm.checkpoint import previous_path, read_checkpoint
+from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError
 from blocksvm.model import LinearModel
@@ -259,6 +260,36 @@ def test_a_locked_checkpoint_is_refused(store, tmp_path, wait_for):
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_run_that_ends_removes_its_lock_file(store, tmp_path):
+    """``run.ckpt.lock`` stayed after normal finishes (issue 24)."""
+    ck = tmp_path / "ck.h5"
+    train(store, verbose=0, checkpoint=ck, **{**PARAMS, "max_outer": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck.h5"]
+    with pytest.raises(CheckpointError):  # a refused resume (other parameters) ends the run too
+        train(store, verbose=0, resume=ck, **{**PARAMS, "C": 2.0})
+    assert not (tmp_path / "ck.h5.lock").exists()
+
+
+def test_a_lock_file_removed_by_its_run_is_never_held_twice(tmp_path, monkeypatch):
+    """A run that opened the lock file just before its holder ended and removed it must not lock that removed
+    file while a third run holds the new one."""
+    ck = tmp_path / "ck.h5"
+    first = CheckpointLock(ck)
+    first.acquire()
+    opened_before = open(first.path, "a+")  # noqa: SIM115 - handed to the second run below
+    first.release()
+    third = CheckpointLock(ck)
+    third.acquire()
+    handles = iter([opened_before])
+    monkeypatch.setattr(
+        "blocksvm.checkpoint.open", lambda *a, **k: next(handles, None) or builtins.open(*a, **k), raising=False
+    )
+    with pytest.raises(CheckpointError, match="in use by another training run"):
+        CheckpointLock(ck).acquire()
+    third.release()
+    assert not third.path.exists()
 
 
 def test_sigterm_saves_a_checkpoint_and_says_so(store, tmp_path, training_with_a_checkpoint):
