@@ -100,7 +100,8 @@ def test_positions_name_absent_features():
 def test_three_nonzeros_at_index_2147483647_make_a_three_feature_store(tmp_path):
     source = tmp_path / "three.txt"
     source.write_text(f"1 1:0.5 {LARGEST}:2\n-1 3:1\n")
-    convert(source, tmp_path / "three.bsvm", progress=False)
+    summary = convert(source, tmp_path / "three.bsvm", progress=False)
+    assert summary.features_used == 3 and "2,147,483,647 features (3 used, stored compactly)" in str(summary)
     store = BlockStore(tmp_path / "three.bsvm")
     assert (store.n_features, store.space_features, store.manifest["version"]) == (3, LARGEST, FORMAT_VERSION)
     np.testing.assert_array_equal(store.feature_map, [0, 2, LARGEST - 1])

@@ -54,6 +54,8 @@ class ConvertSummary:
     source_bytes: int
     text_bytes: int
     skipped_examples: list = field(default_factory=list)
+    features_used: int | None = None
+    """The features the rows use, when the store keeps them compactly (a sparse space); None otherwise."""
 
     @property
     def mb_per_second(self) -> float:
@@ -64,8 +66,9 @@ class ConvertSummary:
         return {**asdict(self), "mb_per_second": round(self.mb_per_second, 1)}
 
     def __str__(self) -> str:
+        used = f" ({self.features_used:,} used, stored compactly)" if self.features_used is not None else ""
         text = (
-            f"{self.output}: {self.rows:,} rows, {self.features:,} features, {self.nnz:,} nnz in "
+            f"{self.output}: {self.rows:,} rows, {self.features:,} features{used}, {self.nnz:,} nnz in "
             f"{self.blocks} blocks; {self.seconds:.1f} s, {self.mb_per_second:.1f} MB/s"
         )
         if self.skipped_lines:
@@ -247,6 +250,7 @@ def convert(
         facts.source_bytes,
         facts.text_bytes,
         facts.skipped_examples,
+        None if compact is None else len(compact),
     )
 
 
