@@ -426,9 +426,13 @@ def _run_export(args) -> int:
     from blocksvm.liblinear_format import write_liblinear_model
     from blocksvm.model import LinearModel
 
-    path = write_liblinear_model(LinearModel.load(args.model), args.output)
+    model = LinearModel.load(args.model)
+    path = write_liblinear_model(model, args.output)
     if not args.quiet:
-        print(f"wrote {path} (LIBLINEAR model format)")
+        dense = ""
+        if model.feature_map is not None:
+            dense = f", dense: {model.n_features:,} features used of {model.space_features:,}"
+        print(f"wrote {path} (LIBLINEAR model format, {path.stat().st_size / 1e6:,.1f} MB{dense})")
     return EXIT_OK
 
 

@@ -212,7 +212,7 @@ def test_warm_start_and_validation_cross_spaces(pair, tmp_path):
     assert result.history[-1]["validation_accuracy"] == accuracy
 
 
-def test_liblinear_export_is_dense_and_refused_when_too_large(tmp_path):
+def test_liblinear_export_is_dense_and_refused_when_too_large(tmp_path, capsys):
     source = tmp_path / "mid.txt"  # a space of 200,000 features, 3 used: compact
     source.write_text("1 5:1 150000:2\n-1 5:-0.5 200000:1\n1 5:2\n")
     convert(source, tmp_path / "mid.bsvm", progress=False)
@@ -223,6 +223,13 @@ def test_liblinear_export_is_dense_and_refused_when_too_large(tmp_path):
     assert exported.n_features == 200_000
     np.testing.assert_array_equal(np.flatnonzero(exported.coef[0]), [4, 149_999, 199_999])
     np.testing.assert_allclose(exported.coef[0, [4, 149_999, 199_999]], model.coef[0], rtol=1e-15)
+    model.save(tmp_path / "mid.h5")
+    assert main(["export", str(tmp_path / "mid.h5"), str(tmp_path / "cli.liblinear")]) == 0
+    size = (tmp_path / "cli.liblinear").stat().st_size / 1e6
+    assert capsys.readouterr().out == (
+        f"wrote {tmp_path / 'cli.liblinear'} (LIBLINEAR model format, {size:,.1f} MB, dense: 3 features used of "
+        "200,000)\n"
+    )
     wide = LinearModel(
         model.coef, model.intercept, model.classes, model.bias, feature_map=np.array([0, 1, LARGEST - 1])
     )
@@ -370,3 +377,15 @@ def test_blocksvr_on_a_wide_matrix_predicts_as_on_the_compacted_one(pair):
     dense = BlockSVR(max_outer=20, random_state=0).fit(X_dense, targets)
     assert wide.coef_.shape == (LARGEST, 1)  # a sparse matrix is 2-D: a column
     np.testing.assert_allclose(wide.predict(X), dense.predict(X_dense), rtol=0, atol=1e-12)
+
+
+def test_a_stream_of_three_classes_grows_slots_and_problems_together(pair, tmp_path):
+    rows, labels = _rows(300, seed=4)
+    classes = np.where(labels > 0, 2, 1)
+    classes[150:][::3] = 3  # a third class comes half way: the problems grow while the slots do
+    _write(tmp_path / "wide.txt", rows, classes, SPREAD)
+    _write(tmp_path / "dense.txt", rows, classes, np.arange(1, K + 1))
+    wide = stream(tmp_path / "wide.txt", solver="pa1", verbose=0, chunk_bytes=1024).model
+    dense = stream(tmp_path / "dense.txt", solver="pa1", verbose=0, chunk_bytes=1024).model
+    assert wide.coef.shape == dense.coef.shape == (3, K)
+    np.testing.assert_allclose(wide.coef, dense.coef, rtol=1e-12, atol=1e-15)
