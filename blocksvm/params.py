@@ -289,9 +289,11 @@ EPS = Param(
 )
 AVERAGE = Param(
     "average",
-    False,
-    "Average the iterates (Pegasos: block ends from the second pass on; Perceptron: every step, the averaged "
-    "Perceptron; ogd: every step, the online-to-batch average).",
+    True,
+    "Return the mean of the iterates, not the last (Pegasos: block ends from the second pass on; ogd: every "
+    "step, the online-to-batch average; Perceptron, PA, CW, AROW: every row, the averaged Perceptron's mean). "
+    "The default since measurements (docs/TUNING.md, Defaults): the last iterate of these learners can fall "
+    "below the majority class after any number of passes.",
     boolean,
     "True or False",
     parse=bool,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import last_iterate
 from scipy.stats import norm
 from sklearn.datasets import load_svmlight_file
 from test_ftrl import schedule, sparse_rows, write_libsvm
@@ -21,6 +22,10 @@ from blocksvm.io import convert
 from blocksvm.model import LinearModel
 from blocksvm.stream import stream
 from blocksvm.train import train
+
+# The oracles here transcribe the last iterate: average=False for the learners that read it.
+stream = last_iterate(stream)
+train = last_iterate(train)
 
 FEATURES = 50
 ROWS = 600
@@ -174,6 +179,7 @@ def test_cli_trains_and_resumes_exactly(shuffled, tmp_path, solver, flags):
                 "--solver",
                 solver,
                 *flags,
+                "--no-average",
                 "--seed",
                 "9",
                 "--max-outer",
@@ -217,3 +223,28 @@ def test_warm_start_takes_the_models_weights_as_the_mean_with_a_fresh_variance(t
     for x, label in zip(dense(X, 1.0), y):
         oracle.learn(x, 1.0 if label > 0 else -1.0)
     np.testing.assert_allclose(again.coef[0], oracle.mu[:-1], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("solver", ["cw", "arow"])
+@pytest.mark.parametrize("warm", [False, True])
+def test_the_average_is_the_mean_of_the_iterates(text, in_file_order, tmp_path, solver, warm):
+    """``average`` (the default): the model is the mean of ``mu`` after each row seen, the transcription's
+    iterates averaged in numpy; a warm start counts the model it starts from as the first iterate's start."""
+    kw = dict(solver=solver, order="file", verbose=0, **HYPER[solver])
+    oracle = oracle_of(solver, FEATURES + 1)
+    start = {}
+    if warm:
+        first = train(in_file_order, max_outer=1, **kw).model
+        first.save(tmp_path / "first.h5")
+        oracle.mu = np.append(first.coef[0], first.intercept[0])
+        start = {"warm_start": tmp_path / "first.h5"}
+    result = train(in_file_order, max_outer=2, average=True, **kw, **start)
+    X, y = load_svmlight_file(str(text), n_features=FEATURES)
+    iterates = []
+    for _ in range(2):
+        for x, label in zip(dense(X, 1.0), y):
+            oracle.learn(x, 1.0 if label > 0 else -1.0)
+            iterates.append(oracle.mu.copy())
+    mean = np.mean(iterates, axis=0)
+    np.testing.assert_allclose(result.model.coef[0], mean[:-1], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(result.model.intercept[0], mean[-1], rtol=1e-9, atol=1e-12)

@@ -14,7 +14,7 @@ from blocksvm.solvers import SOLVERS
 ONLINE = [name for name, solver in SOLVERS.items() if solver.online]
 
 
-@parametrize_with_checks([OnlineClassifier(random_state=0), OnlineClassifier(average=True, random_state=0)])
+@parametrize_with_checks([OnlineClassifier(random_state=0), OnlineClassifier(average=False, random_state=0)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -22,15 +22,14 @@ def test_scikit_learn_estimator_checks(estimator, check):
 @pytest.mark.parametrize("solver", ONLINE)
 def test_every_online_learner_fits_and_predicts(solver):
     X, y = make_classification(n_samples=400, n_features=8, n_informative=5, class_sep=2.0, random_state=1)
-    average = {"average": True} if solver in ("perceptron", "ogd") else {}  # the learners that average
-    clf = OnlineClassifier(solver=solver, random_state=0, **average).fit(X, y)
+    clf = OnlineClassifier(solver=solver, random_state=0).fit(X, y)
     assert clf.coef_.shape == (1, 8) and clf.n_iter_ == 5
     assert clf.score(X, y) > 0.75  # chance: 0.5; the oracles of each learner are in its own tests
 
 
 def test_partial_fit_in_file_order_is_scikit_learns_perceptron():
     X, y = make_classification(n_samples=300, n_features=6, random_state=2)
-    ours = OnlineClassifier(order="file", bias=-1).partial_fit(X, y, classes=[0, 1])
+    ours = OnlineClassifier(order="file", bias=-1, average=False).partial_fit(X, y, classes=[0, 1])
     theirs = Perceptron(shuffle=False, max_iter=1, tol=None, fit_intercept=False, eta0=1.0).fit(X, y)
     np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-9)
 

@@ -21,6 +21,8 @@ from blocksvm.train.params import PARAMS, RUN, for_command, reference_page, sett
 DOC = Path(__file__).resolve().parents[1] / "docs" / "PARAMETERS.md"
 OWN_FLAGS = {"help", "quiet", "verbose", "debug", "json"}  # every command's, or the output's
 
+AVERAGING = "pegasos, perceptron, pa, pa1, pa2, cw, arow, ogd"  # the readers of average, in the registry's order
+
 
 def parser_of(command: str):
     return next(a for a in build_parser()._actions if a.dest == "command").choices[command]
@@ -56,7 +58,7 @@ def test_readers_come_from_the_solvers_lists():
     for p in PARAMS.values():
         for name in p.solvers:
             assert p.name in {q.name for q in SOLVERS[name].params}
-    assert PARAMS["average"].solvers == ("pegasos", "perceptron", "ogd")
+    assert PARAMS["average"].solvers == ("pegasos", "perceptron", "pa", "pa1", "pa2", "cw", "arow", "ogd")
     assert PARAMS["workers"].commands == ("train",)  # dual CD's, which runs under train only
     assert PARAMS["cw_eta"].commands == ("train", "stream", "partial_fit")  # an online learner's
     assert PARAMS["bias"].solvers == ()  # every solver's
@@ -114,8 +116,8 @@ def test_the_commands_defaults():
         ("train", {"solver": "pegasos", "tol": 0.0}, "tol is read by the solvers dual-cd, not by solver='pegasos'"),
         (
             "train",
-            {"average": True},
-            "average is read by the solvers pegasos, perceptron, ogd, not by solver='dual-cd'",
+            {"average": False},
+            f"average is read by the solvers {AVERAGING}, not by solver='dual-cd'",
         ),
         ("stream", {"solver": "pa", "C": 2.0}, "C is read by the solvers dual-cd, pegasos, pa1, pa2, ogd.*, not by"),
         ("stream", {"solver": "cw", "arow_r": 2.0}, "arow_r is read by the solvers arow, not by solver='cw'"),
@@ -137,16 +139,16 @@ def test_the_estimators_refuse_through_the_same_check():
     from sklearn.datasets import make_classification
 
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
-    with pytest.raises(ParameterError, match="average is read by the solvers pegasos, perceptron, ogd"):
-        BlockSVC(average=True).fit(X, y)
+    with pytest.raises(ParameterError, match=f"average is read by the solvers {AVERAGING}"):
+        BlockSVC(average=False).fit(X, y)
     with pytest.raises(ParameterError, match="C is read by"):
         OnlineClassifier(solver="cw", C=3.0).fit(X, y)
 
 
 def test_the_command_line_names_the_flag(tmp_path, capsys):
-    assert main(["train", str(tmp_path / "none.bsvm"), str(tmp_path / "m.h5"), "--average"]) == 2
+    assert main(["train", str(tmp_path / "none.bsvm"), str(tmp_path / "m.h5"), "--no-average"]) == 2
     assert capsys.readouterr().err == (
-        "blocksvm: error: --average is read by --solver pegasos, perceptron, ogd, not by --solver dual-cd\n"
+        f"blocksvm: error: --average is read by --solver {AVERAGING}, not by --solver dual-cd\n"
     )
 
 

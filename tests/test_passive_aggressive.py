@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from oracle import last_iterate
 from sklearn.datasets import load_svmlight_file
 from test_ftrl import schedule, sparse_rows, write_libsvm
 
@@ -23,6 +24,10 @@ from blocksvm.solvers import _passive_aggressive_kernels as K
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN
 from blocksvm.stream import stream
 from blocksvm.train import train
+
+# The oracles here transcribe the last iterate: average=False for the learners that read it.
+stream = last_iterate(stream)
+train = last_iterate(train)
 
 FEATURES = 40
 ROWS = 600
@@ -195,7 +200,8 @@ def test_cumulative_squared_loss_on_separable_data_is_within_the_bound(tmp_path)
     for _ in range(30):
         for indptr, indices, data, label in rows:  # one row a call: the kernel reports each loss at the w it saw
             setup = (-1.0, HINGE.table, np.ones(2), np.ones(2))
-            stats = K.pa_block((indptr, indices, data), label, w, (), np.array([math.inf, 0.0]), setup, -1)
+            state = (np.zeros_like(w), np.ones(1))  # the mean of the iterates: not read here
+            stats = K.pa_block((indptr, indices, data), label, w, state, np.array([math.inf, 0.0]), setup, -1)
             squared += stats[LOSS_SEEN] ** 2
             mistakes += 1 - int(stats[CORRECT_SEEN])
     assert squared <= (u @ u) * radius**2
@@ -204,7 +210,7 @@ def test_cumulative_squared_loss_on_separable_data_is_within_the_bound(tmp_path)
 
 
 def test_cli_trains_and_resumes_pa2_exactly(shuffled, tmp_path):
-    flags = ["--solver", "pa2", "-C", "0.2", "--seed", "9", "-q"]
+    flags = ["--solver", "pa2", "-C", "0.2", "--seed", "9", "--no-average", "-q"]
     assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
     kw = dict(solver="pa2", C=0.2, seed=9, verbose=0)
     whole = train(shuffled, max_outer=4, **kw)
@@ -235,3 +241,20 @@ def test_warm_start_continues_the_models_weights(text, tmp_path):
     two = train(tmp_path / "f.bsvm", max_outer=2, **kw).model
     np.testing.assert_allclose(again.coef, two.coef, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(again.intercept, two.intercept, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_average_is_the_mean_of_the_iterates(shuffled, variant):
+    """``average`` (the default): the model is the mean of ``w`` after each row seen, in the schedule's order."""
+    C = 0.1
+    cost = {} if variant == "pa" else {"C": C}
+    result = train(shuffled, solver=variant, average=True, max_outer=3, seed=7, verbose=0, **cost)
+    w, total, steps = np.zeros(FEATURES + 1), np.zeros(FEATURES + 1), 0
+    for X, labels, _, order in schedule(shuffled, 3, 7, 1):
+        dense = with_bias(X, 1.0)
+        for i in order:
+            y = 1.0 if labels[i] > 0 else -1.0
+            w = w + pa_step(variant, w, dense[i], y, C) * y * dense[i]
+            total, steps = total + w, steps + 1
+    np.testing.assert_allclose(result.model.coef[0], total[:-1] / steps, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(result.model.intercept[0], total[-1] / steps, rtol=1e-9, atol=1e-12)

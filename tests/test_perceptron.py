@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import last_iterate
 
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, make_store
@@ -17,6 +18,9 @@ from blocksvm.solvers._common import interleaved_runs
 from blocksvm.store import BlockStore
 from blocksvm.train import train
 from blocksvm.train.schedule import Schedule
+
+# The oracles here transcribe the last iterate: average=False for the learners that read it.
+train = last_iterate(train)
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ import pytest
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
+from blocksvm.solvers.registry import SOLVERS
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -127,15 +128,21 @@ CHANGED = {"stream-multiclass-perceptron", "stream-multiclass-arow"}
 
 def cost(config: dict) -> dict:
     """``C = 0.5`` for the learners that read it, and ``tol = 0`` (no gap rule) for dual CD: the others refuse
-    them, and they never changed their models."""
+    them, and they never changed their models; ``average=False``, the default when the references were recorded."""
     solver = config.get("solver", "dual-cd")
-    return (
+    recorded = {"average": False} if solver in AVERAGING and "average" not in config else {}
+    return recorded | (
         {"C": 0.5}
         if solver in ("pa1", "pa2", "ogd", "pegasos")
         else {"C": 0.5, "tol": 0.0}
         if solver == "dual-cd"
         else {}
     )
+
+
+# The learners that read ``average``, whose default was False when the references were recorded (issue 24 made
+# it True): the references are their last iterates.
+AVERAGING = {name for name, solver in SOLVERS.items() if "average" in {p.name for p in solver.params}}
 
 
 @pytest.fixture(scope="module")

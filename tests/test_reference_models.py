@@ -34,7 +34,7 @@ CONFIGS = {
         "class_weight": {1: 2.0, 3: 0.5},
     },
     "pegasos-average": {"solver": "pegasos", "loss": "hinge", "average": True, "batch_size": 4},
-    "pegasos": {"solver": "pegasos", "loss": "hinge"},
+    "pegasos": {"solver": "pegasos", "loss": "hinge", "average": False},  # the default before issue 24
     "multiclass-pegasos": {"solver": "pegasos", "loss": "hinge", "store": "multiclass", "average": True},
 }
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from oracle import last_iterate
 
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
@@ -19,6 +20,10 @@ from blocksvm.io import convert
 from blocksvm.model import LinearModel
 from blocksvm.stream import stream
 from blocksvm.train import train
+
+# The oracles here transcribe the last iterate: average=False for the learners that read it.
+stream = last_iterate(stream)
+train = last_iterate(train)
 
 SPEC = SyntheticSpec(rows=6000, features=300, nnz=12, seed=8)
 
@@ -62,7 +67,7 @@ def test_summary_counts_progressive_mistakes_by_hand(tmp_path):
     # (y=-1, x=(0,1)): decision 0, predicted -1 (as predict reads 0): right, but margin 0 updates, w = (1,-1).
     # Row 3 (y=+1, x=(2,0)): margin 2, right. Row 4 (y=-1, x=(1,0)): margin -1, a mistake of loss 1, w = (0,-1).
     (tmp_path / "t.svm").write_text("1 1:1\n-1 2:1\n1 1:2\n-1 1:1\n")
-    assert main(["stream", str(tmp_path / "t.svm"), str(tmp_path / "m.h5"), "--bias", "-1", "-q"]) == 0
+    assert main(["stream", str(tmp_path / "t.svm"), str(tmp_path / "m.h5"), "--bias", "-1", "--no-average", "-q"]) == 0
     model = LinearModel.load(tmp_path / "m.h5")
     np.testing.assert_array_equal(model.coef, [[0.0, -1.0]])
     s = model.summary
@@ -77,7 +82,7 @@ def test_compressed_and_standard_input(text, tmp_path):
     np.testing.assert_array_equal(stream(gz, solver="perceptron", verbose=0).model.coef, plain.coef)
     with open(text, "rb") as f:
         done = subprocess.run(
-            [sys.executable, "-m", "blocksvm.cli", "stream", "-", str(tmp_path / "m.h5"), "--json"],
+            [sys.executable, "-m", "blocksvm.cli", "stream", "-", str(tmp_path / "m.h5"), "--no-average", "--json"],
             stdin=f,
             capture_output=True,
             text=True,
@@ -271,7 +276,9 @@ def test_a_label_outside_the_declared_classes_is_refused_with_its_line(tmp_path,
 
 def test_class_weights_of_labels_still_to_come(text, tmp_path):
     """``-w 1=2`` on a stream: the weight waits for its class (it failed at the first row before)."""
-    assert main(["stream", str(text), str(tmp_path / "m.h5"), "--solver", "pa1", "-w", "1=2", "-q"]) == 0
+    assert (
+        main(["stream", str(text), str(tmp_path / "m.h5"), "--solver", "pa1", "-w", "1=2", "--no-average", "-q"]) == 0
+    )
     weighted = LinearModel.load(tmp_path / "m.h5")
     plain = stream(text, solver="pa1", verbose=0).model
     ordered = file_order_model(text, tmp_path, solver="pa1", class_weight={1: 2.0})

@@ -205,6 +205,20 @@ def judge_slope(stats, loss, cost, label, margin):
     return row_slope(loss, margin)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def add_row(w, u, c, indptr, indices, data, i, d, bias):
+    """An averaging learner's update at step ``c``: ``w <- w + d x_i`` and Daume's sum ``u <- u + c d x_i``, the
+    bias feature included (solvers/base.py, ``AveragingSolver``)."""
+    n_w = w.shape[0] - 1
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        j = np.uint32(indices[k])
+        w[j] += d * data[k]
+        u[j] += c * d * data[k]
+    if bias > 0:
+        w[n_w] += d * bias
+        u[n_w] += c * d * bias
+
+
 @njit(cache=True, nogil=True)
 def row_norms_squared(indptr, data):
     """``||x_i||^2`` of every row, shape (n_rows,)."""

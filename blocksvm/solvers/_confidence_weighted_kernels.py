@@ -58,13 +58,17 @@ def arow_rule(M, V, c, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def confidence_pass(rows, y, mu, sigma, setup, seed, rule, a):
-    """One pass of updates by ``rule`` (:func:`cw_rule` or :func:`arow_rule`, whose parameter is ``a``)."""
+def confidence_pass(rows, y, mu, state, setup, seed, rule, a):
+    """One pass of updates by ``rule`` (:func:`cw_rule` or :func:`arow_rule`, whose parameter is ``a``).
+    ``state``: ``(sigma, u, count)``: the diagonal of ``Sigma``, and Daume's sum and the step count of the mean
+    of the iterates (``AveragingSolver``)."""
     indptr, indices, data = rows
+    sigma, u, count = state
     bias, loss, cost, weight = setup
     n_w = mu.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
+    c = count[0]  # the step of the block's first row
     for s in range(order.shape[0]):
         i = order[s]
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
@@ -90,22 +94,25 @@ def confidence_pass(rows, y, mu, sigma, setup, seed, rule, a):
             j = np.uint32(indices[k])
             x = np.float64(data[k])
             mu[j] += d * sigma[j] * x
+            u[j] += (c + s) * d * sigma[j] * x
             sigma[j] = 1.0 / (1.0 / sigma[j] + gain * x * x)
         if bias > 0:
             mu[n_w] += d * sigma[n_w] * bias
+            u[n_w] += (c + s) * d * sigma[n_w] * bias
             sigma[n_w] = 1.0 / (1.0 / sigma[n_w] + gain * bias_sq)
         stats[UPDATES] += 1
+    count[0] = c + order.shape[0]
     return stats
 
 
 @njit(cache=True, nogil=True)
 def cw_block(rows, y, mu, state, hyper, setup, seed):
     """One pass of CW over a block (the online kernel contract: :mod:`._common`). ``mu``: the mean;
-    ``state``: ``(sigma,)``, the diagonal of ``Sigma``; ``hyper``: ``[phi]``. The loss is reported only."""
-    return confidence_pass(rows, y, mu, state[0], setup, seed, cw_rule, hyper[0])
+    ``state``: ``(sigma, u, count)`` (:func:`confidence_pass`); ``hyper``: ``[phi]``. The loss is reported only."""
+    return confidence_pass(rows, y, mu, state, setup, seed, cw_rule, hyper[0])
 
 
 @njit(cache=True, nogil=True)
 def arow_block(rows, y, mu, state, hyper, setup, seed):
     """One pass of AROW over a block, as :func:`cw_block`; ``hyper``: ``[r]``."""
-    return confidence_pass(rows, y, mu, state[0], setup, seed, arow_rule, hyper[0])
+    return confidence_pass(rows, y, mu, state, setup, seed, arow_rule, hyper[0])

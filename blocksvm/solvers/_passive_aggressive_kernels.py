@@ -21,22 +21,25 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass, slack_loss
+from blocksvm.solvers._common import UPDATES, add_row, judge, online_pass, slack_loss
 
 
 @njit(cache=True, nogil=True)
 def pa_block(rows, y, w, state, hyper, setup, seed):
     """One pass of Passive-Aggressive updates over a block (the online kernel contract: :mod:`._common`).
 
-    ``w``: the weights. ``state``: empty. ``hyper``: ``[cap, damping]``, the variant: ``tau = min(cap, l /
-    (||x||^2 + damping))``. The loss table is the hinge's: ``l``.
+    ``w``: the weights. ``state``: ``(u, count)``, Daume's sum and the step count of the mean of the iterates
+    (``AveragingSolver``). ``hyper``: ``[cap, damping]``, the variant: ``tau = min(cap, l / (||x||^2 +
+    damping))``. The loss table is the hinge's: ``l``.
     """
     indptr, indices, data = rows
+    u, count = state
     bias, loss, cost, step = setup
     cap, damping = hyper[0], hyper[1]
     n_w = w.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
+    c = count[0]  # the step of the block's first row
     for s in range(order.shape[0]):
         i = order[s]
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
@@ -53,11 +56,8 @@ def pa_block(rows, y, w, state, hyper, setup, seed):
         if slack <= 0 or sq_norm <= 0:
             continue  # passive: the margin is met; or x = 0: tau = 0, nothing can change
         tau = min(cap, slack_loss(loss, slack) / (sq_norm + damping))
-        # aggressive: w <- w + tau y x
-        d = tau * y[i] * step[label]
-        for k in range(start, stop):
-            w[np.uint32(indices[k])] += data[k] * d
-        if bias > 0:
-            w[n_w] += bias * d
+        # aggressive: w <- w + tau y x (and Daume's sum, for the mean of the iterates)
+        add_row(w, u, c + s, indptr, indices, data, i, tau * y[i] * step[label], bias)
         stats[UPDATES] += 1
+    count[0] = c + order.shape[0]
     return stats

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass
+from blocksvm.solvers._common import UPDATES, add_row, judge, online_pass
 
 
 @njit(cache=True, nogil=True)
@@ -41,14 +41,7 @@ def perceptron_block(rows, y, w, state, hyper, setup, seed):
         margin = y[i] * dot
         judge(stats, loss, cost, label, margin)
         if not margin > 0:  # w <- w + eta y_i x_i, and u <- u + c eta y_i x_i (eta: the row's class weight)
-            d = step[label] * y[i]
-            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                j = np.uint32(indices[k])
-                w[j] += d * data[k]
-                u[j] += c * d * data[k]
-            if bias > 0:
-                w[n_w] += d * bias
-                u[n_w] += c * d * bias
+            add_row(w, u, c, indptr, indices, data, i, step[label] * y[i], bias)
             stats[UPDATES] += 1
         c += 1.0
     count[0] = c

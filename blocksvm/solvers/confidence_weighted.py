@@ -6,9 +6,9 @@ from __future__ import annotations
 from statistics import NormalDist
 
 from blocksvm.losses import HINGE
-from blocksvm.params import Param, positive
+from blocksvm.params import AVERAGE, Param, positive
 from blocksvm.solvers import _confidence_weighted_kernels as K
-from blocksvm.solvers.base import OnlineSolver, StateArray
+from blocksvm.solvers.base import AVERAGING_ARRAYS, AveragingSolver, StateArray
 
 CW_ETA = (
     "Confidence-Weighted learning's eta: the probability, in (0.5, 1), with which a weight vector drawn from the "
@@ -22,23 +22,23 @@ def probability(x) -> bool:
     return positive(x) and 0.5 < x < 1
 
 
-class ConfidenceWeightedSolver(OnlineSolver):
+class ConfidenceWeightedSolver(AveragingSolver):
     """Confidence-Weighted learning (Dredze, Crammer & Pereira, ICML 2008, the diagonal "Variance" version).
 
     A Gaussian ``N(mu, Sigma)`` over weight vectors, ``Sigma`` diagonal (1 at the start); each row moves it
     as little as possible (in KL divergence) for a weight vector drawn from it to classify the row right
     with probability ``eta`` (``--cw-eta``): rare features keep a large variance and move fast, frequent ones
-    settle. The model is ``mu``. C plays no part; a class weight ``c`` asks its rows for more confidence
-    (``c phi`` in place of ``phi``). Its objective is the progressive hinge loss of the pass; it stops after
-    ``max_outer`` passes.
+    settle. The model is ``mu`` (with ``average``, the mean of its iterates). C plays no part; a class weight
+    ``c`` asks its rows for more confidence (``c phi`` in place of ``phi``). Its objective is the progressive
+    hinge loss of the pass; it stops after ``max_outer`` passes.
 
-    State: ``mu`` and ``sigma`` (the diagonal of ``Sigma``), each (n_problems, n_features + 1).
+    State: ``mu``, ``sigma`` (the diagonal of ``Sigma``) and ``u``, each (n_problems, n_features + 1), ``count``.
     """
 
     name = "cw"
-    params = (Param("cw_eta", 0.9, CW_ETA, probability, "a number in (0.5, 1)"),)
+    params = (Param("cw_eta", 0.9, CW_ETA, probability, "a number in (0.5, 1)"), AVERAGE)
     fixed_loss = HINGE
-    arrays = (StateArray("mu", signed=True), StateArray("sigma", fill=(1.0,)))
+    arrays = (StateArray("mu", signed=True), StateArray("sigma", fill=(1.0,)), *AVERAGING_ARRAYS)
     kernel = staticmethod(K.cw_block)
 
     def hyper_parameters(self, params, problem) -> tuple[float]:
@@ -52,11 +52,11 @@ class AROWSolver(ConfidenceWeightedSolver):
     shrink the variance of their features; ``r`` (``--arow-r``) is the regularization (larger: smaller,
     steadier steps). C plays no part; a class weight ``c`` replaces ``r`` by ``r / c`` on its rows.
 
-    State: ``mu`` and ``sigma`` (the diagonal of ``Sigma``), each (n_problems, n_features + 1).
+    State: as CW's.
     """
 
     name = "arow"
-    params = (Param("arow_r", 1.0, AROW_R, positive, "a positive finite number"),)
+    params = (Param("arow_r", 1.0, AROW_R, positive, "a positive finite number"), AVERAGE)
     kernel = staticmethod(K.arow_block)
 
     def hyper_parameters(self, params, problem) -> tuple[float]:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from blocksvm.losses import PERCEPTRON
 from blocksvm.params import AVERAGE
 from blocksvm.solvers import _perceptron_kernels as K
-from blocksvm.solvers.base import OnlineSolver, StateArray
+from blocksvm.solvers.base import AVERAGING_ARRAYS, AveragingSolver, StateArray
 
 
-class PerceptronSolver(OnlineSolver):
+class PerceptronSolver(AveragingSolver):
     """The Perceptron: ``w <- w + y_i x_i`` on every row with ``y_i w.x_i <= 0`` (times the row's class
     weight, as scikit-learn's ``Perceptron(class_weight=...)``; C itself plays no part); ``average`` gives the
     averaged Perceptron. It has no regularizer and no dual: its objective is the Perceptron loss
@@ -22,15 +20,5 @@ class PerceptronSolver(OnlineSolver):
     name = "perceptron"
     params = (AVERAGE,)
     fixed_loss = PERCEPTRON
-    arrays = (StateArray("w", signed=True), StateArray("u", signed=True), StateArray("count", 1, (1.0,)))
+    arrays = (StateArray("w", signed=True), *AVERAGING_ARRAYS)
     kernel = staticmethod(K.perceptron_block)
-
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
-        self.average = params.average
-
-    def weights(self) -> np.ndarray:
-        if not self.average:
-            return self.w
-        # mean of w after each of the T = count - 1 rows seen: ((T + 1) w - u) / T
-        return self.w + (self.w - self.u) / np.maximum(self.count - 1.0, 1.0)
