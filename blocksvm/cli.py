@@ -367,6 +367,12 @@ def _given(run, command: str) -> dict:
 def _predict_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model file (blocksvm or LIBLINEAR text)")
     p.add_argument("input", help="block store or LIBSVM text file")
+    p.add_argument(
+        "output_file",
+        nargs="?",
+        metavar="output",
+        help="file for one prediction per row, as --output; LIBLINEAR's order (predict INPUT MODEL OUTPUT) works too",
+    )
     p.add_argument("--output", "-o", help="file for one prediction per row, in source order")
     p.add_argument("--decision-values", action="store_true", help="also write decision values")
     p.add_argument(
@@ -394,6 +400,7 @@ def _run_predict(args) -> int:
 
     from blocksvm.predict import FeatureSpaceWarning, predict
 
+    _liblinear_predict_order(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", FeatureSpaceWarning)
         summary = predict(
@@ -412,6 +419,27 @@ def _run_predict(args) -> int:
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     return _report(args, summary)
+
+
+def _liblinear_predict_order(args) -> None:
+    """LIBLINEAR's ``predict test_file model_file output_file``: the data first when the second file is the model,
+    the output as a third word."""
+    if args.output_file:
+        if args.output:
+            raise ParameterError("give the output file once: as the third word or as --output, not both")
+        args.output = args.output_file
+    if not _is_model_file(args.model) and _is_model_file(args.input):
+        args.model, args.input = args.input, args.model
+
+
+def _is_model_file(path: str) -> bool:
+    """A blocksvm model (HDF5) or a LIBLINEAR model (text starting ``solver_type``)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(11)
+    except OSError:
+        return False
+    return head.startswith(b"\x89HDF\r\n\x1a\n") or head == b"solver_type"
 
 
 @command("export", "write a model in another format (LIBLINEAR's model text)")

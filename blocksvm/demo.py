@@ -133,6 +133,7 @@ def run_demo(
         say(
             f"training holds {budget:,.0f} MB of it at a time (two {BLOCK_MB:g} MB blocks, a {CACHE_MB:g} MB "
             f"support-vector cache twice while rebuilt, w and alpha). Files in {root}"
+            + ("" if keep or workdir else " while it runs (removed at the end: --keep or --workdir keeps them)")
         )
         say()
         say("1. the fixed cost: the same commands on 2,000 rows")

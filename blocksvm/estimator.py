@@ -244,8 +244,9 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features), or a block store
-            A store's rows come out in the order of its source file.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), or a block store, or a LIBSVM file
+            A store's rows come out in the order of its source file; a LIBSVM file is converted once into a
+            cached store beside it, as ``fit`` does.
 
         Returns
         -------
@@ -258,7 +259,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         return self._array_scores(X)
 
     def score(self, X, y=None, sample_weight=None) -> float:
-        """Mean accuracy on ``(X, y)``, or on a store's rows and labels (``y`` None)."""
+        """Mean accuracy on ``(X, y)``, or on the rows and labels of a store or a LIBSVM file (``y`` None)."""
         if _is_store(X):
             if y is not None:
                 raise ValueError("y must be None when X is a block store: the store holds the labels")
@@ -388,7 +389,8 @@ def _is_store(X) -> bool:
 
 
 def _open_store(X) -> BlockStore:
-    return X if isinstance(X, BlockStore) else BlockStore(X)
+    """A store as given, or the store at a path: a store's directory, or a LIBSVM file's cached store."""
+    return X if isinstance(X, BlockStore) else BlockStore(store_or_cached(X, say=None))
 
 
 def _encoded_class_weight(class_weight, classes: np.ndarray):

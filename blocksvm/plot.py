@@ -12,6 +12,7 @@ from blocksvm.errors import BlocksvmError, check_writable
 def read_history(path: str | os.PathLike) -> list[dict]:
     """The records of a JSON-lines history file."""
     path = Path(path)
+    _refuse_a_model(path)
     try:
         lines = path.read_text().splitlines()
         records = [json.loads(line) for line in lines if line.strip()]
@@ -27,6 +28,17 @@ def read_history(path: str | os.PathLike) -> list[dict]:
     if missing:
         raise BlocksvmError(f"{path} is not a blocksvm training history: records lack {', '.join(missing)}")
     return records
+
+
+def _refuse_a_model(path: Path) -> None:
+    """A model (HDF5) given for its history: point at the history written beside it."""
+    try:
+        with open(path, "rb") as f:
+            is_hdf5 = f.read(8) == b"\x89HDF\r\n\x1a\n"
+    except OSError:
+        return  # read_history says what is wrong
+    if is_hdf5:
+        raise BlocksvmError(f"{path} is an HDF5 file (a model?), not a training history: plot {path}.history.jsonl")
 
 
 _NEEDED = ("outer", "time", "primal", "train_accuracy")

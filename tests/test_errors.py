@@ -1025,7 +1025,17 @@ CASES = [
     # -- plots
     ("<history>: no such history file", "error", lambda e, t, mp: ["plot", t / "absent.jsonl"]),
     ("<history> is a directory, not a training history", "error", lambda e, t, mp: ["plot", t]),
+    (
+        "<history> is an HDF5 file (a model?), not a training history: plot <history>.history.jsonl",
+        "error",
+        lambda e, t, mp: ["plot", e.model],
+    ),
     ("<history> is not a JSON-lines training history: <reason>", "error", lambda e, t, mp: ["plot", e.text]),
+    (
+        "give the output file once: as the third word or as --output, not both",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.test_store, t / "a.txt", "-o", t / "b.txt"],
+    ),
     ("<history> holds no training records", "error", lambda e, t, mp: ["plot", write(t / "h.jsonl", "\n")]),
     (
         "<history> is not a blocksvm training history: records lack <keys>",

@@ -25,6 +25,7 @@ from pathlib import Path
 from blocksvm._version import __version__
 from blocksvm.errors import ParameterError, StoreError
 from blocksvm.io.convert import convert
+from blocksvm.io.libsvm import open_input
 from blocksvm.store import BlockStore
 from blocksvm.store import format as F
 from blocksvm.store.writer import write_json_atomic
@@ -88,6 +89,7 @@ def store_for(
         _say(say, f"using the cached store {cache}")
         return cache
     _check_cache_location(cache, path)
+    _check_is_text(path)
     why = "again: the file or the conversion options changed" if found else "once; reused while the file is unchanged"
     _say(say, f"converting {path} into the cached store {cache} ({why})")
     jobs = options.pop("jobs", None)
@@ -186,6 +188,14 @@ def _check_cache_location(cache: Path, source: Path) -> None:
             f"cannot create the cached store {cache} for {source}: {cache} exists and is not a block "
             f"store; remove it, or {remedy}"
         )
+
+
+def _check_is_text(path: Path) -> None:
+    """Refuse a file that is not text (a model given for the data: ``train model.h5 m.h5``) before saying that it is
+    being converted: the reader's own check, run ahead."""
+    stream, counter = open_input(path)
+    stream.close()
+    counter.close()
 
 
 def _say(say: Callable[[str], None] | None, text: str) -> None:

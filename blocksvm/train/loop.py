@@ -153,7 +153,10 @@ class Trainer:
         model = self.model(reason)
         self.monitor.say(_final_line(model.summary))
         if reason.startswith("max_outer") and self.solver.stop_rules:
-            self.monitor.say("WARNING: reached max_outer; the solution may not meet the tolerance")
+            self.monitor.say(
+                "WARNING: reached max_outer; the solution may not meet the tolerance: raise --max-outer or "
+                "--time-limit (max_outer=, time_limit= in Python)"
+            )
         return TrainResult(model, st.history, reason, interrupted)
 
     def _run_pass(self, stop) -> bool:

@@ -1,0 +1,98 @@
+"""The rough edges a new user met (issue 24, the smaller command-line items), one test each."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import blocksvm
+from blocksvm.cli import main
+from blocksvm.demo import run_demo
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # usage errors: argparse exits
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, small_libsvm) -> tuple[Path, Path]:
+    """A store of the small generated file and a model trained on it."""
+    folder = tmp_path_factory.mktemp("edges")
+    store, model = folder / "s.bsvm", folder / "m.h5"
+    assert main(["convert", str(small_libsvm), str(store), "--block-size", "1000", "-q"]) == 0
+    assert main(["train", str(store), str(model), "-q", "--max-outer", "5"]) == 0
+    return store, model
+
+
+def test_an_unknown_option_points_at_the_command_s_help(capsys, tmp_path):
+    """It pointed at ``blocksvm --help``, which does not list the command's options."""
+    code, _, err = run(capsys, "convert", tmp_path / "a.svm", tmp_path / "o", "--frobnicate")
+    assert (code, err) == (2, "blocksvm: error: unrecognized arguments: --frobnicate (see 'blocksvm convert --help')\n")
+
+
+def test_a_model_given_as_training_data_is_refused_before_converting(capsys, trained, tmp_path):
+    """``blocksvm train model.h5 m.h5`` first said "converting model.h5 into the cached store"."""
+    _, model = trained
+    code, _, err = run(capsys, "train", model, tmp_path / "m2.h5")
+    assert code == 2
+    what = "is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text"
+    assert err == f"blocksvm: error: {model}: {what}\n"
+    assert not Path(f"{model}.bsvm-cache").exists()
+
+
+def test_plot_of_a_model_points_at_its_history(capsys, trained):
+    _, model = trained
+    code, _, err = run(capsys, "plot", model)
+    assert code == 2 and err.endswith(f"not a training history: plot {model}.history.jsonl\n")
+    assert Path(f"{model}.history.jsonl").is_file()  # where it points, a history plot reads
+
+
+def test_predict_takes_liblinear_s_words_and_order(capsys, trained, small_libsvm, tmp_path):
+    """``predict test_file model_file output_file`` (LIBLINEAR's) was refused."""
+    _, model = trained
+    assert run(capsys, "predict", model, small_libsvm, "--output", tmp_path / "ours.txt")[0] == 0
+    assert run(capsys, "predict", model, small_libsvm, tmp_path / "third.txt")[0] == 0
+    assert run(capsys, "predict", small_libsvm, model, tmp_path / "liblinear.txt")[0] == 0
+    assert run(capsys, "export", model, tmp_path / "m.liblinear", "-q")[0] == 0
+    assert run(capsys, "predict", small_libsvm, tmp_path / "m.liblinear", tmp_path / "exported.txt")[0] == 0
+    expected = (tmp_path / "ours.txt").read_text()
+    for name in ("third.txt", "liblinear.txt", "exported.txt"):
+        assert (tmp_path / name).read_text() == expected, name
+
+
+def test_the_max_outer_warning_names_the_flags_that_lift_it(capsys, trained, tmp_path):
+    store, _ = trained
+    code, _, err = run(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "1", "--tol", "1e-12")
+    assert code == 0
+    warning = "WARNING: reached max_outer; the solution may not meet the tolerance: raise --max-outer or --time-limit "
+    assert warning in err
+
+
+def test_the_demo_does_not_present_a_folder_it_deletes_as_kept(monkeypatch, tmp_path):
+    """It printed "Files in /tmp/blocksvm-demo-..." and removed the folder at exit."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    out = io.StringIO()
+    run_demo(rows=2000, test_rows=500, features=200, nnz=5, out=out)
+    (line,) = [x for x in out.getvalue().splitlines() if "Files in" in x]
+    folder = line.split("Files in ")[1].split()[0]
+    assert line.endswith("while it runs (removed at the end: --keep or --workdir keeps them)")
+    assert not Path(folder).exists() and "files kept" not in out.getvalue()
+
+
+def test_block_svc_predicts_a_text_file_as_it_fits_one(tmp_path, small_libsvm):
+    """``BlockSVC().fit("a9a")`` took a text file, ``.predict("a9a.t")`` refused it."""
+    text = tmp_path / "train.svm"
+    text.write_bytes(small_libsvm.read_bytes())
+    svc = blocksvm.BlockSVC(max_outer=5, tol=1e-2).fit(str(text))
+    X, y, _ = blocksvm.load_libsvm(text, n_features=svc.n_features_in_)
+    np.testing.assert_array_equal(svc.predict(str(text)), svc.predict(X))
+    assert svc.score(str(text)) == svc.score(X, y)
