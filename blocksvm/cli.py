@@ -276,14 +276,21 @@ def _add_declared(p: argparse.ArgumentParser, command: str) -> None:
 
 def _settle(args, command: str):
     """``(TrainParams, RunOptions)`` of ``command`` from the flags given (the one shared check)."""
-    from blocksvm.train.params import PARAMS, RUN, settle
+    from blocksvm.train.params import settle
 
-    declared = {**PARAMS, **RUN}
+    return settle(command, None, _flags_given(args), cli=True)
+
+
+def _flags_given(args) -> dict:
+    """The declared parameters, run options and tune options given as flags (a repeated flag's values folded)."""
+    from blocksvm.train.params import PARAMS, RUN, TUNE
+
+    declared = {**PARAMS, **RUN, **TUNE}
     given = {name: getattr(args, name) for name in declared if hasattr(args, name)}
     for name, value in given.items():
         if declared[name].many:
             given[name] = declared[name].many(value)
-    return settle(command, None, given, cli=True)
+    return given
 
 
 def _run_train(args) -> int:
@@ -318,6 +325,48 @@ def _run_train(args) -> int:
         if where and not args.quiet:
             print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
         return EXIT_TERMINATED if "SIGTERM" in result.stop_reason else EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+@command("tune", "choose C by K-fold cross-validation, every fold sharing each block read (LIBLINEAR's -C)")
+def _tune_args(p: argparse.ArgumentParser) -> None:
+    from blocksvm.params import TUNE_OPTIONS
+    from blocksvm.train.params import PARAMS, RUN, tune_reads
+
+    p.add_argument("store", help="training store, or a LIBSVM file (converted once into a cached store, as for train)")
+    read = {param.name: param for param in tune_reads()}
+    for param in (*PARAMS.values(), *RUN.values()):  # the others parsed but hidden, to be refused in one line
+        if param.name in read:
+            read[param.name].add_to(p, "train")
+        else:
+            param.add_to(p, "tune")
+    for param in TUNE_OPTIONS:
+        param.add_to(p, "tune")
+    p.add_argument("--json", action="store_true", help="print the search as JSON")
+    p.set_defaults(run=_run_tune)
+
+
+def _run_tune(args) -> int:
+    from blocksvm.train.params import TUNE_READS, settle_tune
+    from blocksvm.train.tune import tune
+
+    params, run, options = settle_tune(None, _flags_given(args), cli=True)
+    if options["refit"]:
+        check_writable(options["refit"], "the model")
+    result = tune(
+        args.store,
+        params,
+        verbose=0 if args.quiet or args.json else 2 if args.verbose else 1,
+        progress=None if not args.quiet else False,
+        **{name: getattr(run, name) for name in TUNE_READS},
+        **options,
+    )
+    if args.json:
+        _print_json(result.to_dict() | ({"model": str(options["refit"])} if options["refit"] else {}))
+    elif not args.quiet:
+        print(result.table())
+        if options["refit"]:
+            print(f"model at C = {result.best_C:g} written to {options['refit']}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -513,6 +513,96 @@ RUN_OPTIONS: tuple[Param, ...] = (
 )
 
 
+def _grid_value(text: str) -> float:
+    """``0.5``, ``1e-3`` or ``2^-6``."""
+    base, caret, power = text.strip().partition("^")
+    return float(base) ** float(power) if caret else float(base)
+
+
+def _c_grid(text: str) -> tuple[float, ...]:
+    """``--C-grid``: values separated by commas (``0.01,0.1,1``), or a range of powers of 2 (``2^-6..2^6``: every
+    power between, doubling)."""
+    import argparse
+
+    try:
+        if ".." in text:
+            low, high = (_grid_value(part) for part in text.split(".."))
+            first, last = math.log2(low), math.log2(high)
+            if not (first <= last and first == round(first) and last == round(last)):
+                raise ValueError
+            return tuple(2.0**k for k in range(round(first), round(last) + 1))
+        return tuple(_grid_value(part) for part in text.split(","))
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(
+            "expected values separated by commas (0.01,0.1,1) or a range of powers of 2 (2^-6..2^6)"
+        ) from None
+
+
+def c_grid(x) -> bool:
+    """One or more positive finite numbers, all different."""
+    return isinstance(x, (tuple, list)) and len(x) >= 1 and len(set(x)) == len(x) and all(positive(v) for v in x)
+
+
+def at_least_two(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 2
+
+
+# The options of ``blocksvm tune`` (besides the training parameters train reads, C excepted: tune searches it).
+TUNE_OPTIONS: tuple[Param, ...] = (
+    Param(
+        "folds",
+        5,
+        "K of K-fold cross-validation: a row's fold is a hash of its position in the store and --seed "
+        "(docs/TUNE.md), and every fold's problems are solved side by side, sharing each block read.",
+        at_least_two,
+        "an integer >= 2",
+        parse=int,
+        metavar="K",
+        commands=("tune",),
+    ),
+    Param(
+        "C_grid",
+        None,
+        "The values of C, tried in increasing order, each warm-started from the one before: values separated by "
+        "commas, or 2^A..2^B for every power of 2 between. None: LIBLINEAR's -C range, from a C small for the data "
+        "(its calc_start_C) doubling up to 1024, stopped by --patience.",
+        c_grid,
+        "positive numbers, all different, or None",
+        none_ok=True,
+        parse=_c_grid,
+        flags=("--C-grid",),
+        metavar="GRID",
+        commands=("tune",),
+    ),
+    Param(
+        "patience",
+        5,
+        "Without --C-grid: stop doubling C after this many values in a row without a better cross-validation score.",
+        count,
+        "an integer >= 1",
+        parse=int,
+        metavar="N",
+        commands=("tune",),
+    ),
+    Param(
+        "warm",
+        True,
+        "Start each C from the solutions at the C before, scaled (Chu, Ho, Chen & Lin, KDD 2015); --no-warm: from "
+        "zero, each C as a fresh training.",
+        boolean,
+        "True or False",
+        parse=bool,
+        commands=("tune",),
+    ),
+    _path_option(
+        "refit",
+        "Then train on all rows at the best C, started from the folds' solutions there, and write the model here.",
+        "MODEL",
+        ("tune",),
+    ),
+)
+
+
 # Parameters the estimators name as scikit-learn does.
 ESTIMATOR_NAMES = {"seed": "random_state", "threads": "n_jobs"}
 

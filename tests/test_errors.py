@@ -704,6 +704,29 @@ CASES = [
     ("batch_size must be an integer >= 1, not <n>", "error", train_with("--solver", "pegasos", "--batch-size", "0")),
     ("seed must be an integer >= 0, not <n>", "error", train_with("--seed", "-1")),
     ("time_limit must be a positive number of seconds or None, not <x>", "error", train_with("--time-limit", "0")),
+    ("tune searches C: give the values to try as --C-grid", "error", lambda e, t, mp: ["tune", e.store, "-C", "2"]),
+    (
+        "tune warm-starts dual CD along C; --solver <solver> has no dual to scale: train it with 'blocksvm train' at "
+        "each C",
+        "error",
+        lambda e, t, mp: ["tune", e.store, "--solver", "pegasos"],
+    ),
+    (
+        "<flag> is a train option; tune searches C by cross-validation",
+        "error",
+        lambda e, t, mp: ["tune", e.store, "--time-limit", "60"],
+    ),
+    ("folds must be an integer >= 2, not <n>", "error", lambda e, t, mp: ["tune", e.store, "--folds", "1"]),
+    (
+        "C_grid must be positive numbers, all different, or None, not <x>",
+        "error",
+        lambda e, t, mp: ["tune", e.store, "--C-grid", "1,1"],
+    ),
+    (
+        "folds=<k>: fold <f> holds none of the <n> rows of <store>; use fewer folds",
+        "error",
+        lambda e, t, mp: ["tune", write(t / "three.txt", "1 1:1\n-1 2:1\n1 1:2\n"), "--folds", "5", "-q"],
+    ),
     ("eval_every must be an integer >= 0, not <n>", "error", train_with("--eval-every", "-1")),
     ("bias must be a finite number (<= 0: no bias), not <x>", "error", train_with("--bias", "inf")),
     ("class_weight names label <label>, which is not among the labels <labels>", "error", train_with("-w", "7=2")),

@@ -345,15 +345,16 @@ def add_steps(indptr, indices, data, y, alpha, alpha_before, w, bias, scale):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def solve_problems(a, b, Y_a, Y_b, alpha_a, alpha_b, W, uppers, diags, costs, hyper, loss, seeds):
+def solve_problems(a, b, Y_a, Y_b, alpha_a, alpha_b, W, uppers, diags, costs, hyper, loss, seeds, row_folds, held):
     """:func:`solve_block` for every problem of a one-vs-rest model at once, one problem a thread: each has its
     own targets (``Y_a``, ``Y_b``), alphas and row of ``W``, so the threads share nothing they write and every
     problem takes the path it takes alone, bit for bit. ``a``, ``b``: ``(indptr, indices, data, sq_norms)``
-    of the working rows; returns the stats, shape (n_problems, N_STATS)."""
+    of the working rows; ``row_folds`` (n_a + n_b,): each working row's cross-validation fold, and problem ``k``
+    leaves out the rows of fold ``held[k]`` (-1: none); returns the stats, shape (n_problems, N_STATS)."""
     n_problems = seeds.shape[0]
-    members = np.arange(a[0].shape[0] - 1 + b[0].shape[0] - 1)
     stats = np.empty((n_problems, N_STATS))
     for k in prange(n_problems):
+        members = np.flatnonzero(row_folds != held[k])
         rows_a = (a[0], a[1], a[2], Y_a[k], a[3], alpha_a[k])
         rows_b = (b[0], b[1], b[2], Y_b[k], b[3], alpha_b[k])
         stats[k] = solve_block(rows_a, rows_b, W[k], (uppers[k], diags[k], costs[k]), hyper, loss, seeds[k], members)

@@ -156,8 +156,8 @@ class DualCDSolver(Solver):
         """Dual CD on ``block`` (and ``companion`` rows: a RowCache or a block, whose alpha is
         the solver's own), updating ``W``, ``local["alpha"]`` and ``local["sums"]`` in place."""
         p = self.problem
-        # one problem counts its own positive margins; one-vs-rest needs the arg-max first
-        seen_correct = correct_predictions(p, W, block) if p.n_problems > 1 else None
+        # one problem counts its own positive margins; one-vs-rest needs the arg-max first (folds: tune counts)
+        seen_correct = correct_predictions(p, W, block) if p.n_problems > 1 and p.folds == 1 else None
         cached = isinstance(companion, RowCache)
         a = _rows(p, block)
         b = _rows(p, companion.rows if cached else companion)
@@ -165,8 +165,9 @@ class DualCDSolver(Solver):
         A = np.ascontiguousarray(local["alpha"])  # (n_problems, block rows): a view, or a copy written back
         B = self.alpha[:, b_rows]  # the companion's: a view (a block), or a gathered copy (the cache)
         B_before = B.copy() if self.cache is not None else None
+        row_folds, held = _working_folds(p, block, b_rows), p.held_out
         if self.threads > 1 and p.n_problems > 1:
-            stats = self._solve_problems(a, b, A, B, W, seeds)
+            stats = self._solve_problems(a, b, A, B, W, seeds, row_folds)
         else:
             stats = np.empty((p.n_problems, K.N_STATS))
             for k in range(p.n_problems):
@@ -177,6 +178,7 @@ class DualCDSolver(Solver):
                     W[k],
                     (upper, diag, p.costs[k]),
                     int(seeds[k]),
+                    np.flatnonzero(row_folds != held[k]),
                 )
         local["alpha"][...] = A
         for k in range(p.n_problems):
@@ -196,8 +198,9 @@ class DualCDSolver(Solver):
             figures={"pg_max": stats[:, K.PG_MAX_FIRST].tolist(), "pg_min": stats[:, K.PG_MIN_FIRST].tolist()},
         )
 
-    def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int) -> np.ndarray:
-        """Dual CD on the working rows ``a`` and ``b`` (kernel tuples) for one problem; its stats.
+    def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int, members: np.ndarray) -> np.ndarray:
+        """Dual CD on the working rows ``a`` and ``b`` (kernel tuples) for one problem; its stats. ``members``: the
+        working rows the problem may change (A's ``0 .. n_a - 1``, B's from ``n_a``: all but a held-out fold's).
 
         With ``threads > 1`` the rows are cut into as many contiguous shares (rows are stored in a random
         order: each share is a random set of rows, read as a stream), solved at once on one shared ``w``
@@ -210,7 +213,7 @@ class DualCDSolver(Solver):
         loss = self.problem.loss.table
         n_a, n_b = len(a[0]) - 1, len(b[0]) - 1
         if self.threads == 1:
-            return K.solve_block(a, b, w, box, hyper, loss, seed, np.arange(n_a + n_b))
+            return K.solve_block(a, b, w, box, hyper, loss, seed, members)
         w_start, a_start, b_start = w.copy(), a[5].copy(), b[5].copy()
         members, bounds = _shares(n_a, n_b, self.threads)
         seeds = np.array([-1 if seed < 0 else (seed + t * 0x9E3779B1) % 2**62 for t in range(self.threads)])
@@ -222,9 +225,12 @@ class DualCDSolver(Solver):
             K.add_steps(rows[0], rows[1], rows[2], y, rows[5], start, w, self.problem.bias, self.sigma)
         return _combined(stats)
 
-    def _solve_problems(self, a: dict, b: dict, A: np.ndarray, B: np.ndarray, W: np.ndarray, seeds) -> np.ndarray:
-        """Dual CD on the working rows for every one-vs-rest problem at once, a problem a thread: the problems
-        share no state, so each takes the path it takes alone (the same model as one thread, bit for bit)."""
+    def _solve_problems(
+        self, a: dict, b: dict, A: np.ndarray, B: np.ndarray, W: np.ndarray, seeds, row_folds: np.ndarray
+    ) -> np.ndarray:
+        """Dual CD on the working rows for every problem at once (one-vs-rest, folds), a problem a thread: the
+        problems share no state, so each takes the path it takes alone (the same model as one thread, bit for
+        bit)."""
         p = self.problem
         uppers = np.array([table[0] for table in self.tables])
         diags = np.array([table[1] for table in self.tables])
@@ -246,6 +252,8 @@ class DualCDSolver(Solver):
                 hyper,
                 p.loss.table,
                 np.asarray(seeds, np.int64),
+                row_folds,
+                p.held_out,
             )
 
     def visit(self, block, seeds) -> BlockReport:
@@ -292,6 +300,26 @@ class DualCDSolver(Solver):
         targets = self.problem.targets(labels)
         upper = np.array([table[0] for table in self.tables])  # (n_problems, 2): negative, positive
         return np.where(targets > 0, upper[:, 1, None], upper[:, 0, None])
+
+    def move_to(self, C: float, warm: bool = True) -> None:
+        """Solve the same problems at cost ``C`` next, from the current solution scaled by ``C / C_old`` (``warm``:
+        Chu, Ho, Chen & Lin, "Warm Start for Parameter Selection of Linear Classifiers", KDD 2015, Section 3: the
+        scaled alpha stays in its box, ``[0, C]``, ``(0, C)`` or ``[-C, C]``, and ``w = sum alpha_i y_i x_i``
+        scales with it), or from zero (the cache emptied).
+
+        The dual's per-block sums scale with alpha for the hinge family and SVR; the logistic dual's are made
+        exact again as each block is visited, so they are exact at the end of the next pass, as every figure is.
+        """
+        ratio = C / self.problem.C if warm else 0.0
+        self.alpha *= ratio
+        self.w *= ratio
+        self.block_sums *= ratio
+        self.problem = self.problem.with_C(C)
+        self.tables = [self.problem.loss.dual_tables(*costs) for costs in self.problem.costs]
+        if not warm:
+            self.previous[0], self._previous_block = -1, None
+            if self.cache is not None:
+                self.cache = RowCache(self.cache.capacity, self.problem.dtype)
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -398,6 +426,16 @@ def dual_step(W: np.ndarray, U: np.ndarray, sums: np.ndarray, limits: np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         best = np.where(curvature > 0, slope / curvature, 1.0)
     return np.clip(best, 0.0, limits)
+
+
+def _working_folds(problem, block, b_rows) -> np.ndarray:
+    """The cross-validation fold of each working row, the block's then the companion's (all 0 without folds)."""
+    n_b = len(b_rows) if isinstance(b_rows, np.ndarray) else b_rows.stop - b_rows.start
+    if problem.folds == 1:
+        return np.zeros(block.n_rows + n_b, np.int64)
+    ids = np.arange(block.row_offset, block.row_offset + block.n_rows)
+    companion = b_rows if isinstance(b_rows, np.ndarray) else np.arange(b_rows.start, b_rows.stop)
+    return problem.row_folds(np.concatenate((ids, companion)))
 
 
 def _block_rows(block) -> slice:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from blocksvm.decision import decision_values
+from blocksvm.losses import REGRESSION
 from blocksvm.solvers._common import loss_and_correct
 from blocksvm.solvers.problem import Problem
 
@@ -41,3 +42,36 @@ def correct_predictions(problem: Problem, W: np.ndarray, block) -> int:
     else:
         predicted = problem.classes[np.argmax(values, axis=1)]
     return int(np.count_nonzero(predicted == block.labels))
+
+
+def evaluate_folds(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-validation at ``W`` (a folded problem's, :meth:`Problem.folded`) on ``block``.
+
+    Returns each problem's ``sum C_i loss_i`` over its training rows, shape (n_problems,), and per fold its
+    held-out rows, their correct predictions (each fold's own problems predict its rows: the sign of one, the
+    arg-max of one-vs-rest) and their squared errors (regression), shape (folds, 3).
+    """
+    values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)  # (rows, n_problems)
+    folds = problem.row_folds(np.arange(block.row_offset, block.row_offset + block.n_rows))
+    targets = problem.targets(block.labels)  # (n_problems, rows)
+    training = folds[None, :] != problem.held_out[:, None]
+    regression = problem.task == REGRESSION
+    z = targets - values.T if regression else targets * values.T
+    negative = problem.costs[:, 1:] if regression else problem.costs[:, :1]  # regression: one cost for every row
+    costs = np.where(targets > 0, problem.costs[:, 1:], negative)
+    losses = np.sum(costs * problem.loss.value(z) * training, axis=1)
+    held = np.zeros((problem.folds, 3))
+    for f in range(problem.folds):
+        rows = folds == f
+        mine = values[rows][:, f * problem.per_fold : (f + 1) * problem.per_fold]
+        labels = block.labels[rows]
+        held[f, 0] = len(labels)
+        if regression:
+            held[f, 2] = float(np.sum((mine[:, 0] - labels) ** 2))
+            continue
+        if problem.per_fold == 1:
+            predicted = np.where(mine[:, 0] > 0, problem.classes[1], problem.classes[0])
+        else:
+            predicted = problem.classes[np.argmax(mine, axis=1)]
+        held[f, 1] = np.count_nonzero(predicted == labels)
+    return losses, held

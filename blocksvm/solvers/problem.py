@@ -4,11 +4,15 @@ Two classes give one problem whose positive class is the larger label (``classes
 scikit-learn. More classes give one-vs-rest: problem ``k`` separates ``classes[k]`` from the rest,
 with LIBLINEAR's costs (``C * weight_k`` for class ``k``, ``C`` for the rest). A regression loss gives one
 problem whose targets are the labels themselves, with cost C for every row.
+
+K-fold cross-validation (``blocksvm tune``) solves these problems once per fold, side by side
+(:meth:`Problem.folded`): problem ``f * per_fold + k`` is problem ``k`` trained without the rows of fold
+``f``, and a row's fold is :func:`fold_of` its store-wide position and the seed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,6 +40,10 @@ class Problem:
         Store-wide position of each block's first row (and the row count at the end).
     dtype : numpy dtype
         Type of the store's values.
+    folds : int
+        1, or K of K-fold cross-validation: the problems are K copies of ``per_fold`` problems, copy ``f``
+        trained without the rows of fold ``f`` (:func:`fold_of` with ``fold_seed``).
+    fold_seed : int
     """
 
     n_rows: int
@@ -48,6 +56,8 @@ class Problem:
     C: float
     row_offsets: np.ndarray | None = None
     dtype: np.dtype = np.dtype(np.float32)
+    folds: int = 1
+    fold_seed: int = 0
 
     @property
     def task(self) -> str:
@@ -57,6 +67,32 @@ class Problem:
     @property
     def n_problems(self) -> int:
         return len(self.costs)
+
+    @property
+    def per_fold(self) -> int:
+        """Problems of one fold (all of them without folds)."""
+        return self.n_problems // self.folds
+
+    @property
+    def held_out(self) -> np.ndarray:
+        """The fold each problem leaves out, shape (n_problems,), int64; -1 without folds."""
+        if self.folds == 1:
+            return np.full(self.n_problems, -1, np.int64)
+        return np.repeat(np.arange(self.folds, dtype=np.int64), self.per_fold)
+
+    def row_folds(self, rows: np.ndarray) -> np.ndarray:
+        """The fold of each store-wide row (all 0 without folds)."""
+        if self.folds == 1:
+            return np.zeros(len(rows), np.int64)
+        return fold_of(rows, self.fold_seed, self.folds)
+
+    def folded(self, folds: int, seed: int) -> Problem:
+        """These problems once per fold of ``folds``-fold cross-validation, the rows split by ``seed``."""
+        return replace(self, costs=np.tile(self.costs, (folds, 1)), folds=folds, fold_seed=seed)
+
+    def with_C(self, C: float) -> Problem:
+        """The same problems at cost ``C`` (every cost scaled by ``C / self.C``: class weights kept)."""
+        return replace(self, costs=self.costs * (C / self.C), C=float(C))
 
     @property
     def n_weights(self) -> int:
@@ -145,16 +181,41 @@ class Problem:
         return np.searchsorted(self.row_offsets, rows, side="right") - 1
 
     def targets(self, labels: np.ndarray) -> np.ndarray:
-        """±1 targets of each problem, shape (n_problems, n_rows), float64.
+        """±1 targets of each problem, shape (n_problems, n_rows), float64 (the same for every fold).
 
         One problem: the last (largest) class is positive — ``classes[1]`` of two, or the only
         class of a stream that has seen one so far. Regression: the labels themselves.
         """
         if self.task == REGRESSION:
-            return np.asarray(labels, dtype=np.float64)[None, :]
-        if self.n_problems == 1:
-            return np.where(labels == self.classes[-1], 1.0, -1.0)[None, :]
-        return np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
+            one = np.asarray(labels, dtype=np.float64)[None, :]
+        elif self.per_fold == 1:
+            one = np.where(labels == self.classes[-1], 1.0, -1.0)[None, :]
+        else:
+            one = np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
+        return one if self.folds == 1 else np.tile(one, (self.folds, 1))
+
+
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX1, _MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def fold_of(rows: np.ndarray, seed: int, folds: int) -> np.ndarray:
+    """The cross-validation fold of each store-wide row index: splitmix64's output for the row and the seed, mod
+    ``folds``. In words, with 64-bit unsigned arithmetic (wrapping)::
+
+        z = row + (seed + 1) * 0x9E3779B97F4A7C15
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+        fold = (z ^ (z >> 31)) % folds
+
+    A pure function of ``(row, seed)``: the split does not depend on the block size, the order of visits or the
+    machine, and anyone can rebuild it (the rows are the store's, in stored order: ``blocksvm convert`` shuffles
+    them with its own ``--seed``). Folds hold ``n_rows / folds`` rows each, up to the binomial spread.
+    """
+    z = np.asarray(rows, dtype=np.int64).astype(np.uint64) + np.uint64((seed + 1) * _GOLDEN % 2**64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(_MIX1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_MIX2)
+    return ((z ^ (z >> np.uint64(31))) % np.uint64(folds)).astype(np.int64)
 
 
 def looks_continuous(classes: np.ndarray) -> bool:

@@ -15,7 +15,7 @@ import math
 from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
-from blocksvm.params import COMMON, RUN_OPTIONS, Param
+from blocksvm.params import COMMON, RUN_OPTIONS, TUNE_OPTIONS, Param
 from blocksvm.solvers.registry import SOLVERS
 
 # What each command does, and how a message names it, for the message that refuses a parameter it does not read.
@@ -53,6 +53,20 @@ def declared() -> tuple[Param, ...]:
 
 PARAMS: dict[str, Param] = {p.name: p for p in declared()}
 RUN: dict[str, Param] = {p.name: p for p in RUN_OPTIONS}
+TUNE: dict[str, Param] = {p.name: p for p in TUNE_OPTIONS}
+TUNE_READS = ("cache_dir",)  # the run options tune reads besides its own
+# train's training parameters that tune does not read: C (its grid), the time limit and the exact-pass schedule
+# (it makes one evaluation pass per C), and the choice of a solver and of CoCoA+ shards (tune warm-starts dual CD)
+TUNE_SKIPS = ("C", "time_limit", "eval_every", "solver", "workers", "line_search", "cocoa_sigma")
+
+
+def tune_reads() -> tuple[Param, ...]:
+    """The training parameters and run options ``blocksvm tune`` reads besides its own (:data:`TUNE`)."""
+    trained = (
+        p for p in for_command("train") if p.name not in TUNE_SKIPS and (not p.solvers or "dual-cd" in p.solvers)
+    )
+    return (*trained, *(RUN[name] for name in TUNE_READS))
+
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
 # the path the optimizer takes.
@@ -161,6 +175,31 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     return trained, options
 
 
+def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
+    """The checked ``(TrainParams, RunOptions, tune options)`` of ``blocksvm tune``: the training parameters
+    train reads but C (the grid replaces it), the run option ``cache_dir`` and :data:`TUNE` (a dict)."""
+    given = dict(given or {})
+    options = {p.name: p.default for p in TUNE_OPTIONS} | {k: given.pop(k) for k in list(given) if k in TUNE}
+    for name, value in options.items():
+        if not TUNE[name].accepts(value):
+            raise ParameterError(f"{name} must be {TUNE[name].range}, not {value!r}")
+    if "C" in given or (params is not None and params.C != PARAMS["C"].default):
+        raise ParameterError(f"tune searches C: give the values to try as {'--C-grid' if cli else 'C_grid'}")
+    solver = given.get("solver", params.solver if params is not None else "dual-cd")
+    if solver != "dual-cd":
+        raise ParameterError(
+            f"tune warm-starts dual CD along C; {'--solver ' if cli else 'solver='}{solver} has no dual to scale: "
+            "train it with 'blocksvm train' at each C"
+        )
+    read = {p.name for p in tune_reads()}
+    for name in given:
+        if name not in read and (name in RUN or name in TUNE_SKIPS):
+            label = (RUN.get(name) or PARAMS[name]).label if cli else name
+            raise ParameterError(f"{label} is a train option; tune searches C by cross-validation")
+    trained, run = settle("train", params, given, cli=cli)
+    return trained, run, options
+
+
 def _check_solver(command: str, solver: str, cli: bool) -> None:
     if command in SOLVERS[solver].commands:
         return
@@ -217,7 +256,11 @@ def reference_page() -> str:
         "## Training parameters\n\n" + markdown_table(tuple(PARAMS.values())) + "\n"
         "## Run options\n\n"
         "How a run is driven and where it writes: keyword arguments of `train()` and `stream()`, flags of the "
-        "commands; a checkpoint does not compare them.\n\n" + markdown_table(RUN_OPTIONS)
+        "commands; a checkpoint does not compare them.\n\n" + markdown_table(RUN_OPTIONS) + "\n"
+        "## Tune options\n\n"
+        "`blocksvm tune` and `blocksvm.train.tune()` read these, beside the training parameters train reads for "
+        "dual CD (C aside: the grid gives it; not the time limit, `eval_every`, the solver or CoCoA+'s shards) and "
+        "`cache_dir`; docs/TUNE.md describes the search.\n\n" + markdown_table(TUNE_OPTIONS)
     )
 
 
