@@ -211,11 +211,11 @@ def liblinear_weight_options(argv: list[str]) -> list[str]:
     (``-w1 5``, ``-w-1 0.5``) written as ``--class-weight=LABEL=WEIGHT`` (an option whose name carries a value),
     and ``--classes -1,1`` as ``--classes=-1,1`` (a value that looks like an option).
 
-    Only after the ``train`` or ``stream`` command and before ``--``; everything else is returned as it was.
+    Only after the ``train``, ``stream`` or ``tune`` command and before ``--``; everything else is returned as it was.
     """
     argv = list(argv)
     command = next((i for i, token in enumerate(argv) if not token.startswith("-")), None)
-    if command is None or argv[command] not in ("train", "stream"):
+    if command is None or argv[command] not in ("train", "stream", "tune"):
         return argv
     out = argv[: command + 1]
     i = command + 1
