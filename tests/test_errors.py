@@ -431,6 +431,11 @@ CASES = [
         lambda e, t, mp: ["convert", write(t / "e.txt", "\n# nothing\n"), t / "o"],
     ),
     ("<file>:<line>: label <token> is not a number", "parse", convert_line(BAD_LINES[K.BAD_LABEL])),
+    (
+        "<file>:<line>: looks like CSV (commas between values), not LIBSVM text (label index:value index:value ...)",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "d.csv", "label,f1,f2\n1,0.5,2\n"), t / "o"],
+    ),
     ("<file>:<line>: label <token> is not a finite number", "parse", convert_line(BAD_LINES[K.NONFINITE_LABEL])),
     ("<file>:<line>: <token> is not an index:value pair", "parse", convert_line(BAD_LINES[K.BAD_PAIR])),
     ("<file>:<line>: feature index in <token> is not an integer", "parse", convert_line(BAD_LINES[K.BAD_INDEX])),

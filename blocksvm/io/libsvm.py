@@ -196,8 +196,13 @@ def _line_text(buf: np.ndarray, start: int) -> str:
     return bytes(buf[start:end]).decode("utf-8", "replace").rstrip("\r")
 
 
+CSV_REASON = "looks like CSV (commas between values), not LIBSVM text (label index:value index:value ...)"
+
+
 def _error_at(path, buf, code, line, t_start, t_end) -> InputFormatError:
     token = bytes(buf[t_start:t_end]).decode("utf-8", "replace")
+    if code == K.BAD_LABEL and "," in token:  # a CSV header or row: one line that says so, no echo of the line
+        return InputFormatError(path, line, CSV_REASON)
     line_start = int(t_start)
     while line_start > 0 and buf[line_start - 1] != 10:
         line_start -= 1
