@@ -28,6 +28,17 @@ def compact_space(used: int, width: int) -> bool:
     return width > DENSE_WIDTH and 2 * used <= width
 
 
+LEARNER_DENSE_WIDTH = 1 << 22
+"""A learner that grows with the features it meets (a stream, ``partial_fit``) stays dense up to this width
+(32 MB a weight array): in slots it looks up every nonzero of every row it learns, which took 80% of a stream's
+time on 1,000,000 features (ftrl: 10x slower), where a store pays its map once, at conversion."""
+
+
+def compact_learner(used: int, width: int) -> bool:
+    """Whether a growing learner over ``width`` columns of which ``used`` occur so far learns in slots."""
+    return width > LEARNER_DENSE_WIDTH and compact_space(used, width)
+
+
 class FeatureSet:
     """The distinct feature indices met, in memory bounded by them (and 16 MB), not by the largest one.
 

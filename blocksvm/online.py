@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc, sparse_coef
-from blocksvm.features import compact_space
+from blocksvm.features import compact_learner
 from blocksvm.rows import Rows
 from blocksvm.solvers.growing import GrowingLearner
 from blocksvm.train.driver import run_pass
@@ -104,7 +104,7 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
                 )
             self.classes_ = self._encoder.classes_
             codes = np.arange(len(self.classes_), dtype=np.float64)
-            wide = sp.issparse(X) and compact_space(len(np.unique(X.indices)), X.shape[1])
+            wide = sp.issparse(X) and compact_learner(len(np.unique(X.indices)), X.shape[1])
             # a wide sparse X: weights for the features met (the learner's slots), not for every column
             self._learner = GrowingLearner(self._params(), codes, 0 if wide else X.shape[1], np.float64)
             self._rng = check_random_state(self.random_state)

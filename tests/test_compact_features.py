@@ -28,7 +28,7 @@ from sklearn.datasets import load_svmlight_file
 from blocksvm.checkpoint import read_checkpoint
 from blocksvm.cli import main
 from blocksvm.errors import ModelError, StoreError
-from blocksvm.features import DENSE_WIDTH, MARK_LIMIT, FeatureSet, compact_space, positions
+from blocksvm.features import DENSE_WIDTH, MARK_LIMIT, FeatureSet, compact_learner, compact_space, positions
 from blocksvm.io import convert
 from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_model
 from blocksvm.model import LinearModel
@@ -389,3 +389,13 @@ def test_a_stream_of_three_classes_grows_slots_and_problems_together(pair, tmp_p
     dense = stream(tmp_path / "dense.txt", solver="pa1", verbose=0, chunk_bytes=1024).model
     assert wide.coef.shape == dense.coef.shape == (3, K)
     np.testing.assert_allclose(wide.coef, dense.coef, rtol=1e-12, atol=1e-15)
+
+
+def test_a_stream_of_a_million_columns_stays_dense(tmp_path):
+    """Slots cost a lookup of every nonzero of every row: a learner stays dense up to LEARNER_DENSE_WIDTH columns
+    (a stream over 1,000,000 columns of which a few are used switched to slots, and ran 10x slower)."""
+    lines = [f"{1 if i % 2 else -1} {1 + i % 7}:1 {999_990 + i % 10}:0.5" for i in range(200)]
+    (tmp_path / "wide.svm").write_text("\n".join(lines) + "\n")
+    model = stream(tmp_path / "wide.svm", solver="ftrl", verbose=0, chunk_bytes=1024).model
+    assert model.feature_map is None and model.n_features == 999_999  # dense up to the largest index met
+    assert compact_space(17, 1_000_000) and not compact_learner(17, 1_000_000)

@@ -18,7 +18,7 @@ With class weights the carried problems are exact for two classes; in one-vs-res
 "the rest" weight 1, so a carried binary state is the start of its problem, not its exact past.
 
 Features are weight columns ``0 .. n_features - 1`` as long as the space stays dense. When a row's index would
-widen it into a sparse space (:func:`blocksvm.features.compact_space`: a hashed feature, index 2**31 - 1), the
+widen it into a sparse space (:func:`blocksvm.features.compact_learner`: a hashed feature, index 2**31 - 1), the
 learner switches to **slots**: weight ``s`` belongs to the original column ``slots[s]``, the columns known so far
 keep their weights and each new feature takes the next slot, so growing appends columns as before and memory
 follows the features met, not the largest index. :meth:`GrowingLearner.model_weights` sorts them into a
@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from blocksvm.errors import ParameterError
-from blocksvm.features import compact_space, positions
+from blocksvm.features import compact_learner, positions
 from blocksvm.solvers.base import BlockReport, OnlineSolver, Solver
 from blocksvm.solvers.problem import Problem
 from blocksvm.solvers.registry import SOLVERS
@@ -140,7 +140,7 @@ class GrowingLearner:
             if largest < self.n_features:
                 return rows
             met = len(np.unique(rows.indices[rows.indices >= self.n_features]))
-            if not compact_space(self.n_features + met, largest + 1):
+            if not compact_learner(self.n_features + met, largest + 1):
                 self.make_room(rows.labels[:0], largest)
                 return rows
             self._use_slots(np.arange(self.n_features))  # the columns so far keep their weights
