@@ -59,7 +59,9 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", help="LIBSVM text file")
     p.add_argument("output", help="store directory to create")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--block-size", type=int, metavar="ROWS", help="rows per block")
+    size.add_argument(
+        "--block-rows", "--block-size", type=int, metavar="ROWS", help="rows per block (--block-size: an older name)"
+    )
     size.add_argument("--block-mb", type=float, metavar="MB", help="megabytes of in-memory CSR per block (default 64)")
     p.add_argument(
         "--shuffle",
@@ -95,7 +97,7 @@ def _run_convert(args) -> int:
     summary = convert(
         args.input,
         args.output,
-        block_rows=args.block_size,
+        block_rows=args.block_rows,
         block_mb=args.block_mb,
         shuffle=args.shuffle,
         seed=args.seed,
@@ -172,7 +174,12 @@ def _generate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--store", action="store_true", help="write a block store directly")
     p.add_argument(
-        "--block-size", type=int, default=100_000, metavar="ROWS", help="rows per block with --store (default 100000)"
+        "--block-rows",
+        "--block-size",
+        type=int,
+        default=100_000,
+        metavar="ROWS",
+        help="rows per block with --store (default 100000; --block-size: an older name)",
     )
     p.add_argument("--overwrite", action="store_true")
     p.set_defaults(run=_run_generate)
@@ -192,9 +199,9 @@ def _run_generate(args) -> int:
     )
     progress = None if not args.quiet else False
     if args.store:
-        if args.block_size < 1:  # make_store does not check it (0 divides by zero, < 0 writes no block)
-            raise ParameterError(f"--block-size must be a positive number of rows, not {args.block_size}")
-        make_store(args.output, spec, block_rows=args.block_size, overwrite=args.overwrite, progress=progress)
+        if args.block_rows < 1:  # make_store does not check it (0 divides by zero, < 0 writes no block)
+            raise ParameterError(f"--block-rows must be a positive number of rows, not {args.block_rows}")
+        make_store(args.output, spec, block_rows=args.block_rows, overwrite=args.overwrite, progress=progress)
     else:
         check_writable(args.output, "the data")
         try:

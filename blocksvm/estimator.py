@@ -49,7 +49,7 @@ from blocksvm.train.records import StopRules
 # Parameters of the estimator besides the training parameters (those of ESTIMATOR_NAMES are named as
 # scikit-learn names them).
 OWN_PARAMS: dict[str, tuple[object, str]] = {
-    "block_size": (100_000, "Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf)."),
+    "block_rows": (100_000, "Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf)."),
     "random_state": (
         None,
         "int, RandomState instance or None. Seeds the row shuffle of the temporary store and "
@@ -174,12 +174,12 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             )
         codes = encoder.transform(y).astype(np.float64)
         params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
-        block_size = self._checked_block_size()
+        block_rows = self._checked_block_rows()
         if params.workers and params.workers > 1:  # each of the n_jobs shards needs blocks of its own
-            block_size = min(block_size, -(-X.shape[0] // params.workers))
+            block_rows = min(block_rows, -(-X.shape[0] // params.workers))
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
-            store = write_array_store(Path(folder) / "train.bsvm", X, codes, block_size=block_size, seed=seed)
+            store = write_array_store(Path(folder) / "train.bsvm", X, codes, block_rows=block_rows, seed=seed)
             return self._fit_store(store, classes, params)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -231,10 +231,10 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         given = {name: value for name, value in values.items() if value != PARAMS[name].default}
         return settle("train", None, given)[0]
 
-    def _checked_block_size(self) -> int:
-        size = _plain(self.block_size)
+    def _checked_block_rows(self) -> int:
+        size = _plain(self.block_rows)
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ParameterError(f"block_size must be an integer >= 1, not {self.block_size!r}")
+            raise ParameterError(f"block_rows must be an integer >= 1, not {self.block_rows!r}")
         return size
 
     # ---- predict --------------------------------------------------------------------------
@@ -296,7 +296,7 @@ def _space(model) -> tuple[np.ndarray, int]:
 
 
 def write_array_store(
-    path: Path, X, labels: np.ndarray, *, block_size: int, seed: int, compression: str = DEFAULT_COMPRESSION
+    path: Path, X, labels: np.ndarray, *, block_rows: int, seed: int, compression: str = DEFAULT_COMPRESSION
 ) -> BlockStore:
     """Write rows of ``X`` (CSR or dense, float32/float64) as a block store, rows shuffled.
 
@@ -306,7 +306,7 @@ def write_array_store(
         Store directory to create.
     X : ndarray or sparse matrix of shape (n_rows, n_features)
     labels : ndarray of float64, shape (n_rows,)
-    block_size : int
+    block_rows : int
         Rows per block.
     seed : int
         Seed of the row shuffle; row ``i`` of ``X`` is stored with line number ``i + 1``.
@@ -334,8 +334,8 @@ def write_array_store(
     version = FORMAT_VERSION if compact else DENSE_VERSION
     entries = []
     with StoreBuilder(path) as builder:
-        for b, start in enumerate(range(0, n_rows, block_size)):
-            stop = min(start + block_size, n_rows)
+        for b, start in enumerate(range(0, n_rows, block_rows)):
+            stop = min(start + block_rows, n_rows)
             lo, hi = X.indptr[start], X.indptr[stop]
             block = Rows(
                 (X.indptr[start : stop + 1] - lo).astype(np.int64),
@@ -366,7 +366,7 @@ def write_array_store(
             label_counts=dict(zip(classes.tolist(), counts.tolist())),
             source={"arrays": "blocksvm.estimator"},
             params={
-                "block_rows": block_size,
+                "block_rows": block_rows,
                 "block_mb": None,
                 "shuffle": True,
                 "seed": seed,
@@ -467,9 +467,9 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True)
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
-            block_size = BlockSVC._checked_block_size(self)
+            block_rows = BlockSVC._checked_block_rows(self)
             store = write_array_store(
-                Path(folder) / "train.bsvm", X, y.astype(np.float64), block_size=block_size, seed=seed
+                Path(folder) / "train.bsvm", X, y.astype(np.float64), block_rows=block_rows, seed=seed
             )
             return self._fit_store(store, params)
         finally:

@@ -7,7 +7,7 @@ scikit-learn. Here a sparse matrix goes through ``MaxAbsScaler`` (keeps sparsity
 scored on held-out rows and compared with ``LinearSVC``, which solves the same problem in memory
 with LIBLINEAR (same loss, same regularized bias).
 
-``BlockSVC.fit(X, y)`` writes X as a temporary block store of ``block_size`` rows and trains on
+``BlockSVC.fit(X, y)`` writes X as a temporary block store of ``block_rows`` rows and trains on
 it block by block; for data larger than memory, ``BlockSVC().fit("train.bsvm")`` trains on a
 store made by ``blocksvm convert`` (the pipeline's transformers, which need X in memory, do not
 apply there).
@@ -43,7 +43,7 @@ def main(workdir: Path, small: bool = False) -> dict:
     pipeline = Pipeline(
         [
             ("scale", MaxAbsScaler()),
-            ("svm", BlockSVC(loss="squared-hinge", tol=1e-4, block_size=rows // 4, random_state=0)),
+            ("svm", BlockSVC(loss="squared-hinge", tol=1e-4, block_rows=rows // 4, random_state=0)),
         ]
     )
     search = GridSearchCV(pipeline, {"svm__C": [0.01, 0.1, 1.0]}, cv=3)

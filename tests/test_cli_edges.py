@@ -96,3 +96,15 @@ def test_block_svc_predicts_a_text_file_as_it_fits_one(tmp_path, small_libsvm):
     X, y, _ = blocksvm.load_libsvm(text, n_features=svc.n_features_in_)
     np.testing.assert_array_equal(svc.predict(str(text)), svc.predict(X))
     assert svc.score(str(text)) == svc.score(X, y)
+
+
+def test_rows_per_block_have_one_name(capsys, small_libsvm, tmp_path):
+    """``--block-size``, ``convert(block_rows=)`` and ``BlockSVC(block_size=)`` named one thing three ways: it is
+    ``block_rows`` / ``--block-rows`` now, ``--block-size`` an older name the commands still accept."""
+    for flag in ("--block-rows", "--block-size"):
+        assert run(capsys, "convert", small_libsvm, tmp_path / flag, flag, "1000", "-q")[0] == 0
+    same = [blocksvm.BlockStore(tmp_path / flag).info()["block_sizes"] for flag in ("--block-rows", "--block-size")]
+    assert same[0] == same[1] and len(same[0]) == 3
+    assert "block_rows" in blocksvm.BlockSVC().get_params() and "block_size" not in blocksvm.BlockSVC().get_params()
+    _, out, _ = run(capsys, "convert", "--help")
+    assert "--block-rows ROWS, --block-size ROWS" in out

@@ -517,7 +517,7 @@ CASES = [
         ),
     ),
     (
-        "block_rows must be a positive integer (--block-size), not <n>",
+        "block_rows must be a positive integer (--block-rows), not <n>",
         "error",
         lambda e, t, mp: ["convert", e.text, t / "o", "--block-size", "0"],
     ),
@@ -552,7 +552,7 @@ CASES = [
         lambda e, t, mp: ["convert", e.text, t / "o", "--jobs", "0"],
     ),
     (
-        "--block-size must be a positive number of rows, not <n>",
+        "--block-rows must be a positive number of rows, not <n>",
         "error",
         lambda e, t, mp: [
             "generate",
@@ -1146,7 +1146,7 @@ CASES = [
     ),
     (
         "workers (<k>) must be at most the store's blocks (<n>): each shard is whole blocks; convert with a smaller "
-        "--block-size for more",
+        "--block-rows for more",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "999"],
     ),

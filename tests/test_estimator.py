@@ -90,7 +90,7 @@ def test_agrees_with_linear_svc(loss, n_classes, class_weight):
     )
     X = StandardScaler().fit_transform(X)
     ours = BlockSVC(
-        C=0.5, loss=loss, class_weight=class_weight, tol=1e-5, max_outer=1000, block_size=100, random_state=0
+        C=0.5, loss=loss, class_weight=class_weight, tol=1e-5, max_outer=1000, block_rows=100, random_state=0
     ).fit(X, y)
     assert ours.model_.summary["rows"] == 300 and len(ours.history_[0]) > 0
     assert ours.stop_reason_.startswith("relative duality gap")
@@ -142,10 +142,10 @@ def test_clone_and_pickle_keep_what_they_should():
 def test_dense_sparse_and_float32_input_train_the_same_model():
     X, y = make_classification(n_samples=200, n_features=7, random_state=3)
     X[np.abs(X) < 0.5] = 0.0
-    dense = BlockSVC(random_state=1, block_size=100).fit(X, y)
-    sparse = BlockSVC(random_state=1, block_size=100).fit(sp.csr_matrix(X), y)
+    dense = BlockSVC(random_state=1, block_rows=100).fit(X, y)
+    sparse = BlockSVC(random_state=1, block_rows=100).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(dense.coef_, sparse.coef_)
-    single = BlockSVC(random_state=1, block_size=100).fit(X.astype(np.float32), y)
+    single = BlockSVC(random_state=1, block_rows=100).fit(X.astype(np.float32), y)
     np.testing.assert_allclose(single.coef_, dense.coef_, rtol=1e-4, atol=1e-5)
 
 
@@ -211,14 +211,14 @@ def test_temporary_store_is_removed_after_fit_and_after_a_failure(tmp_path):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_parameters_are_checked_at_fit_by_the_shared_check():
     X, y = make_classification(n_samples=60, n_features=4, random_state=7)
-    est = BlockSVC(loss="cubic", block_size=0)  # __init__ only stores
+    est = BlockSVC(loss="cubic", block_rows=0)  # __init__ only stores
     assert est.loss == "cubic"
     with pytest.raises(ValueError, match="loss must be one of"):
         est.fit(X, y)
-    with pytest.raises(ValueError, match="block_size must be an integer"):
+    with pytest.raises(ValueError, match="block_rows must be an integer"):
         est.set_params(loss="hinge").fit(X, y)
     # values from a parameter grid arrive as NumPy scalars
-    BlockSVC(C=np.float64(0.5), max_outer=np.int64(5), block_size=np.int64(30)).fit(X, y)
+    BlockSVC(C=np.float64(0.5), max_outer=np.int64(5), block_rows=np.int64(30)).fit(X, y)
 
 
 def test_too_few_passes_warn_and_n_iter_counts_them():

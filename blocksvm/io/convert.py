@@ -262,7 +262,7 @@ def _block_target(block_rows, block_mb, dtype):
         raise ParameterError("give either block_rows or block_mb, not both")
     if block_rows is not None:
         if int(block_rows) != block_rows or block_rows < 1:
-            raise ParameterError(f"block_rows must be a positive integer (--block-size), not {block_rows}")
+            raise ParameterError(f"block_rows must be a positive integer (--block-rows), not {block_rows}")
         return int(block_rows), lambda rows, nnz: rows
     block_mb = DEFAULT_BLOCK_MB if block_mb is None else block_mb
     if not block_mb > 0:

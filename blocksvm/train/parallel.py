@@ -54,7 +54,7 @@ def shard_blocks(n_blocks: int, n_shards: int) -> list[np.ndarray]:
     if n_shards > n_blocks:
         raise ParameterError(
             f"workers ({n_shards}) must be at most the store's blocks ({n_blocks}): each "
-            "shard is whole blocks; convert with a smaller --block-size for more"
+            "shard is whole blocks; convert with a smaller --block-rows for more"
         )
     return [np.arange(k, n_blocks, n_shards) for k in range(n_shards)]
 
