@@ -40,12 +40,14 @@ __all__ = [
     "ParameterError",
     "StoreError",
     "convert",
+    "write_store",
     "load_libsvm",
 ]
 
 # name -> the module that defines it, imported when the name is first read
 _LAZY = {
     "convert": "blocksvm.io",
+    "write_store": "blocksvm.io",
     "ConvertSummary": "blocksvm.io",
     "load_libsvm": "blocksvm.io",
     "BlockStore": "blocksvm.store",

@@ -26,12 +26,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from blocksvm._interrupt import sigint_held
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.features import FeatureSet, compact_space
-from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed, resolve_index_base
+from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, iter_parsed, resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
 from blocksvm.store import format as F
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
@@ -157,36 +158,206 @@ def convert(
     StoreError
         The output cannot be written; nothing that looks like a store is left behind.
     """
-    start = time.perf_counter()
     input = Path(input)
-    target, weigh = _block_target(block_rows, block_mb, dtype)
-    F.compression_filters(compression)  # validates the name before any work
     if zero_based not in ("auto", True, False):
         raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
+    _check_options(block_rows, block_mb, dtype, compression, n_features, jobs)
+    source_size = _source_size(input)
+    chunks = iter_parsed(
+        input, one_based=zero_based is False, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
+    )
+    return _build_store(
+        chunks,
+        input,
+        output,
+        source={"path": str(input.resolve()), "bytes": source_size},
+        source_size=source_size,
+        zero_based=zero_based,
+        block_rows=block_rows,
+        block_mb=block_mb,
+        shuffle=shuffle,
+        seed=seed,
+        dtype=dtype,
+        compression=compression,
+        n_features=n_features,
+        overwrite=overwrite,
+        progress=progress,
+        jobs=jobs,
+        params={"skip_bad_lines": skip_bad_lines},
+    )
+
+
+def write_store(
+    data,
+    output: str | os.PathLike,
+    *,
+    chunk_rows: int = 1 << 16,
+    block_rows: int | None = None,
+    block_mb: float | None = None,
+    shuffle: bool = True,
+    seed: int = 0,
+    dtype: str = "float32",
+    compression: str = F.DEFAULT_COMPRESSION,
+    n_features: int | None = None,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    jobs: int | None = None,
+) -> ConvertSummary:
+    """Write rows that are not LIBSVM text into a block store, with :func:`convert`'s shuffling and blocks.
+
+    Parameters
+    ----------
+    data : (X, y) or iterable of (X, y)
+        ``X`` a numpy array, a scipy sparse matrix or a dask array (rows by features), ``y`` its labels (or
+        real targets). One pair is read ``chunk_rows`` rows at a time (a dask array one slice at a time: it is
+        never computed whole); an iterable (a generator of chunks, a list) is read one pair at a time. Row ``i``
+        overall is line ``i + 1`` of the store, feature ``j`` column ``j`` (zero-based).
+    output : path
+        The store directory to create.
+    chunk_rows : int, default=65536
+        Rows taken at a time from one ``(X, y)`` pair.
+    block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs
+        As for :func:`convert`. ``n_features`` defaults to the width of ``X`` for one pair, to the largest
+        column used plus one for an iterable.
+
+    Returns
+    -------
+    ConvertSummary
+
+    Raises
+    ------
+    InputFormatError
+        Labels and rows that do not pair up, or values that are not finite (the row named by its number).
+    """
+    _check_options(block_rows, block_mb, dtype, compression, n_features, jobs)
+    if chunk_rows < 1:
+        raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows}")
+    if isinstance(data, tuple):
+        X, y = data
+        n_features = n_features or int(np.shape(X)[1])
+        pairs = _row_chunks(X, y, chunk_rows)
+    else:
+        pairs = iter(data)
+    return _build_store(
+        _parsed_chunks(pairs, np.dtype(dtype)),
+        "the rows given",
+        output,
+        source={"path": None, "bytes": 0},
+        source_size=None,
+        zero_based=True,
+        block_rows=block_rows,
+        block_mb=block_mb,
+        shuffle=shuffle,
+        seed=seed,
+        dtype=dtype,
+        compression=compression,
+        n_features=n_features,
+        overwrite=overwrite,
+        progress=progress,
+        jobs=jobs,
+        params={},
+    )
+
+
+def _row_chunks(X, y, chunk_rows: int):
+    """``(X, y)`` in slices of ``chunk_rows`` rows; a dask array computes one slice at a time."""
+    n_rows = int(np.shape(X)[0])
+    if len(y) != n_rows:
+        raise ParameterError(f"X has {n_rows:,} rows and y {len(y):,} labels: give one label a row")
+    for start in range(0, n_rows, chunk_rows):
+        stop = min(start + chunk_rows, n_rows)
+        yield _computed(X[start:stop]), _computed(y[start:stop])
+
+
+def _computed(part):
+    """A dask collection's values (one slice: never the whole), anything else as it is."""
+    return part.compute() if hasattr(part, "dask") and hasattr(part, "compute") else part
+
+
+def _parsed_chunks(pairs, dtype: np.dtype):
+    """Parsed chunks (zero-based columns, rows numbered from 1 on) of ``(X, y)`` pairs."""
+    first = 0
+    for X, y in pairs:
+        chunk = _parsed(_computed(X), _computed(y), first, dtype)
+        first += chunk.n_rows
+        yield chunk
+
+
+def _parsed(X, y, first: int, dtype: np.dtype) -> ParsedChunk:
+    X = sp.csr_matrix(X, dtype=dtype)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    y = np.asarray(y, dtype=np.float64).ravel()
+    if len(y) != X.shape[0]:
+        raise InputFormatError("the rows given", first + 1, f"a chunk of {X.shape[0]:,} rows has {len(y):,} labels")
+    bad = np.flatnonzero(~np.isfinite(y))
+    if len(bad) == 0 and not np.all(np.isfinite(X.data)):
+        bad = np.flatnonzero(~np.isfinite(X.sum(axis=1).A.ravel()))
+    if len(bad):
+        raise InputFormatError("the rows given", first + int(bad[0]) + 1, "holds a value that is not finite")
+    indices = X.indices.astype(np.int32)
+    return ParsedChunk(
+        X.indptr.astype(np.int64),
+        indices,
+        X.data,
+        y,
+        np.arange(first + 1, first + X.shape[0] + 1, dtype=np.int64),
+        max_index=int(indices.max()) if len(indices) else -1,
+        min_index=int(indices.min()) if len(indices) else 2**31,
+        source_pos=first + X.shape[0],
+    )
+
+
+def _check_options(block_rows, block_mb, dtype, compression, n_features, jobs) -> None:
+    """Refuse bad options before any work."""
+    _block_target(block_rows, block_mb, dtype)
+    F.compression_filters(compression)
     if n_features is not None and n_features < 1:
         raise ParameterError(f"n_features must be a positive integer (--n-features), not {n_features}")
     if jobs is not None and jobs < 1:
         raise ParameterError(f"jobs must be a positive integer (--jobs), not {jobs}")
-    source_size = _source_size(input)
 
+
+def _build_store(
+    chunks,
+    name,
+    output,
+    *,
+    source: dict,
+    source_size: int | None,
+    zero_based,
+    block_rows,
+    block_mb,
+    shuffle,
+    seed,
+    dtype,
+    compression,
+    n_features,
+    overwrite,
+    progress,
+    jobs,
+    params: dict,
+) -> ConvertSummary:
+    """The two passes over parsed ``chunks`` (rows with their lines; ``name`` in messages), for :func:`convert`
+    and :func:`write_store`. ``source_size``: the source's bytes, for progress and the first estimate of the
+    number of blocks (None: unknown, the first chunk's rows stand for all)."""
+    start = time.perf_counter()
+    target, weigh = _block_target(block_rows, block_mb, dtype)
     with StoreBuilder(output, overwrite=overwrite) as builder:
-        spill_path = builder.partial / "spill.bin"
         facts, spill = _partition(
-            input,
-            spill_path,
+            chunks,
+            name,
+            builder.partial / "spill.bin",
             target,
             weigh,
             shuffle=shuffle,
             seed=seed,
             dtype=dtype,
-            one_based=zero_based is False,
-            skip_bad_lines=skip_bad_lines,
             source_size=source_size,
-            chunk_bytes=chunk_bytes,
             progress=progress,
         )
         if facts.rows == 0:
-            raise InputFormatError(input, 0, "contains no data rows")
+            raise InputFormatError(name, 0, "contains no data rows")
         base = resolve_index_base(zero_based, facts.min_index)
         width = max(facts.max_index - base + 1, 0)
         if n_features is not None:
@@ -224,7 +395,7 @@ def convert(
             dtype=dtype,
             label_counts=facts.label_counts,
             blocks=entries,
-            source={"path": str(input.resolve()), "bytes": source_size},
+            source=source,
             params={
                 "block_rows": block_rows,
                 "block_mb": None if block_rows else (block_mb or DEFAULT_BLOCK_MB),
@@ -232,7 +403,7 @@ def convert(
                 "seed": seed,
                 "compression": compression,
                 "zero_based": zero_based,
-                "skip_bad_lines": skip_bad_lines,
+                **params,
             },
             skipped_lines=facts.skipped,
             skipped_examples=facts.skipped_examples,
@@ -278,33 +449,16 @@ def _source_size(path: Path) -> int:
         raise InputFormatError(path, 0, "no such file") from None
 
 
-def _partition(
-    input,
-    spill_path,
-    target,
-    weigh,
-    *,
-    shuffle,
-    seed,
-    dtype,
-    one_based,
-    skip_bad_lines,
-    source_size,
-    chunk_bytes,
-    progress,
-):
-    """Pass 1: parse the file and spill every row into its bucket."""
+def _partition(chunks, name, spill_path, target, weigh, *, shuffle, seed, dtype, source_size, progress):
+    """Pass 1: take every parsed chunk and spill its rows into their buckets."""
     facts = _Pass1()
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     spill = None
     placed = 0.0  # weight of the rows placed so far (consecutive filling)
-    chunks = iter_parsed(
-        input, one_based=one_based, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
-    )
     with progress_bar(source_size, "convert", unit="B", unit_scale=True, enabled=progress) as bar:
         for chunk in chunks:
             _tally(facts, chunk)
-            _check_row_norms(chunk, input)
+            _check_row_norms(chunk, name)
             bar.update(chunk.source_pos - bar.n)
             if chunk.n_rows == 0:
                 continue
@@ -313,7 +467,7 @@ def _partition(
             if spill is None:
                 n_buckets = 1
                 if shuffle:
-                    scale = source_size / max(chunk.source_pos, 1)
+                    scale = source_size / max(chunk.source_pos, 1) if source_size else 1.0
                     n_buckets = max(1, round(float(np.sum(row_weight)) * scale / target))
                 spill = SpillWriter(spill_path, n_buckets, dtype)
             if shuffle:
@@ -324,7 +478,8 @@ def _partition(
                 placed += float(np.sum(row_weight))
                 spill.grow(int(buckets[-1]) + 1)
             spill.add(chunk.indptr, chunk.indices, chunk.data, chunk.labels, chunk.lines, buckets)
-        bar.update(source_size - bar.n)
+        if source_size:
+            bar.update(source_size - bar.n)
     if spill is None:
         spill = SpillWriter(spill_path, 1, dtype)
     spill.close()
