@@ -88,6 +88,12 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
     p.add_argument("--jobs", type=int, help="threads compressing and writing blocks (default 2)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--csv",
+        metavar="LABEL_COLUMN",
+        help="the input is CSV with a header line: this column (name or 0-based position) is the label, the "
+        "others the features in order, empty cells zero",
+    )
     p.set_defaults(run=_run_convert)
 
 
@@ -109,6 +115,7 @@ def _run_convert(args) -> int:
         overwrite=args.overwrite,
         progress=None if not args.quiet else False,
         jobs=args.jobs,
+        csv_label=args.csv,
     )
     return _report(args, summary)
 

@@ -436,6 +436,16 @@ CASES = [
         "error",
         lambda e, t, mp: ["convert", write(t / "d.csv", "label,f1,f2\n1,0.5,2\n"), t / "o"],
     ),
+    (
+        "<file>:<line>: column '<name>': '<cell>' is not a number",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "d.csv", "label,f1\n1,0.5\n-1,x\n"), t / "o", "--csv", "label"],
+    ),
+    (
+        "<file>:1: has no column '<name>' (its columns: <names>); --csv NAME",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "d.csv", "label,f1\n1,0.5\n"), t / "o", "--csv", "y"],
+    ),
     ("<file>:<line>: label <token> is not a finite number", "parse", convert_line(BAD_LINES[K.NONFINITE_LABEL])),
     ("<file>:<line>: <token> is not an index:value pair", "parse", convert_line(BAD_LINES[K.BAD_PAIR])),
     ("<file>:<line>: feature index in <token> is not an integer", "parse", convert_line(BAD_LINES[K.BAD_INDEX])),

@@ -23,15 +23,15 @@ def matrix(rows: int = 3000, features: int = 40, seed: int = 0):
     return X, y
 
 
-def stored(path) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The store's rows in line order, and their labels."""
+def stored(path, first_line: int = 1) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The store's rows in line order, and their labels; the lines are ``first_line`` on, each once."""
     store = BlockStore(path)
     blocks = [store.read_block(b) for b in range(store.n_blocks)]
     lines = np.concatenate([b.lines for b in blocks])
     X = sp.vstack([b.to_csr(store.n_features) for b in blocks]).tocsr()
     y = np.concatenate([b.labels for b in blocks])
     order = np.argsort(lines)
-    np.testing.assert_array_equal(lines[order], np.arange(1, len(lines) + 1))
+    np.testing.assert_array_equal(lines[order], np.arange(first_line, first_line + len(lines)))
     return X[order], y[order]
 
 
@@ -97,3 +97,31 @@ def test_bad_rows_are_named(tmp_path):
     with pytest.raises(InputFormatError, match="18"):
         write_store((X, y), tmp_path / "b.bsvm", progress=False)
     assert not (tmp_path / "b.bsvm").exists()
+
+
+def test_convert_reads_csv_with_a_named_label_column(tmp_path):
+    """CSV: a header, the label column by name, empty cells as zeros; the rows equal numpy's reading of it."""
+    from blocksvm.cli import main
+
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(300, 4)), 3) * (rng.random((300, 4)) < 0.6)
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+    lines = ["f1,label,f2,f3,f4"]
+    for row, label in zip(X, y):
+        cells = ["" if v == 0 else repr(float(v)) for v in row]  # empty cells are zeros
+        lines.append(",".join([cells[0], f"{label:g}", *cells[1:]]))
+    (tmp_path / "d.csv").write_text("\n".join(lines) + "\n")
+    assert main(["convert", str(tmp_path / "d.csv"), str(tmp_path / "d.bsvm"), "--csv", "label", "-q"]) == 0
+    Xs, ys = stored(tmp_path / "d.bsvm", first_line=2)  # the data rows' lines, after the header
+    np.testing.assert_allclose(Xs.toarray()[:, : X.shape[1]], X.astype(np.float32), rtol=0, atol=0)
+    np.testing.assert_array_equal(ys, y)
+
+
+def test_a_csv_cell_that_is_not_a_number_is_named(tmp_path):
+    from blocksvm.io import convert
+
+    (tmp_path / "d.csv").write_text("label,a,b\n1,0.5,\n-1,x1,2\n")
+    with pytest.raises(InputFormatError, match=r"d.csv:3: column 'a': 'x1' is not a number"):
+        convert(tmp_path / "d.csv", tmp_path / "d.bsvm", csv_label="label", progress=False)
+    with pytest.raises(InputFormatError, match="has no column 'y'"):
+        convert(tmp_path / "d.csv", tmp_path / "e.bsvm", csv_label="y", progress=False)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ from blocksvm._interrupt import sigint_held
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.features import FeatureSet, compact_space
+from blocksvm.io.delimited import iter_csv
 from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, iter_parsed, resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
 from blocksvm.store import format as F
@@ -110,6 +111,7 @@ def convert(
     progress: bool | None = None,
     jobs: int | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    csv_label: str | None = None,
 ) -> ConvertSummary:
     """Convert a LIBSVM/svmlight file (plain, .gz, .bz2 or .xz) into a block store.
 
@@ -146,6 +148,10 @@ def convert(
         Threads that compress and write blocks (default: up to 2).
     chunk_bytes : int, default=8 MiB
         Text parsed at a time by each parser thread.
+    csv_label : str, optional
+        Read CSV text instead (:mod:`blocksvm.io.delimited`): a header line, this column (its name or 0-based
+        position) the label, every other column a feature in order, empty cells zero. The store has as many
+        features as the last nonzero column (``n_features`` for more).
 
     Returns
     -------
@@ -163,9 +169,13 @@ def convert(
         raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
     _check_options(block_rows, block_mb, dtype, compression, n_features, jobs)
     source_size = _source_size(input)
-    chunks = iter_parsed(
-        input, one_based=zero_based is False, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
-    )
+    if csv_label is not None:
+        zero_based = True  # a CSV's columns are numbered from 0
+        chunks = _csv_chunks(input, csv_label, np.dtype(dtype))
+    else:
+        chunks = iter_parsed(
+            input, one_based=zero_based is False, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
+        )
     return _build_store(
         chunks,
         input,
@@ -183,7 +193,7 @@ def convert(
         overwrite=overwrite,
         progress=progress,
         jobs=jobs,
-        params={"skip_bad_lines": skip_bad_lines},
+        params={"skip_bad_lines": skip_bad_lines, **({"csv_label": csv_label} if csv_label is not None else {})},
     )
 
 
@@ -274,37 +284,44 @@ def _computed(part):
     return part.compute() if hasattr(part, "dask") and hasattr(part, "compute") else part
 
 
-def _parsed_chunks(pairs, dtype: np.dtype):
+def _parsed_chunks(pairs, dtype: np.dtype, name: str = "the rows given"):
     """Parsed chunks (zero-based columns, rows numbered from 1 on) of ``(X, y)`` pairs."""
-    first = 0
+    first = 1
     for X, y in pairs:
-        chunk = _parsed(_computed(X), _computed(y), first, dtype)
+        chunk = _parsed(_computed(X), _computed(y), first, dtype, name)
         first += chunk.n_rows
         yield chunk
 
 
-def _parsed(X, y, first: int, dtype: np.dtype) -> ParsedChunk:
+def _csv_chunks(path, label: str, dtype: np.dtype):
+    """Parsed chunks of a CSV file, each row numbered by its line."""
+    for X, y, first_line, consumed in iter_csv(path, label):
+        yield replace(_parsed(X, y, first_line, dtype, path), source_pos=consumed)
+
+
+def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given") -> ParsedChunk:
+    """``(X, y)`` as a parsed chunk whose first row is line ``first`` of ``name``."""
     X = sp.csr_matrix(X, dtype=dtype)
     X.sum_duplicates()
     X.eliminate_zeros()
     y = np.asarray(y, dtype=np.float64).ravel()
     if len(y) != X.shape[0]:
-        raise InputFormatError("the rows given", first + 1, f"a chunk of {X.shape[0]:,} rows has {len(y):,} labels")
+        raise InputFormatError(name, first, f"a chunk of {X.shape[0]:,} rows has {len(y):,} labels")
     bad = np.flatnonzero(~np.isfinite(y))
     if len(bad) == 0 and not np.all(np.isfinite(X.data)):
         bad = np.flatnonzero(~np.isfinite(X.sum(axis=1).A.ravel()))
     if len(bad):
-        raise InputFormatError("the rows given", first + int(bad[0]) + 1, "holds a value that is not finite")
+        raise InputFormatError(name, first + int(bad[0]), "holds a value that is not finite")
     indices = X.indices.astype(np.int32)
     return ParsedChunk(
         X.indptr.astype(np.int64),
         indices,
         X.data,
         y,
-        np.arange(first + 1, first + X.shape[0] + 1, dtype=np.int64),
+        np.arange(first, first + X.shape[0], dtype=np.int64),
         max_index=int(indices.max()) if len(indices) else -1,
         min_index=int(indices.min()) if len(indices) else 2**31,
-        source_pos=first + X.shape[0],
+        source_pos=first + X.shape[0] - 1,
     )
 
 
