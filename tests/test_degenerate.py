@@ -270,6 +270,7 @@ def test_a_row_whose_squared_norm_overflows_float64_is_refused(tmp_path, capsys)
 # ---- block layouts -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 3,000 blocks of one row: 10-20 s
 def test_one_row_blocks(tmp_path, capsys):
     """500 blocks of one row each (``--block-size 1 --no-shuffle``): LIBLINEAR's optimum. The
     10,000-block case is test_ten_thousand_one_row_blocks (slow, by hand)."""

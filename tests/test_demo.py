@@ -16,6 +16,7 @@ from blocksvm.demo import run_demo
 BALLAST_MB = 600
 
 
+@pytest.mark.slow  # the demo's pipeline twice, each step a process: 13-37 s
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="a step's own peak is read from /proc (Linux)")
 def test_each_step_reports_its_own_peak_not_the_demo_s(tmp_path):
     ballast = np.ones(BALLAST_MB * 2**20 // 8)  # 600 MB, every page touched: the demo process's peak

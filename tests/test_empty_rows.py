@@ -43,7 +43,9 @@ def check_liblinear_optimum(result, X, y, loss: str, bias: float, C: float = 1.0
 
 
 @pytest.mark.parametrize("bias", [1.0, -1.0])
-@pytest.mark.parametrize("working_set", ["cache", "pair", "block"])
+@pytest.mark.parametrize(
+    "working_set", ["cache", "pair", pytest.param("block", marks=pytest.mark.slow)]
+)  # block: 12-50 s with a bias (it stalls: README, Working set)
 @pytest.mark.parametrize("loss", ["hinge", "squared-hinge"])
 def test_dual_cd_reaches_liblinear_optimum_with_empty_rows(with_empty_rows, loss, working_set, bias):
     store, X, y = with_empty_rows
