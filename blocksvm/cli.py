@@ -349,11 +349,8 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("store", help="training store, or a LIBSVM file (converted once into a cached store, as for train)")
     read = {param.name: param for param in tune_reads()}
-    for param in (*PARAMS.values(), *RUN.values()):  # the others parsed but hidden, to be refused in one line
-        if param.name in read:
-            read[param.name].add_to(p, "train")
-        else:
-            param.add_to(p, "tune")
+    for param in (*PARAMS.values(), *RUN.values()):  # those tune does not read parsed but hidden, refused in one line
+        read.get(param.name, param).add_to(p, "tune")
     for param in TUNE_OPTIONS:
         param.add_to(p, "tune")
     p.add_argument("--json", action="store_true", help="print the search as JSON")

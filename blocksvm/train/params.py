@@ -62,10 +62,9 @@ TUNE_SKIPS = ("C", "time_limit", "eval_every", "solver", "workers", "line_search
 
 def tune_reads() -> tuple[Param, ...]:
     """The training parameters and run options ``blocksvm tune`` reads besides its own (:data:`TUNE`)."""
-    trained = (
-        p for p in for_command("train") if p.name not in TUNE_SKIPS and (not p.solvers or "dual-cd" in p.solvers)
-    )
-    return (*trained, *(RUN[name] for name in TUNE_READS))
+    dual_cd = (p for p in for_command("train") if not p.solvers or "dual-cd" in p.solvers)
+    trained = (p for p in dual_cd if p.name not in TUNE_SKIPS)
+    return tuple(replace(p, commands=(*p.commands, "tune")) for p in (*trained, *(RUN[n] for n in TUNE_READS)))
 
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
