@@ -354,6 +354,7 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     for param in TUNE_OPTIONS:
         param.add_to(p, "tune")
     p.add_argument("--json", action="store_true", help="print the search as JSON")
+    p.add_argument("--plot", metavar="PNG", help="draw the CV score against log2 C and the folds' spread (matplotlib)")
     p.set_defaults(run=_run_tune)
 
 
@@ -362,8 +363,9 @@ def _run_tune(args) -> int:
     from blocksvm.train.tune import tune
 
     params, run, options = settle_tune(None, _flags_given(args), cli=True)
-    if options["refit"]:
-        check_writable(options["refit"], "the model")
+    for path, what in ((options["refit"], "the model"), (args.plot, "the plot")):
+        if path:
+            check_writable(path, what)
     result = tune(
         args.store,
         params,
@@ -372,6 +374,10 @@ def _run_tune(args) -> int:
         **{name: getattr(run, name) for name in TUNE_READS},
         **options,
     )
+    if args.plot:
+        from blocksvm.plot import plot_cv
+
+        plot_cv(result, args.plot)
     if args.json:
         _print_json(result.to_dict() | ({"model": str(options["refit"])} if options["refit"] else {}))
     elif not args.quiet:

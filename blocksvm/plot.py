@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -117,3 +118,35 @@ def plot_history(
     fig.savefig(output, dpi=110)
     plt.close(fig)
     return output
+
+
+def plot_cv(result, output: str | os.PathLike, *, title: str | None = None) -> Path:
+    """Draw a C search (a :class:`~blocksvm.train.tune.TuneResult`): the CV score against log2 C, each fold's own
+    score as a dot and the spread over the folds as a band, the best C marked; save a PNG."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise BlocksvmError("plotting needs matplotlib: pip install 'blocksvm[plot]'") from None
+    check_writable(output, "the plot")
+    scale = 100.0 if result.metric == "accuracy" else 1.0
+    logs = [math.log2(p.C) for p in result.points]
+    scores = [scale * p.score for p in result.points]
+    spreads = [scale * p.spread for p in result.points]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for log_c, point in zip(logs, result.points):
+        ax.plot([log_c] * len(point.fold_scores), [scale * s for s in point.fold_scores], ".", color="0.6")
+    low = [s - d for s, d in zip(scores, spreads)]
+    high = [s + d for s, d in zip(scores, spreads)]
+    ax.fill_between(logs, low, high, color="C0", alpha=0.2, label="± std over folds")
+    ax.plot(logs, scores, "o-", color="C0", label=f"CV {'accuracy' if scale == 100 else 'MSE'} ({result.folds} folds)")
+    ax.axvline(math.log2(result.best_C), color="C3", linestyle="--", label=f"best C = {result.best_C:g}")
+    ylabel = "CV accuracy (%)" if scale == 100 else "CV mean squared error"
+    ax.set(xlabel="log2 C", ylabel=ylabel, title=title or "Cross-validation over C")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(output, dpi=110)
+    plt.close(fig)
+    return Path(output)

@@ -221,5 +221,15 @@ def test_help_shows_exactly_what_tune_reads():
 
     parser = next(a for a in build_parser()._actions if a.dest == "command").choices["tune"]
     shown = {a.dest for a in parser._actions if a.help != "==SUPPRESS=="}
-    assert shown - {"help", "quiet", "verbose", "debug", "json", "store"} == {p.name for p in tune_reads()} | set(TUNE)
+    own = {"help", "quiet", "verbose", "debug", "json", "plot", "store"}
+    assert shown - own == {p.name for p in tune_reads()} | set(TUNE)
     assert "C" not in shown and "solver" not in shown
+
+
+def test_plot_draws_the_search(stores, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from blocksvm.cli import main
+
+    png = tmp_path / "cv.png"
+    assert main(["tune", str(stores[2].path), "--C-grid", "0.25,1", "--folds", "3", "--plot", str(png), "-q"]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
