@@ -159,7 +159,9 @@ def test_relative_gap_takes_the_worst_problem():
 
 def test_pegasos_without_averaging_learns(small):
     root, X, y = small
-    result = train(root / "train.bsvm", solver="pegasos", loss="squared-hinge", max_outer=5, batch_size=4, verbose=0)
+    result = train(
+        root / "train.bsvm", solver="pegasos", loss="squared-hinge", average=False, max_outer=5, batch_size=4, verbose=0
+    )
     assert np.mean(result.model.predict(X) == y) > 0.8
     assert result.history[-1]["dual"] is None and result.history[-1]["gap"] is None
 
