@@ -402,6 +402,19 @@ def _run_stream(args) -> int:
     params, run = _settle(args, "stream")
     check_writable(args.model, "the model")
     result = stream(args.input, params, verbose=0 if args.quiet or args.json else 1, **_given(run, "stream"))
+    if result.model is None:
+        print(f"no model written: stopped by {result.stopped_by} before the stream showed two classes", file=sys.stderr)
+    else:
+        _stream_summary(args, result)
+    if result.stopped_by:
+        where = run.checkpoint or run.resume
+        if where:
+            print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
+        return EXIT_TERMINATED if result.stopped_by == "SIGTERM" else EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _stream_summary(args, result) -> None:
     path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), **result.summary})
@@ -414,12 +427,6 @@ def _run_stream(args) -> int:
             f"{s['nonzero_weights']} nonzero weights; model written to {path}",
             file=sys.stderr,
         )
-    if result.stopped_by:
-        where = run.checkpoint or run.resume
-        if where:
-            print(f"checkpoint in {where}: continue with --resume {where}", file=sys.stderr)
-        return EXIT_TERMINATED if result.stopped_by == "SIGTERM" else EXIT_INTERRUPTED
-    return EXIT_OK
 
 
 def _given(run, command: str) -> dict:

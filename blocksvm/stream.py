@@ -40,7 +40,7 @@ class StreamResult:
     """What :func:`stream` returns: the model and the summary (``examples``, ``progressive_accuracy``,
     ``progressive_loss``, ``mistakes``, ``nonzero_weights``, ``seconds``, ``bytes``, ``mb_per_s``)."""
 
-    model: LinearModel
+    model: LinearModel | None  # None if a signal stopped it before a second class
     summary: dict
     stopped_by: str | None = None  # the signal that stopped the stream early
 
@@ -172,6 +172,8 @@ def stream(
         if checkpointer:
             checkpointer.on_stop(save)
     progress.finish()
+    if stopped_by and (learner.solver is None or len(learner.classes) < 2):  # nothing to save yet; the checkpoint is
+        return StreamResult(None, {"examples": state.sums.rows}, stopped_by)
     model = _model(learner, params, 0 if run.zero_based else 1, state.sums, time.perf_counter() - start, text_bytes[0])
     return StreamResult(model, model.summary, stopped_by)
 

@@ -108,3 +108,35 @@ def test_rows_per_block_have_one_name(capsys, small_libsvm, tmp_path):
     assert "block_rows" in blocksvm.BlockSVC().get_params() and "block_size" not in blocksvm.BlockSVC().get_params()
     _, out, _ = run(capsys, "convert", "--help")
     assert "--block-rows ROWS, --block-size ROWS" in out
+
+
+@pytest.mark.parametrize("at_line", [1, 3])
+def test_an_interrupted_stream_names_its_checkpoint_even_before_two_classes(capsys, monkeypatch, tmp_path, at_line):
+    """A Ctrl-C before the stream had shown two classes ended as an error (rc 2, 'a classifier needs two or more')
+    instead of an interrupted run that names its checkpoint. The SIGINT is sent by the progressive table's
+    AT_LINE-th line (no timer); the first rows of the file are all of one class."""
+    import signal
+
+    import blocksvm.stream
+
+    data = tmp_path / "d.svm"
+    negatives, positives = (f"-1 {i % 7 + 1}:1\n" for i in range(40)), (f"1 {i % 5 + 1}:1\n" for i in range(40))
+    data.write_text("".join(negatives) + "".join(positives))
+    line = blocksvm.stream.Progressive.line
+    lines = []
+
+    def line_then_sigint(self):
+        line(self)
+        lines.append(1)
+        if len(lines) == at_line:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(blocksvm.stream.Progressive, "line", line_then_sigint)
+    ck = tmp_path / "st.ckpt"
+    code, _, err = run(capsys, "stream", data, tmp_path / "m.h5", "--checkpoint", ck)
+    assert code == 130, err
+    assert "no model written: stopped by SIGINT before the stream showed two classes" in err
+    assert err.endswith(f"checkpoint in {ck}: continue with --resume {ck}\n")
+    monkeypatch.undo()
+    assert run(capsys, "stream", data, tmp_path / "m.h5", "--resume", ck, "-q")[0] == 0
+    assert (tmp_path / "m.h5").exists()
