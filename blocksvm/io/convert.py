@@ -167,7 +167,7 @@ def convert(
     input = Path(input)
     if zero_based not in ("auto", True, False):
         raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
-    _check_options(block_rows, block_mb, dtype, compression, n_features, jobs)
+    layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
     source_size = _source_size(input)
     if csv_label is not None:
         zero_based = True  # a CSV's columns are numbered from 0
@@ -180,19 +180,10 @@ def convert(
         chunks,
         input,
         output,
+        layout,
         source={"path": str(input.resolve()), "bytes": source_size},
         source_size=source_size,
         zero_based=zero_based,
-        block_rows=block_rows,
-        block_mb=block_mb,
-        shuffle=shuffle,
-        seed=seed,
-        dtype=dtype,
-        compression=compression,
-        n_features=n_features,
-        overwrite=overwrite,
-        progress=progress,
-        jobs=jobs,
         params={"skip_bad_lines": skip_bad_lines, **({"csv_label": csv_label} if csv_label is not None else {})},
     )
 
@@ -239,7 +230,6 @@ def write_store(
     InputFormatError
         Labels and rows that do not pair up, or values that are not finite (the row named by its number).
     """
-    _check_options(block_rows, block_mb, dtype, compression, n_features, jobs)
     if chunk_rows < 1:
         raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows}")
     if isinstance(data, tuple):
@@ -248,35 +238,27 @@ def write_store(
         pairs = _row_chunks(X, y, chunk_rows)
     else:
         pairs = iter(data)
+    layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
     return _build_store(
         _parsed_chunks(pairs, np.dtype(dtype)),
         "the rows given",
         output,
+        layout,
         source={"path": None, "bytes": 0},
         source_size=None,
         zero_based=True,
-        block_rows=block_rows,
-        block_mb=block_mb,
-        shuffle=shuffle,
-        seed=seed,
-        dtype=dtype,
-        compression=compression,
-        n_features=n_features,
-        overwrite=overwrite,
-        progress=progress,
-        jobs=jobs,
         params={},
     )
 
 
 def _row_chunks(X, y, chunk_rows: int):
-    """``(X, y)`` in slices of ``chunk_rows`` rows; a dask array computes one slice at a time."""
+    """``(X, y)`` in slices of ``chunk_rows`` rows."""
     n_rows = int(np.shape(X)[0])
     if len(y) != n_rows:
         raise ParameterError(f"X has {n_rows:,} rows and y {len(y):,} labels: give one label a row")
     for start in range(0, n_rows, chunk_rows):
         stop = min(start + chunk_rows, n_rows)
-        yield _computed(X[start:stop]), _computed(y[start:stop])
+        yield X[start:stop], y[start:stop]  # a dask slice is computed by _parsed_chunks, one at a time
 
 
 def _computed(part):
@@ -325,100 +307,100 @@ def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given") -> ParsedC
     )
 
 
-def _check_options(block_rows, block_mb, dtype, compression, n_features, jobs) -> None:
-    """Refuse bad options before any work."""
-    _block_target(block_rows, block_mb, dtype)
-    F.compression_filters(compression)
-    if n_features is not None and n_features < 1:
-        raise ParameterError(f"n_features must be a positive integer (--n-features), not {n_features}")
-    if jobs is not None and jobs < 1:
-        raise ParameterError(f"jobs must be a positive integer (--jobs), not {jobs}")
+@dataclass(frozen=True)
+class _Layout:
+    """How a store is cut and written: the options :func:`convert` and :func:`write_store` share."""
+
+    block_rows: int | None
+    block_mb: float | None
+    shuffle: bool
+    seed: int
+    dtype: str
+    compression: str
+    n_features: int | None
+    overwrite: bool
+    progress: bool | None
+    jobs: int | None
+
+    def __post_init__(self) -> None:
+        """Refuse bad options before any work."""
+        _block_target(self.block_rows, self.block_mb, self.dtype)
+        F.compression_filters(self.compression)
+        if self.n_features is not None and self.n_features < 1:
+            raise ParameterError(f"n_features must be a positive integer (--n-features), not {self.n_features}")
+        if self.jobs is not None and self.jobs < 1:
+            raise ParameterError(f"jobs must be a positive integer (--jobs), not {self.jobs}")
 
 
 def _build_store(
-    chunks,
-    name,
-    output,
-    *,
-    source: dict,
-    source_size: int | None,
-    zero_based,
-    block_rows,
-    block_mb,
-    shuffle,
-    seed,
-    dtype,
-    compression,
-    n_features,
-    overwrite,
-    progress,
-    jobs,
-    params: dict,
+    chunks, name, output, layout: _Layout, *, source: dict, source_size: int | None, zero_based, params: dict
 ) -> ConvertSummary:
     """The two passes over parsed ``chunks`` (rows with their lines; ``name`` in messages), for :func:`convert`
     and :func:`write_store`. ``source_size``: the source's bytes, for progress and the first estimate of the
     number of blocks (None: unknown, the first chunk's rows stand for all)."""
     start = time.perf_counter()
-    target, weigh = _block_target(block_rows, block_mb, dtype)
-    with StoreBuilder(output, overwrite=overwrite) as builder:
+    target, weigh = _block_target(layout.block_rows, layout.block_mb, layout.dtype)
+    with StoreBuilder(output, overwrite=layout.overwrite) as builder:
         facts, spill = _partition(
             chunks,
             name,
             builder.partial / "spill.bin",
             target,
             weigh,
-            shuffle=shuffle,
-            seed=seed,
-            dtype=dtype,
+            shuffle=layout.shuffle,
+            seed=layout.seed,
+            dtype=layout.dtype,
             source_size=source_size,
-            progress=progress,
+            progress=layout.progress,
         )
         if facts.rows == 0:
             raise InputFormatError(name, 0, "contains no data rows")
         base = resolve_index_base(zero_based, facts.min_index)
         width = max(facts.max_index - base + 1, 0)
-        if n_features is not None:
-            if n_features < width:
+        if layout.n_features is not None:
+            if layout.n_features < width:
                 raise ParameterError(
-                    f"n_features={n_features} is smaller than the file's {width} features (its largest "
+                    f"n_features={layout.n_features} is smaller than the file's {width} features (its largest "
                     f"index is {facts.max_index}, {base}-based; --n-features)"
                 )
-            width = n_features
+            width = layout.n_features
         used = facts.features.sorted()  # as written in the source
         compact = used if compact_space(len(used), width) else None
         del facts.features
-        if shuffle:
-            spill = _rebalance(spill, target, weigh, seed, dtype, builder.partial / "spill2.bin")
+        if layout.shuffle:
+            spill = _rebalance(spill, target, weigh, layout.seed, layout.dtype, builder.partial / "spill2.bin")
         entries = _write_blocks(
             spill,
             builder,
-            dtype=dtype,
-            compression=compression,
-            seed=seed if shuffle else None,
-            jobs=jobs,
-            progress=progress,
+            dtype=layout.dtype,
+            compression=layout.compression,
+            seed=layout.seed if layout.shuffle else None,
+            jobs=layout.jobs,
+            progress=layout.progress,
             compact=compact,
         )
         feature_map = None
         if compact is not None:
             path = builder.partial / F.FEATURES_FILE
-            feature_map = write_feature_map(path, compact - base, compression=compression, store_id=builder.store_id)
+            feature_map = write_feature_map(
+                path, compact - base, compression=layout.compression, store_id=builder.store_id
+            )
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
         seconds = time.perf_counter() - start
         builder.commit(
             features=width,
             index_base=base,
-            dtype=dtype,
+            dtype=layout.dtype,
             label_counts=facts.label_counts,
             blocks=entries,
             source=source,
             params={
-                "block_rows": block_rows,
-                "block_mb": None if block_rows else (block_mb or DEFAULT_BLOCK_MB),
-                "shuffle": shuffle,
-                "seed": seed,
-                "compression": compression,
+                "block_rows": layout.block_rows,
+                "block_mb": None if layout.block_rows else (layout.block_mb or DEFAULT_BLOCK_MB),
+                "shuffle": layout.shuffle,
+                "seed": layout.seed,
+                "compression": layout.compression,
                 "zero_based": zero_based,
                 **params,
             },

@@ -68,15 +68,11 @@ def _numbers(path, first: int, rows: list[list[str]], column: int, header: list[
     try:
         values = cells.astype(np.float64)
     except ValueError:
-        i, j = next((i, j) for i, j in np.ndindex(cells.shape) if not _is_number(cells[i, j]))
-        reason = f"column {header[j].strip()!r}: {str(cells[i, j])!r} is not a number"
-        raise InputFormatError(path, first + i, reason) from None
+        for (i, j), text in np.ndenumerate(cells):  # the first cell that is not a number, to name it
+            try:
+                float(text)
+            except ValueError:
+                reason = f"column {header[j].strip()!r}: {str(text)!r} is not a number"
+                raise InputFormatError(path, first + i, reason) from None
+        raise
     return np.delete(values, column, axis=1), values[:, column]
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
