@@ -37,11 +37,15 @@ def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
 def correct_predictions(problem: Problem, W: np.ndarray, block) -> int:
     """Rows of ``block`` whose predicted class (at ``W``) is their label."""
     values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)
-    if problem.n_problems == 1:
-        predicted = np.where(values[:, 0] > 0, problem.classes[1], problem.classes[0])
-    else:
-        predicted = problem.classes[np.argmax(values, axis=1)]
-    return int(np.count_nonzero(predicted == block.labels))
+    return int(np.count_nonzero(predicted_classes(problem.classes, values) == block.labels))
+
+
+def predicted_classes(classes: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The class each row's decision values (rows, problems) predict: one problem's sign (0 is the negative
+    class), the arg-max of one-vs-rest."""
+    if values.shape[1] == 1:
+        return np.where(values[:, 0] > 0, classes[1], classes[0])
+    return classes[np.argmax(values, axis=1)]
 
 
 def evaluate_folds(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, np.ndarray]:
@@ -69,9 +73,5 @@ def evaluate_folds(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
         if regression:
             held[f, 2] = float(np.sum((mine[:, 0] - labels) ** 2))
             continue
-        if problem.per_fold == 1:
-            predicted = np.where(mine[:, 0] > 0, problem.classes[1], problem.classes[0])
-        else:
-            predicted = problem.classes[np.argmax(mine, axis=1)]
-        held[f, 1] = np.count_nonzero(predicted == labels)
+        held[f, 1] = np.count_nonzero(predicted_classes(problem.classes, mine) == labels)
     return losses, held
