@@ -29,9 +29,20 @@ def row_costs(y, costs) -> np.ndarray:
     return np.where(np.asarray(y) > 0, costs[1], costs[0])
 
 
+def seed_liblinear() -> None:
+    """Reset the C library's ``rand()``, which LIBLINEAR's dual solvers draw their coordinate order from without
+    seeding it: a model that stops at LIBLINEAR's iteration cap (-s 3) then depends on every earlier LIBLINEAR call
+    in the process, so on the test order. Called before each oracle training, it is the model of a fresh process."""
+    import ctypes
+
+    ctypes.CDLL(None).srand(1)
+
+
 def liblinear_fit(X, y, loss: str, C: float, bias: float, eps: float = 1e-5) -> tuple[np.ndarray, float]:
     """LIBLINEAR's weights for class ``+1``, as ``(coef, intercept)``."""
     from liblinear import liblinearutil as liblinear
+
+    seed_liblinear()
 
     B = bias if bias > 0 else -1  # LIBLINEAR's -B sets the bias; the problem's own is overridden
     code = LOSSES[loss].liblinear_code

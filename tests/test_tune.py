@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from oracle import primal, row_costs
+from oracle import primal, row_costs, seed_liblinear
 from sklearn.datasets import dump_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, make_store
@@ -73,6 +73,7 @@ def searched(store, loss: str, warm: bool = True, **more):
 def liblinear_fold(X, y, train_rows, loss: str, C: float, classes) -> tuple[np.ndarray, object]:
     """LIBLINEAR's model on one fold's training rows and its W in our layout (one row per problem, bias last)."""
     code = LOSSES[loss].liblinear_code
+    seed_liblinear()  # its coordinate order comes from the process's rand(): the test order must not matter
     model = liblinear.train(liblinear.problem(y[train_rows], X[train_rows]), f"-s {code} -c {C} -B 1 -e 1e-7 -q")
     labels = model.get_labels()
     if len(classes) == 2:
