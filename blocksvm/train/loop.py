@@ -409,22 +409,13 @@ def train(
     (1, 123)
     """
     params, run = settle("train", params, options)  # a bad parameter must not wait for a text input's conversion
-    checkpoint, resume, warm_start = run.checkpoint or run.resume, run.resume, run.warm_start
-    if checkpoint and not resume and os.path.exists(checkpoint):
-        raise CheckpointError(
-            f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
-            "continue that run, or remove it to start anew"
-        )
+    resume, warm_start = run.resume, run.warm_start
+    checkpointer = checkpointer_of(run)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
-    checkpointer = (
-        Checkpointer(checkpoint, every_blocks=run.checkpoint_every, every_seconds=run.checkpoint_seconds)
-        if checkpoint
-        else None
-    )
     trainer = Trainer(
         store,
         params,
@@ -439,14 +430,9 @@ def train(
         trainer.start_from(LinearModel.load(warm_start), str(warm_start))
     if checkpointer is None:
         return trainer.run()
-    if resume and not (os.path.exists(resume) or os.path.exists(f"{resume}.prev")):
-        raise CheckpointError(f"{resume}: no such checkpoint")
     with checkpointer:  # holds the lock for the whole run
         if resume:
-            saved, warning = read_latest(resume)
-            if warning:
-                trainer.monitor.say(f"warning: {warning}")
-            trainer.restore(saved, f"checkpoint {resume}")
+            trainer.restore(read_resumed(resume, trainer.monitor), f"checkpoint {resume}")
             trainer.monitor.say(
                 f"resuming at iteration {trainer.state.outer}, block {trainer.state.position}/{trainer.store.n_blocks}"
             )
@@ -454,3 +440,30 @@ def train(
     result.model.summary["checkpoints"] = checkpointer.count
     result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
     return result
+
+
+def checkpointer_of(run) -> Checkpointer | None:
+    """The :class:`Checkpointer` of a run's options (``checkpoint``, defaulting to ``resume``), or None.
+
+    Refuses, before any work: a new run over an existing checkpoint (a typo must not overwrite another run's),
+    and a resume from a checkpoint that is not there (nor its ``.prev``).
+    """
+    checkpoint, resume = run.checkpoint or run.resume, run.resume
+    if checkpoint and not resume and os.path.exists(checkpoint):
+        raise CheckpointError(
+            f"checkpoint {checkpoint} exists: pass resume={checkpoint!s} (--resume) to "
+            "continue that run, or remove it to start anew"
+        )
+    if resume and not (os.path.exists(resume) or os.path.exists(f"{resume}.prev")):
+        raise CheckpointError(f"{resume}: no such checkpoint")
+    if not checkpoint:
+        return None
+    return Checkpointer(checkpoint, every_blocks=run.checkpoint_every, every_seconds=run.checkpoint_seconds)
+
+
+def read_resumed(path, monitor: Monitor):
+    """The checkpoint to resume from at ``path`` (or its ``.prev``, saying why on ``monitor``)."""
+    saved, warning = read_latest(path)
+    if warning:
+        monitor.say(f"warning: {warning}")
+    return saved

@@ -2,7 +2,8 @@
 
 One format serves the trainer and the stream. The state besides the learner's arrays is :class:`TrainState`;
 a snapshot adds the parameters and the identity of the input (a store, or a stream's file), which a restore
-checks before anything is loaded.
+checks before anything is loaded. A search of C (:mod:`.tune`) writes the same files with its own state
+(under ``search``) and checks them with :func:`check_fits`.
 """
 
 from __future__ import annotations
@@ -69,19 +70,7 @@ def snapshot(state: TrainState, elapsed: float, params, identity: dict, arrays: 
 def restore(checkpoint: Checkpoint, params, identity: dict, source: str = "the checkpoint") -> TrainState:
     """The TrainState of ``checkpoint``; refuse one made for another input or other parameters (only those in
     SAFE_TO_CHANGE may differ). The caller loads the arrays into its learner."""
-    theirs = checkpoint.store
-    if theirs.get("fingerprint") != identity["fingerprint"]:
-        raise CheckpointError(
-            f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
-        )
-    ours = params.to_dict()
-    changed = [k for k in ours if k not in SAFE_TO_CHANGE and _json_value(ours[k]) != checkpoint.params.get(k)]
-    if changed:
-        details = ", ".join(f"{k}={checkpoint.params.get(k)!r} there, {ours[k]!r} here" for k in changed)
-        raise CheckpointError(
-            f"{source} was made with other parameters ({details}); only "
-            f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
-        )
+    check_fits(checkpoint, params, identity, source)
     s = checkpoint.state
     return TrainState(
         outer=s["outer"],
@@ -93,6 +82,37 @@ def restore(checkpoint: Checkpoint, params, identity: dict, source: str = "the c
         eval_seconds=s["eval_seconds"],
         learner=dict(s.get("learner", {})),
     )
+
+
+def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, search: bool = False) -> None:
+    """Refuse ``checkpoint`` if it was made for another input or with other parameters (only those in
+    SAFE_TO_CHANGE may differ), or by a search of C (``blocksvm tune``) when ``search`` is False, by a training
+    run when it is True."""
+    if ("search" in checkpoint.state) != search:
+        raise CheckpointError(
+            f"{source} was written by a training run (train or stream), not by blocksvm tune"
+            if search
+            else f"{source} was written by blocksvm tune: continue the search with 'blocksvm tune --resume'"
+        )
+    theirs = checkpoint.store
+    if theirs.get("fingerprint") != identity["fingerprint"]:
+        raise CheckpointError(
+            f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
+        )
+    ours = params.to_dict()
+    changed = differences(ours, checkpoint.params, [k for k in ours if k not in SAFE_TO_CHANGE])
+    if changed:
+        raise CheckpointError(
+            f"{source} was made with other parameters ({changed}); only "
+            f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
+        )
+
+
+def differences(ours: dict, theirs: dict, names) -> str:
+    """``name=theirs there, ours here`` for each of ``names`` whose values differ (compared as JSON reads them
+    back: dict keys become strings, tuples lists); empty if none does."""
+    changed = [k for k in names if _json_value(ours[k]) != theirs.get(k)]
+    return ", ".join(f"{k}={theirs.get(k)!r} there, {ours[k]!r} here" for k in changed)
 
 
 def _json_value(value):
