@@ -359,11 +359,12 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run_tune(args) -> int:
-    from blocksvm.train.params import TUNE_READS, settle_tune
+    from blocksvm.train.params import settle_tune
     from blocksvm.train.tune import tune
 
     params, run, options = settle_tune(None, _flags_given(args), cli=True)
-    for path, what in ((options["refit"], "the model"), (args.plot, "the plot")):
+    checkpoint = run.checkpoint or run.resume
+    for path, what in ((options["refit"], "the model"), (args.plot, "the plot"), (checkpoint, "the checkpoint")):
         if path:
             check_writable(path, what)
     result = tune(
@@ -371,9 +372,13 @@ def _run_tune(args) -> int:
         params,
         verbose=0 if args.quiet or args.json else 2 if args.verbose else 1,
         progress=None if not args.quiet else False,
-        **{name: getattr(run, name) for name in TUNE_READS},
+        **_given(run, "tune"),
         **options,
     )
+    if result.interrupted:
+        if not args.quiet:
+            print(f"checkpoint in {checkpoint}: continue with --resume {checkpoint}", file=sys.stderr)
+        return EXIT_TERMINATED if "SIGTERM" in result.stop_reason else EXIT_INTERRUPTED
     if args.plot:
         from blocksvm.plot import plot_cv
 

@@ -105,7 +105,8 @@ class Param:
         A resumed run may change it: it decides when training stops or what it prints, never
         the path the optimizer takes.
     commands : tuple of str
-        The commands that read it (of :data:`COMMANDS`).
+        The commands that read it (of :data:`COMMANDS`, and ``tune`` for its own options and the run options it
+        reads).
     command_defaults : tuple of (command, value)
         A default of its own for a command (``stream`` learns with the Perceptron by default).
     many : callable, optional
@@ -457,24 +458,24 @@ RUN_OPTIONS: tuple[Param, ...] = (
         "cache_dir",
         "Folder of the cached stores of LIBSVM text inputs (default: beside each file, as FILE.bsvm-cache).",
         "DIR",
-        ("train",),
+        ("train", "tune"),
     ),
     _path_option(
         "checkpoint",
-        "Write checkpoints here: after every pass (train), every --checkpoint-every blocks or chunks and "
+        "Write checkpoints here: after every pass (train, tune), every --checkpoint-every blocks or chunks and "
         "--checkpoint-seconds, and when the run stops. Defaults to --resume.",
         "PATH",
-        ("train", "stream"),
+        ("train", "stream", "tune"),
     ),
     Param(
         "checkpoint_every",
         0,
-        "Also checkpoint every this many blocks (train) or 8 MB chunks of text (stream); 0: never.",
+        "Also checkpoint every this many blocks (train, tune) or 8 MB chunks of text (stream); 0: never.",
         natural,
         "an integer >= 0",
         parse=int,
         metavar="N",
-        commands=("train", "stream"),
+        commands=("train", "stream", "tune"),
         command_defaults=(("stream", 16),),
     ),
     Param(
@@ -485,14 +486,15 @@ RUN_OPTIONS: tuple[Param, ...] = (
         "a positive number or None",
         none_ok=True,
         metavar="SECONDS",
-        commands=("train",),
+        commands=("train", "tune"),
     ),
     _path_option(
         "resume",
         "Continue from this checkpoint (or its .prev if it is damaged), and keep writing it; only the parameters "
-        "safe to change (docs/CHECKPOINTS.md) may differ. A stream resumes from a file input, unchanged.",
+        "safe to change (docs/CHECKPOINTS.md) may differ. A stream resumes from a file input, unchanged; a search "
+        "(tune) with the same tune options, --patience aside.",
         "PATH",
-        ("train", "stream"),
+        ("train", "stream", "tune"),
     ),
     _path_option(
         "warm_start",

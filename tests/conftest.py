@@ -23,7 +23,8 @@ import blocksvm.train.loop
 from blocksvm.checkpoint import Checkpointer, read_checkpoint
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.store import BlockStore
-from blocksvm.train import TrainResult, train
+from blocksvm.train import TrainResult, train, tune
+from blocksvm.train.tune import TuneResult
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -153,6 +154,29 @@ def _train_in_cuts(store, checkpoint: Path, blocks: int, **params) -> tuple[Trai
 def train_in_cuts():
     """``train_in_cuts(store, checkpoint, blocks, **params) -> (result, cuts)``: a run cut every ``blocks`` blocks."""
     return _train_in_cuts
+
+
+def _tune_in_cuts(store, checkpoint: Path, blocks: int, **options) -> tuple[TuneResult, int]:
+    """A search (``tune``) stopped as by SIGTERM after every ``blocks`` blocks it visits and resumed until done;
+    ``(result, cuts)``. As for training, nothing depends on time: a search that visits ``B`` blocks in all (the
+    evaluation reads apart) is cut ``B // blocks`` times."""
+    assert threading.current_thread() is threading.main_thread(), "the search reads signals in the main thread"
+    cutting = type("CutAfter", (_CutAfter,), {"blocks": blocks})
+    cuts = 0
+    with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting):
+        result = tune(store, verbose=0, checkpoint=checkpoint, **options)
+        while result.interrupted:
+            cuts += 1
+            assert result.stop_reason == "stopped by SIGTERM", result.stop_reason
+            result = tune(store, verbose=0, resume=checkpoint, **options)
+    return result, cuts
+
+
+@pytest.fixture(scope="session")
+def tune_in_cuts():
+    """``tune_in_cuts(store, checkpoint, blocks, **options) -> (result, cuts)``: a search cut every ``blocks``
+    blocks."""
+    return _tune_in_cuts
 
 
 def _wait_for(condition, process: subprocess.Popen | None, what: str, timeout: float = 120.0) -> None:

@@ -144,6 +144,20 @@ def stream_checkpoint(e: Env, tmp: Path) -> Path:
     return tmp / "sck.h5"
 
 
+def tune_checkpoint(e: Env, tmp: Path) -> Path:
+    """A finished search's checkpoint (2 folds, one C) on ``e.store``."""
+    ck = tmp / "tck.h5"
+    assert main(["tune", str(e.store), "--C-grid", "0.5", "--folds", "2", "--checkpoint", str(ck), "-q"]) == 0
+    return ck
+
+
+def tune_resume(*options, checkpoint=tune_checkpoint):
+    def build(e, t, mp):
+        return ["tune", e.store, "--C-grid", "0.5", "--resume", checkpoint(e, t), "-q", *options]
+
+    return build
+
+
 def wide_store(tmp: Path) -> Path:
     """A store of a sparse space (largest index 2**31 - 1), held compactly with a feature map."""
     assert main(["convert", str(write(tmp / "wide.txt", "1 1:1 2147483647:1\n-1 2:1\n")), str(tmp / "wide.bsvm")]) == 0
@@ -805,6 +819,21 @@ CASES = [
         "time_limit, tol may change when resuming",
         "error",
         resume_with("-C", "2", "--loss", "hinge"),
+    ),
+    (
+        "checkpoint <ck> was made with other tune options (<changes>); only patience may change when resuming",
+        "error",
+        tune_resume("--folds", "3"),
+    ),
+    (
+        "checkpoint <ck> was written by a training run (train or stream), not by blocksvm tune",
+        "error",
+        tune_resume("--folds", "2", checkpoint=lambda e, t: e.copy(t, e.ck)),
+    ),
+    (
+        "checkpoint <ck> was written by blocksvm tune: continue the search with 'blocksvm tune --resume'",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--resume", tune_checkpoint(e, t)],
     ),
     (
         "checkpoint <ck> is in use by another training run (pid <n>); two runs must not write the same checkpoint",

@@ -302,9 +302,9 @@ def test_class_weights_of_labels_still_to_come(text, tmp_path):
         (["--batch-size", "4"], "train"),
         (["--inner-passes", "2"], "train"),
         (["--validation", "v.bsvm"], "train"),
-        (["--checkpoint-seconds", "5"], "train"),
+        (["--checkpoint-seconds", "5"], "train and tune"),
         (["--history", "h.jsonl"], "train"),
-        (["--cache-dir", "c"], "train"),
+        (["--cache-dir", "c"], "train and tune"),
     ],
 )
 def test_train_options_given_to_stream_are_refused_with_one_line(text, tmp_path, capsys, flags, owner):
@@ -319,7 +319,7 @@ def test_stream_help_shows_its_own_parameters_and_defaults(capsys):
         main(["stream", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "(default perceptron)" in text and "(default dual-cd)" not in text
-    assert "--checkpoint-every N Also checkpoint every this many blocks (train) or 8 MB chunks" in text
+    assert "--checkpoint-every N Also checkpoint every this many blocks (train, tune) or 8 MB chunks" in text
     assert "(default 16)" in text
     for flag in ("--max-outer", "--workers", "--tol", "--working-set", "--time-limit", "--order", "--seed"):
         assert flag not in text

@@ -178,7 +178,7 @@ def test_the_default_grid_starts_where_liblinear_starts(stores):
         ({"C_grid": (1.0, -1.0)}, "C_grid must be positive numbers, all different, or None"),
         ({"solver": "pegasos"}, "tune warm-starts dual CD along C; solver=pegasos has no dual"),
         ({"workers": 2}, "workers is a train option; tune searches C by cross-validation"),
-        ({"checkpoint": "x.ckpt"}, "checkpoint is a train option; tune searches C by cross-validation"),
+        ({"validation": "x.bsvm"}, "validation is a train option; tune searches C by cross-validation"),
         ({"average": True}, "average is read by the solvers pegasos"),
     ],
 )

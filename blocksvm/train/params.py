@@ -24,7 +24,7 @@ ROLES = {
     "stream": "makes one pass over text, in file order",
     "partial_fit": "learns online from arrays",
 }
-NAMES = {"train": "train", "stream": "stream", "partial_fit": "OnlineClassifier"}
+NAMES = {"train": "train", "stream": "stream", "partial_fit": "OnlineClassifier", "tune": "tune"}
 
 
 def declared() -> tuple[Param, ...]:
@@ -54,7 +54,7 @@ def declared() -> tuple[Param, ...]:
 PARAMS: dict[str, Param] = {p.name: p for p in declared()}
 RUN: dict[str, Param] = {p.name: p for p in RUN_OPTIONS}
 TUNE: dict[str, Param] = {p.name: p for p in TUNE_OPTIONS}
-TUNE_READS = ("cache_dir",)  # the run options tune reads besides its own
+TUNE_READS = tuple(p.name for p in RUN_OPTIONS if "tune" in p.commands)  # the run options tune reads
 # train's training parameters that tune does not read: C (its grid), the time limit and the exact-pass schedule
 # (it makes one evaluation pass per C), and the choice of a solver and of CoCoA+ shards (tune warm-starts dual CD)
 TUNE_SKIPS = ("C", "time_limit", "eval_every", "solver", "workers", "line_search", "cocoa_sigma")
@@ -64,7 +64,7 @@ def tune_reads() -> tuple[Param, ...]:
     """The training parameters and run options ``blocksvm tune`` reads besides its own (:data:`TUNE`)."""
     dual_cd = (p for p in for_command("train") if not p.solvers or "dual-cd" in p.solvers)
     trained = (p for p in dual_cd if p.name not in TUNE_SKIPS)
-    return tuple(replace(p, commands=(*p.commands, "tune")) for p in (*trained, *(RUN[n] for n in TUNE_READS)))
+    return (*(replace(p, commands=(*p.commands, "tune")) for p in trained), *(RUN[n] for n in TUNE_READS))
 
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
@@ -176,7 +176,7 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
 
 def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
     """The checked ``(TrainParams, RunOptions, tune options)`` of ``blocksvm tune``: the training parameters
-    train reads but C (the grid replaces it), the run option ``cache_dir`` and :data:`TUNE` (a dict)."""
+    train reads but C (the grid replaces it), the run options of :data:`TUNE_READS` and :data:`TUNE` (a dict)."""
     given = dict(given or {})
     options = {p.name: p.default for p in TUNE_OPTIONS} | {k: given.pop(k) for k in list(given) if k in TUNE}
     for name, value in options.items():
@@ -225,7 +225,7 @@ def _check_loss(trained, cli: bool) -> None:
 def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:
     name = p.label if cli else p.name
     if command not in p.commands:
-        owners = " and ".join(NAMES[c] for c in p.commands if not (cli and c == "partial_fit"))
+        owners = _listed([NAMES[c] for c in p.commands if not (cli and c == "partial_fit")])
         raise ParameterError(
             f"{name} is a{'n' if owners[0] in 'aeiouO' else ''} {owners} option; {NAMES[command]} {ROLES[command]}"
         )
@@ -235,6 +235,11 @@ def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:
             if cli
             else f"{name} is read by the solvers {', '.join(p.solvers)}, not by solver={solver!r}"
         )
+
+
+def _listed(words: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
 
 
 def reference_page() -> str:
@@ -254,12 +259,12 @@ def reference_page() -> str:
         "resumes.\n\n"
         "## Training parameters\n\n" + markdown_table(tuple(PARAMS.values())) + "\n"
         "## Run options\n\n"
-        "How a run is driven and where it writes: keyword arguments of `train()` and `stream()`, flags of the "
-        "commands; a checkpoint does not compare them.\n\n" + markdown_table(RUN_OPTIONS) + "\n"
+        "How a run is driven and where it writes: keyword arguments of `train()`, `stream()` and `tune()`, flags "
+        "of the commands; a checkpoint does not compare them.\n\n" + markdown_table(RUN_OPTIONS) + "\n"
         "## Tune options\n\n"
         "`blocksvm tune` and `blocksvm.train.tune()` read these, beside the training parameters train reads for "
         "dual CD (C aside: the grid gives it; not the time limit, `eval_every`, the solver or CoCoA+'s shards) and "
-        "`cache_dir`; docs/TUNE.md describes the search.\n\n" + markdown_table(TUNE_OPTIONS)
+        "the run options marked tune above; docs/TUNE.md describes the search.\n\n" + markdown_table(TUNE_OPTIONS)
     )
 
 

@@ -19,14 +19,16 @@ fold's ``w`` changed over 5 values, this search when the CV score has not improv
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.errors import ParameterError
+from blocksvm.checkpoint import Checkpoint
+from blocksvm.errors import CheckpointError, ParameterError
 from blocksvm.losses import EPSILON, LOGISTIC, REGRESSION
 from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor
@@ -35,10 +37,12 @@ from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore, ReadStats
 from blocksvm.train.driver import run_pass, store_blocks
-from blocksvm.train.loop import Trainer
+from blocksvm.train.loop import Trainer, checkpointer_of, read_resumed
 from blocksvm.train.params import settle_tune
 from blocksvm.train.records import PassSums, StopRules, relative_gap
 from blocksvm.train.schedule import Schedule
+from blocksvm.train.signals import StopRequest, deferred_signals
+from blocksvm.train.snapshot import check_fits, differences, store_identity
 
 MAX_C = 1024.0  # the default grid's last value (LIBLINEAR's max_C for -C)
 
@@ -79,16 +83,21 @@ class CVPoint:
 
 @dataclass
 class TuneResult:
-    """What :func:`tune` returns: one :class:`CVPoint` per C tried, the best C and, with ``refit``, its model."""
+    """What :func:`tune` returns: one :class:`CVPoint` per C tried, the best C and, with ``refit``, its model.
+
+    A search stopped by a signal (``interrupted``; with a checkpoint only) holds the values of C finished before
+    it; ``best_C`` and ``best_score`` are None if none was.
+    """
 
     points: list
-    best_C: float
-    best_score: float
+    best_C: float | None
+    best_score: float | None
     metric: str
     folds: int
     stop_reason: str
     seconds: float
     model: LinearModel | None = field(default=None, repr=False)
+    interrupted: bool = False
 
     def to_dict(self) -> dict:
         points = [asdict(p) | {"spread": p.spread} for p in self.points]
@@ -109,9 +118,48 @@ class TuneResult:
             lines.append(
                 f"{p.C:12.6g} {math.log2(p.C):7.2f} {score:>28} {p.primal:14.6e} {p.passes:6d} {p.seconds:8.2f}{mark}"
             )
+        if self.best_C is None:
+            lines.append(f"no value of C finished ({self.stop_reason})")
+            return "\n".join(lines)
         best = f"{100 * self.best_score:.2f}%" if percent else f"{self.best_score:.6g}"
         lines.append(f"best C = {self.best_C:g} ({name} {best}, {self.folds} folds; {self.stop_reason})")
         return "\n".join(lines)
+
+
+@dataclass
+class SearchState:
+    """Where a search stands, besides the solver's arrays and refit's start: what its checkpoint holds.
+
+    A pass's block order and row orders are drawn from ``(seed, outer)``, ``outer`` counting passes over every
+    C, so a resumed search visits the blocks as an uninterrupted one does and makes the same table.
+    """
+
+    values: list = field(default_factory=list)  # the values of C to try, in order (the default grid: to 1024)
+    points: list = field(default_factory=list)  # a CVPoint for each value done
+    C: float | None = None  # the C of the solver's arrays (None: no pass yet)
+    passes: int = 0  # passes done at C
+    seconds: float = 0.0  # seconds spent at C before this process
+    outer: int = 1  # the pass in progress, counted over every C
+    position: int = 0  # its blocks done
+    sums: PassSums | None = None  # its sums so far
+    best: int | None = None  # the index in points of the best so far
+    since_best: int = 0  # values done since it
+    elapsed: float = 0.0  # seconds of the search before this process
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> SearchState:
+        known = {f.name for f in fields(cls)}
+        state = cls(**{k: v for k, v in values.items() if k in known})
+        state.points = [CVPoint(**p) for p in state.points]
+        state.sums = PassSums(**state.sums)
+        return state
+
+
+# The tune options a resumed search must share with its checkpoint (patience decides only when it stops).
+CHECKED_OPTIONS = ("folds", "C_grid", "warm")
 
 
 class Tuner:
@@ -128,9 +176,14 @@ class Tuner:
         0 silent, 1 one line per C.
     progress : bool, optional
         A bar over the blocks of each pass (default: when standard error is a terminal).
+    checkpointer : Checkpointer, optional
+        Told after every block and every pass (with its evaluation) and at the stop; given :meth:`snapshot`.
+        With one, a first Ctrl-C or SIGTERM stops the search at the next block, after its checkpoint.
     """
 
-    def __init__(self, store, params, options: dict, *, verbose: int = 1, progress: bool | None = None):
+    def __init__(
+        self, store, params, options: dict, *, verbose: int = 1, progress: bool | None = None, checkpointer=None
+    ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
         self.params, self.options, self.progress = params, options, progress
         solver_class = SOLVERS[params.solver]
@@ -142,8 +195,10 @@ class Tuner:
         self.rules = StopRules(params, solver_class.stop_rules)
         self.monitor = Monitor(verbose=verbose)
         self.read_stats = ReadStats()
-        self.outer = 0  # passes so far, over every C (each pass's block order is drawn from it)
+        self.checkpointer = checkpointer
+        self.state = SearchState(sums=PassSums.zeros(self.problem.n_problems))
         self.best_start = None  # the folds' solutions at the best C so far, averaged: refit's start
+        self._started = self._C_started = time.perf_counter()  # this process's search, and its part at C
 
     @property
     def regression(self) -> bool:
@@ -152,30 +207,83 @@ class Tuner:
     # ---- the search -----------------------------------------------------------------------
 
     def run(self) -> TuneResult:
-        """Cross-validate every C of the grid (or LIBLINEAR's range, until ``patience`` runs out)."""
-        started = time.perf_counter()
-        grid = sorted(self.options["C_grid"]) if self.options["C_grid"] else None
-        values = iter(grid) if grid else _doubling(self.start_C(), MAX_C)
-        points: list[CVPoint] = []
-        best, since_best, reason = None, 0, "every C of the grid"
-        for C in values:
-            point = self.solve_at(C)
-            points.append(point)
-            self.monitor.say(self._line(point))
-            if best is None or self._better(point.score, best.score):
-                best, since_best = point, 0
-                self._keep_start()
-            else:
-                since_best += 1
-            if grid is None and since_best >= self.options["patience"]:
-                reason = f"no better score over the last {since_best} values of C"
-                break
+        """Cross-validate every C of the grid (or LIBLINEAR's range, until ``patience`` runs out); stopped by a
+        signal (with a checkpointer), the result says so and holds the values done."""
+        st = self.state
+        self._started = time.perf_counter()
+        if not st.values:
+            grid = self.options["C_grid"]
+            st.values = sorted(grid) if grid else list(_doubling(self.start_C(), MAX_C))
+        stopped = None
+        with self._signals() as stop:
+            while (C := self._next_C()) is not None:
+                point = self.solve_at(C, stop)
+                if point is not None:
+                    self._add(point)
+                    self._checkpoint("after_pass")
+                if stop and self._next_C() is not None:  # (a signal during the last pass: the search is done)
+                    stopped = f"stopped by {stop.signal_name}"
+                    self.monitor.say(f"{stopped} {self._where()}")
+                    break
+        self._checkpoint("on_stop")
+        return self._result(stopped or self._reason(), interrupted=stopped is not None)
+
+    def _signals(self):
+        """Signals become a stop request read between blocks if the search has a checkpoint to write (else
+        Ctrl-C interrupts at once: nothing would be kept)."""
+        return deferred_signals() if self.checkpointer else contextlib.nullcontext(StopRequest())
+
+    def _next_C(self) -> float | None:
+        """The C in progress or next; None when the search is over."""
+        st = self.state
+        if len(st.points) == len(st.values) or (not self.options["C_grid"] and self._patience_out()):
+            return None
+        return st.values[len(st.points)]
+
+    def _patience_out(self) -> bool:
+        return self.state.since_best >= self.options["patience"]
+
+    def _reason(self) -> str:
+        if self.options["C_grid"]:
+            return "every C of the grid"
+        if self._patience_out():
+            return f"no better score over the last {self.state.since_best} values of C"
+        return f"C reached {MAX_C:g}"
+
+    def _add(self, point: CVPoint) -> None:
+        """Count a finished C: its line, and the best so far."""
+        st = self.state
+        st.points.append(point)
+        self.monitor.say(self._line(point))
+        if st.best is None or self._better(point.score, st.points[st.best].score):
+            st.best, st.since_best = len(st.points) - 1, 0
+            self._keep_start()
         else:
-            if grid is None:
-                reason = f"C reached {MAX_C:g}"
+            st.since_best += 1
+
+    def _result(self, reason: str, interrupted: bool = False) -> TuneResult:
+        st = self.state
+        best = st.points[st.best] if st.best is not None else None
         metric = "mse" if self.regression else "accuracy"
-        seconds = time.perf_counter() - started
-        return TuneResult(points, best.C, best.score, metric, self.problem.folds, reason, round(seconds, 3))
+        seconds = round(st.elapsed + time.perf_counter() - self._started, 3)
+        return TuneResult(
+            list(st.points),
+            best.C if best else None,
+            best.score if best else None,
+            metric,
+            self.problem.folds,
+            reason,
+            seconds,
+            interrupted=interrupted,
+        )
+
+    def _where(self) -> str:
+        """Where the search stands, in words."""
+        st, C = self.state, self._next_C()
+        if C is None:
+            return f"after its last value of C ({len(st.points)} done)"
+        passes = st.passes if st.C == C else 0
+        return f"at C {C:.4g}, pass {passes + 1}, block {st.position}/{self.store.n_blocks}"
 
     def start_C(self) -> float:
         """LIBLINEAR's ``calc_start_C`` for these data (one read): a power of 2 small enough that every fold's
@@ -208,47 +316,71 @@ class Tuner:
 
     # ---- one C ----------------------------------------------------------------------------
 
-    def solve_at(self, C: float) -> CVPoint:
-        """Passes at ``C`` until the stop rules hold, confirmed by the evaluation read that scores the folds."""
-        started = time.perf_counter()
-        if self.solver is None:
-            self.solver = self.solver_class(self.problem.with_C(C), self.params, self.store)
-        else:
-            self.solver.move_to(C, warm=self.options["warm"])
-        passes, reason = 0, None
-        while reason is None:  # every pass is judged exactly: the read that scores the folds is due anyway
-            passes += 1
-            record = self._pass(C, passes)
-            losses, held = self._evaluate()
+    def solve_at(self, C: float, stop=None) -> CVPoint | None:
+        """Passes at ``C`` until the stop rules hold, each judged by the evaluation read that scores the folds; a
+        checkpoint after each pass the rules do not end. None if ``stop`` (a set StopRequest) cut them first."""
+        st = self.state
+        self._C_started = time.perf_counter()
+        if st.C != C:  # a new value (else a resumed search goes on with its passes at C)
+            self._move_to(C)
+            st.C, st.passes, st.seconds = C, 0, 0.0
+        while True:
+            record = self._pass(C, stop)
+            if record is None:
+                return None
+            losses, held = self._evaluate()  # every pass is judged exactly: this read is due at each C anyway
             primal = self._primals(losses)
             record |= {"primal_exact": True, "gap": relative_gap(primal, self.solver.dual_objectives())}
-            reason = self.rules.reason(record, out_of_time=False)
+            if self.rules.reason(record, out_of_time=False) is not None:
+                return self._point(C, held, primal, record["gap"])
+            self._checkpoint("after_pass")
+            if stop:
+                return None
+
+    def _point(self, C: float, held: np.ndarray, primal: np.ndarray, gap: float) -> CVPoint:
+        """The CVPoint of ``C`` from the last evaluation read: the held-out counts and each problem's primal."""
         folds = self.problem.folds
         scores = held[:, 2] / held[:, 0] if self.regression else held[:, 1] / held[:, 0]
         pooled = held[:, 2].sum() / held[:, 0].sum() if self.regression else held[:, 1].sum() / held[:, 0].sum()
         mean_primal = float(primal.reshape(folds, -1).sum(axis=1).mean())
-        seconds = time.perf_counter() - started
-        return CVPoint(C, float(pooled), scores.tolist(), mean_primal, record["gap"], passes, round(seconds, 3))
+        seconds = self.state.seconds + time.perf_counter() - self._C_started
+        return CVPoint(C, float(pooled), scores.tolist(), mean_primal, gap, self.state.passes, round(seconds, 3))
 
-    def _pass(self, C: float, passes: int) -> dict:
-        """One pass over the store, every fold's problems at each block; the record the stop rules judge."""
-        self.outer += 1
-        p, n_blocks = self.params, self.store.n_blocks
-        schedule = Schedule(p.seed, self.outer, shuffle=p.order == "random")
-        sums = PassSums.zeros(self.problem.n_problems)
-        bar = progress_bar(n_blocks, f"C {C:.4g} pass {passes}", unit="block", enabled=self.progress, leave=False)
+    def _move_to(self, C: float) -> None:
+        """The solver at ``C``: made there, or moved from the C before (scaled by warm starts)."""
+        if self.solver is None:
+            self.solver = self.solver_class(self.problem.with_C(C), self.params, self.store)
+        else:
+            self.solver.move_to(C, warm=self.options["warm"])
+
+    def _pass(self, C: float, stop) -> dict | None:
+        """The pass in progress over the store (its remaining blocks), every fold's problems at each block; the
+        record the stop rules judge, or None if ``stop`` was set first."""
+        st, p, n_blocks = self.state, self.params, self.store.n_blocks
+        schedule = Schedule(p.seed, st.outer, shuffle=p.order == "random")
+        label = f"C {C:.4g} pass {st.passes + 1}"
+        bar = progress_bar(n_blocks, label, unit="block", enabled=self.progress, leave=False)
+        bar.update(st.position)
 
         def after(block, report) -> bool:
+            st.position += 1
             bar.update()
-            return False
+            self._checkpoint("after_block", at_pass_end=st.position == n_blocks)
+            return bool(stop)
 
-        blocks = store_blocks(self.store, schedule.order(n_blocks), prefetch=p.prefetch, stats=self.read_stats)
+        order = schedule.order(n_blocks, st.position)
+        blocks = store_blocks(self.store, order, prefetch=p.prefetch, stats=self.read_stats)
         try:
-            run_pass(blocks, self.solver, schedule, sums, after)
+            run_pass(blocks, self.solver, schedule, st.sums, after)
         finally:
             blocks.close()
             bar.close()
-        return {"outer": passes, "pg_violation": self.solver.pass_figures(sums.figures)["pg_violation"]}
+        if st.position < n_blocks:
+            return None
+        st.passes += 1
+        record = {"outer": st.passes, "pg_violation": self.solver.pass_figures(st.sums.figures)["pg_violation"]}
+        st.outer, st.position, st.sums = st.outer + 1, 0, PassSums.zeros(self.problem.n_problems)
+        return record
 
     def _primals(self, loss_sums: np.ndarray) -> np.ndarray:
         """Each problem's primal objective, given its ``sum C_i loss_i`` over its training rows."""
@@ -270,7 +402,7 @@ class Tuner:
     def _keep_start(self) -> None:
         """Keep the folds' solutions at this C, averaged, as refit's start: each row is a training row of K - 1
         folds, so the mean of its K - 1 alphas is in its box and ``sum_f w_f / (K - 1)`` is their ``w``."""
-        if not self.options.get("refit"):
+        if not (self.options.get("refit") or self.checkpointer):  # a resumed search may be asked to refit
             return
         K, n_k = self.problem.folds, self.problem.per_fold
         alpha = self.solver.alpha.reshape(K, n_k, -1).sum(axis=0) / (K - 1)
@@ -285,6 +417,60 @@ class Tuner:
             trainer.solver.alpha[...] = alpha
             trainer.solver.w[...] = w
         return trainer.run().model
+
+    # ---- checkpoints ----------------------------------------------------------------------
+
+    def _checkpoint(self, when: str, **more) -> None:
+        """Let the checkpointer write if due (``when``: its method, after_block, after_pass or on_stop)."""
+        if self.checkpointer is None:
+            return
+        seconds = getattr(self.checkpointer, when)(self.snapshot, **more)
+        if seconds is not None:
+            self.monitor.detail(f"checkpoint written to {self.checkpointer.path} in {seconds:.3f} s")
+
+    def snapshot(self) -> Checkpoint:
+        """The whole search, for :mod:`blocksvm.checkpoint`: the state, the solver's arrays, refit's start."""
+        st, now = self.state, time.perf_counter()
+        state = replace(st, seconds=st.seconds + now - self._C_started, elapsed=st.elapsed + now - self._started)
+        arrays = dict(self.solver.state())
+        if self.best_start is not None:
+            arrays["refit_alpha"], arrays["refit_w"] = self.best_start
+        meta = state.to_dict() | {"search": self._checked_options()}
+        return Checkpoint(self.params.to_dict(), store_identity(self.store), meta, arrays)
+
+    def restore(self, checkpoint: Checkpoint, source: str = "the checkpoint") -> None:
+        """Continue from ``checkpoint``; refuse one made for another store, other training parameters (those of
+        SAFE_TO_CHANGE aside) or other tune options (``patience`` aside)."""
+        check_fits(checkpoint, self.params, store_identity(self.store), source, search=True)
+        changed = differences(self._checked_options(), checkpoint.state["search"], CHECKED_OPTIONS)
+        if changed:
+            raise CheckpointError(
+                f"{source} was made with other tune options ({changed}); only patience may change when resuming"
+            )
+        state = SearchState.from_dict(checkpoint.state)
+        if state.C is not None:
+            self.solver = self.solver_class(self._problem_at(state.C, state.values), self.params, self.store)
+            try:
+                self.solver.load_state(checkpoint.arrays)
+            except (KeyError, ValueError) as exc:
+                raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
+        if "refit_alpha" in checkpoint.arrays:
+            self.best_start = (checkpoint.arrays["refit_alpha"], checkpoint.arrays["refit_w"])
+        self.state = state
+        self.monitor.say(f"resuming the search {self._where()}")
+
+    def _checked_options(self) -> dict:
+        """The tune options a checkpoint holds and a resume compares (the grid sorted: the order tried)."""
+        grid = self.options["C_grid"]
+        return {name: self.options[name] for name in CHECKED_OPTIONS} | {"C_grid": sorted(grid) if grid else None}
+
+    def _problem_at(self, C: float, values: list) -> Problem:
+        """The folded problem at ``C`` as the search reached it, through every value before: ``with_C`` scales
+        the costs by ``C / C_before``, and costs scaled in one step may differ from them in the last bit."""
+        problem = self.problem
+        for value in values[: values.index(C) + 1]:
+            problem = problem.with_C(value)
+        return problem
 
 
 def _doubling(start: float, stop: float):
@@ -323,15 +509,19 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     progress : bool, optional
         A bar over the blocks of each pass (default: when standard error is a terminal).
     **options
-        Training parameters (``loss``, ``tol``, ``bias``, ``seed``, ...), ``cache_dir`` and the tune options:
-        ``folds`` (default 5), ``C_grid`` (values of C; default: LIBLINEAR's ``-C`` range), ``patience``,
-        ``warm``, ``refit`` (a path: train on all rows at the best C and write the model there).
-        docs/PARAMETERS.md lists them.
+        Training parameters (``loss``, ``tol``, ``bias``, ``seed``, ...), the run options ``cache_dir``,
+        ``checkpoint`` (written after every pass, every ``checkpoint_every`` blocks, every ``checkpoint_seconds``
+        and when the search stops), ``resume`` (continue from this checkpoint: the same table as an uninterrupted
+        search), and the tune options: ``folds`` (default 5), ``C_grid`` (values of C; default: LIBLINEAR's
+        ``-C`` range), ``patience``, ``warm``, ``refit`` (a path: train on all rows at the best C and write the
+        model there). docs/PARAMETERS.md lists them.
 
     Returns
     -------
     TuneResult
-        The table (``points``), ``best_C``, ``best_score`` and, with ``refit``, the ``model``.
+        The table (``points``), ``best_C``, ``best_score`` and, with ``refit``, the ``model``. With a checkpoint, a
+        first Ctrl-C or SIGTERM stops the search after its next block: the result is ``interrupted``, without a
+        model, and ``resume`` continues it.
 
     Examples
     --------
@@ -339,13 +529,17 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     >>> print(result.table())                                            # doctest: +SKIP
     """
     params, run, options = settle_tune(params, options)
+    checkpointer = checkpointer_of(run)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
-    tuner = Tuner(store, params, options, verbose=verbose, progress=bars)
-    result = tuner.run()
-    if options["refit"]:
+    tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
+    with checkpointer or contextlib.nullcontext():  # the checkpoint's lock, for the whole search
+        if run.resume:
+            tuner.restore(read_resumed(run.resume, tuner.monitor), f"checkpoint {run.resume}")
+        result = tuner.run()
+    if options["refit"] and not result.interrupted:
         result.model = tuner.refit(result.best_C, verbose=verbose)
         result.model.summary["tune"] = result.to_dict()
         result.model.save(options["refit"])

@@ -1,0 +1,178 @@
+"""``blocksvm tune`` checkpoints and resumes in the middle of a search (issue 23): the same table, the same model.
+
+The oracle is the uninterrupted search: a search stopped and resumed must make the very same table (every C,
+score, fold score, primal, gap and pass count; only the seconds may differ) and refit the very same model.
+Stops come after a given number of blocks (a signal the checkpointer raises, as tests/test_checkpoint.py cuts
+training) and a kill at a point the checkpoint writer announces: nothing depends on time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import unittest.mock
+
+import numpy as np
+import pytest
+
+import blocksvm.train.loop
+from blocksvm.checkpoint import Checkpointer, read_checkpoint
+from blocksvm.cli import main
+from blocksvm.datasets import SyntheticSpec, make_store
+from blocksvm.errors import CheckpointError
+from blocksvm.store import BlockStore
+from blocksvm.train import train, tune
+
+# 0.7 is reached from 0.02 by scaling the costs by 0.7 / 0.02, which lands one bit away from 0.7 itself: a
+# resumed search must rebuild its problem along the same path
+GRID = (0.01, 0.02, 0.7)
+SEARCH = {"C_grid": GRID, "folds": 3, "tol": 1e-5}
+N_BLOCKS = 4
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    """Two-class and three-class generated stores of 1,500 rows in 4 blocks, and another two-class one."""
+    root = tmp_path_factory.mktemp("tune-resume")
+    made = {}
+    for name, classes, seed in (("two", 2, 5), ("three", 3, 5), ("other", 2, 6)):
+        spec = SyntheticSpec(rows=1500, features=60, nnz=12, noise=0.1, seed=seed, classes=classes)
+        made[name] = BlockStore(make_store(root / f"{name}.bsvm", spec, block_rows=400, progress=False))
+    return made
+
+
+@pytest.fixture(scope="module")
+def whole(stores, tmp_path_factory):
+    """The uninterrupted search of SEARCH on the two-class store, refit at its best C."""
+    return tune(stores["two"], verbose=0, refit=tmp_path_factory.mktemp("whole") / "m.h5", **SEARCH)
+
+
+def table(result) -> list[dict]:
+    """The search's table, every figure but the seconds."""
+    return [{k: v for k, v in vars(p).items() if k != "seconds"} for p in result.points]
+
+
+def assert_same_search(result, whole) -> None:
+    assert table(result) == table(whole)
+    assert (result.best_C, result.best_score, result.stop_reason) == (whole.best_C, whole.best_score, whole.stop_reason)
+    np.testing.assert_array_equal(result.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
+
+
+class _CutOnce(Checkpointer):
+    """Sends ``signum`` to this process after the run's ``blocks``-th block (handled before the next block)."""
+
+    blocks, signum = 0, signal.SIGTERM
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._done = 0
+
+    def after_block(self, snapshot, at_pass_end: bool) -> float | None:
+        seconds = super().after_block(snapshot, at_pass_end)
+        self._done += 1
+        if self._done == self.blocks:
+            signal.raise_signal(self.signum)
+        return seconds
+
+
+def cut_once(blocks: int, signum=signal.SIGTERM):
+    """The checkpointers of the runs inside stop theirs after ``blocks`` blocks."""
+    cutting = type("CutOnce", (_CutOnce,), {"blocks": blocks, "signum": signum})
+    return unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting)
+
+
+@pytest.mark.parametrize(
+    "name, more",
+    [
+        ("two", {"loss": "squared-hinge"}),  # the row cache, the default working set, in the checkpoint
+        ("three", {"loss": "logistic", "working_set": "pair", "C_grid": None, "patience": 2}),  # LIBLINEAR's -C
+    ],
+)
+def test_a_search_cut_every_few_blocks_resumes_to_the_same_table_and_model(stores, tmp_path, tune_in_cuts, name, more):
+    options = {**SEARCH, **more}
+    whole = tune(stores[name], verbose=0, refit=tmp_path / "whole.h5", **options)
+    result, cuts = tune_in_cuts(stores[name], tmp_path / "ck.h5", 3, refit=tmp_path / "cut.h5", **options)
+    assert cuts == sum(p.passes for p in whole.points) * N_BLOCKS // 3 >= 4  # cuts in passes, at C boundaries
+    assert_same_search(result, whole)
+
+
+def test_a_search_stopped_at_a_C_boundary_and_a_finished_one_resume_to_the_same_table(stores, whole, tmp_path):
+    store, ck = stores["two"], tmp_path / "ck.h5"
+    with cut_once(whole.points[0].passes * N_BLOCKS):  # the last block of the last pass at the first C
+        stopped = tune(store, verbose=0, checkpoint=ck, refit=tmp_path / "m.h5", **SEARCH)
+    assert stopped.interrupted and stopped.model is None and table(stopped) == table(whole)[:1]
+    saved = read_checkpoint(ck).state
+    assert (len(saved["points"]), saved["C"], saved["position"]) == (1, GRID[0], 0)
+    assert_same_search(tune(store, verbose=0, resume=ck, refit=tmp_path / "m.h5", **SEARCH), whole)
+    passes = read_checkpoint(ck).state["outer"]
+    again = tune(store, verbose=0, resume=ck, refit=tmp_path / "again.h5", **SEARCH)  # a finished search
+    assert_same_search(again, whole)
+    assert read_checkpoint(ck).state["outer"] == passes  # no pass more
+
+
+@pytest.mark.parametrize(
+    "changed, message",
+    [
+        ({"folds": 4}, r"other tune options \(folds=3 there, 4 here\); only patience may change when resuming"),
+        ({"C_grid": (0.01, 0.7)}, r"other tune options \(C_grid=\[0.01, 0.02, 0.7\] there, \[0.01, 0.7\] here\)"),
+        ({"warm": False}, r"other tune options \(warm=True there, False here\)"),
+        ({"loss": "logistic"}, r"other parameters \(loss='squared-hinge' there, 'logistic' here\)"),
+    ],
+)
+def test_a_checkpoint_of_another_search_is_refused_in_one_line(stores, tmp_path, changed, message):
+    ck = tmp_path / "ck.h5"
+    with cut_once(2):
+        tune(stores["two"], verbose=0, checkpoint=ck, **SEARCH)
+    with pytest.raises(CheckpointError, match=f"^checkpoint {ck} was made with {message}"):
+        tune(stores["two"], verbose=0, resume=ck, **{**SEARCH, **changed})
+
+
+def test_other_stores_and_training_checkpoints_are_refused_and_patience_may_change(stores, tmp_path):
+    ck, train_ck = tmp_path / "ck.h5", tmp_path / "train.h5"
+    with cut_once(2):
+        tune(stores["two"], verbose=0, checkpoint=ck, **SEARCH)
+    with pytest.raises(CheckpointError, match=f"^checkpoint {ck} was made for the store .*two.bsvm"):
+        tune(stores["other"], verbose=0, resume=ck, **SEARCH)
+    train(stores["two"], verbose=0, checkpoint=train_ck, max_outer=1)
+    with pytest.raises(CheckpointError, match="was written by a training run .train or stream., not by blocksvm tune"):
+        tune(stores["two"], verbose=0, resume=train_ck, **SEARCH)
+    with pytest.raises(CheckpointError, match="was written by blocksvm tune: continue the search with 'blocksvm tune"):
+        train(stores["two"], verbose=0, resume=ck)
+    assert len(tune(stores["two"], verbose=0, resume=ck, **{**SEARCH, "patience": 1}).points) == len(GRID)
+
+
+def test_ctrl_c_stops_the_command_with_its_checkpoint_and_resume_prints_the_same_table(stores, tmp_path, capsys):
+    store, ck = stores["three"], tmp_path / "ck.h5"
+    args = ["tune", str(store.path), "--C-grid", ",".join(map(str, GRID)), "--folds", "3", "--tol", "1e-5"]
+    with cut_once(2, signal.SIGINT):
+        assert main([*args, "--checkpoint", str(ck)]) == 130
+    err = capsys.readouterr().err
+    assert "stopped by SIGINT at C 0.01, pass 1, block 2/4" in err
+    assert f"checkpoint in {ck}: continue with --resume {ck}" in err
+    assert main([*args, "--resume", str(ck), "--json"]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    whole = tune(store, verbose=0, **SEARCH)
+    assert [{k: v for k, v in p.items() if k not in ("seconds", "spread")} for p in resumed["points"]] == table(whole)
+
+
+@pytest.mark.slow  # a child process: 4 s
+def test_a_search_killed_while_writing_a_checkpoint_resumes_from_the_one_before(stores, whole, tmp_path, wait_for):
+    """SIGKILL in the middle of the 5th checkpoint write (one after every block): PATH still holds the 4th."""
+    store, ck, marker = stores["two"], tmp_path / "ck.h5", tmp_path / "paused"
+    args = ["tune", str(store.path), "--C-grid", ",".join(map(str, GRID)), "--folds", "3", "--tol", "1e-5", "-q"]
+    env = {**os.environ, "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE": f"5:during:{marker}"}
+    command = [sys.executable, "-m", "blocksvm.cli", *args, "--checkpoint", str(ck), "--checkpoint-every", "1"]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(marker.exists, process, "the pause in checkpoint write 5")
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert read_checkpoint(ck).state["outer"] == 2  # the 4th write: the end of pass 1 (its evaluation done)
+    result = tune(store, verbose=0, resume=ck, refit=tmp_path / "m.h5", **SEARCH)
+    assert_same_search(result, whole)
