@@ -29,7 +29,9 @@ from blocksvm.errors import (  # noqa: E402
 
 __all__ = [
     "BlockSVC",
+    "BlockSVCCV",
     "BlockSVR",
+    "BlockSVRCV",
     "BlockStore",
     "BlocksvmError",
     "CheckpointError",
@@ -53,6 +55,8 @@ _LAZY = {
     "BlockStore": "blocksvm.store",
     "BlockSVC": "blocksvm.estimator",
     "BlockSVR": "blocksvm.estimator",
+    "BlockSVCCV": "blocksvm.estimator",
+    "BlockSVRCV": "blocksvm.estimator",
     "OnlineClassifier": "blocksvm.online",
 }
 # the modules of the Python tour, reachable as attributes after ``import blocksvm``

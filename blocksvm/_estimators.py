@@ -1,5 +1,6 @@
-"""What the two scikit-learn estimators share: their parameters, made from the declarations of the command
-they face (``BlockSVC``: ``train``; ``OnlineClassifier``: ``partial_fit``), and linear decisions."""
+"""What the scikit-learn estimators share: their parameters, made from the declarations of the command
+they face (``BlockSVC``: ``train``; ``BlockSVCCV``: ``tune``; ``OnlineClassifier``: ``partial_fit``), and linear
+decisions."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from blocksvm.features import positions
 from blocksvm.model import LinearModel
 from blocksvm.params import ESTIMATOR_NAMES, Param
-from blocksvm.train.params import for_command
+from blocksvm.train.params import PARAMS, TUNE, for_command, tune_reads
 
 
 def declared(command: str, renamed: tuple[str, ...] = ()) -> dict[str, Param]:
@@ -22,6 +23,14 @@ def declared(command: str, renamed: tuple[str, ...] = ()) -> dict[str, Param]:
     (:data:`~blocksvm.params.ESTIMATOR_NAMES` and ``renamed``)."""
     own_names = set(ESTIMATOR_NAMES) | set(renamed)
     return {p.name: p for p in for_command(command) if p.name not in own_names}
+
+
+def declared_tune() -> dict[str, Param]:
+    """The parameters ``tune`` reads, with its defaults: the training parameters (train's for dual CD, C aside),
+    then its own options but ``refit`` (a file; the estimators keep the refitted model), but those the estimators
+    name their own way (:data:`~blocksvm.params.ESTIMATOR_NAMES`)."""
+    reads = (*(p for p in tune_reads() if p.name in PARAMS), *(p for p in TUNE.values() if p.name != "refit"))
+    return {p.name: p for p in reads if p.name not in ESTIMATOR_NAMES}
 
 
 def declared_init(params: dict[str, Param], own: dict[str, tuple[object, str]]):

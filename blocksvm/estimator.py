@@ -29,6 +29,7 @@ from blocksvm._estimators import (
     LinearDecisions,
     declared,
     declared_init,
+    declared_tune,
     parameters_doc,
     sparse_coef,
     sparse_coef_scores,
@@ -37,14 +38,16 @@ from blocksvm.errors import ModelError, ParameterError
 from blocksvm.features import compact_space, translate
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.losses import LOSSES, REGRESSION
+from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION, DENSE_VERSION, FEATURES_FILE, FORMAT_VERSION
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
-from blocksvm.train import TrainParams, train
-from blocksvm.train.params import PARAMS, settle
+from blocksvm.train import TrainParams, TrainResult, train
+from blocksvm.train.params import PARAMS, TUNE, settle, settle_tune
 from blocksvm.train.records import StopRules
+from blocksvm.train.tune import Tuner
 
 # Parameters of the estimator besides the training parameters (those of ESTIMATOR_NAMES are named as
 # scikit-learn names them).
@@ -134,6 +137,8 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
     """
 
     __init__ = declared_init(TRAINING, OWN_PARAMS)
+    _training = TRAINING  # the declared parameters __init__ stores besides OWN_PARAMS
+    _fitted = _FITTED
 
     # ---- fit ------------------------------------------------------------------------------
 
@@ -185,7 +190,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             shutil.rmtree(folder, ignore_errors=True)
 
     def _reset(self) -> None:
-        for name in _FITTED:
+        for name in self._fitted:
             self.__dict__.pop(name, None)
         self._store_index_base = None  # the feature numbering of a training store, if any
 
@@ -194,10 +199,13 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
 
         ``classes`` are the labels the store's sorted label values stand for.
         """
-        result = train(store, params, verbose=int(self.verbose), progress=False)
+        return self._keep(train(store, params, verbose=int(self.verbose), progress=False), classes, params)
+
+    def _keep(self, result: TrainResult, classes: np.ndarray, params: TrainParams) -> BlockSVC:
+        """Set the fitted attributes from a training's result; warn if it stopped before its tolerance."""
         reason = result.stop_reason
         if result.interrupted and reason.startswith("stopped by"):
-            raise KeyboardInterrupt(f"BlockSVC.fit {reason}")
+            raise KeyboardInterrupt(f"{type(self).__name__}.fit {reason}")
         model = result.model
         if classes.dtype.kind in "biuf":  # a saved model predicts the labels themselves
             model.classes = classes.astype(np.float64)
@@ -212,9 +220,9 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         if (has_rule and reason.startswith("max_outer")) or reason.startswith("time limit"):
             gap = model.summary.get("gap")
             warnings.warn(
-                f"BlockSVC stopped before its tolerance: {reason}"
+                f"{type(self).__name__} stopped before its tolerance: {reason}"
                 + ("" if gap is None else f" (relative duality gap {gap:.2e})")
-                + "; raise max_outer or time_limit",
+                + ("; raise max_outer or time_limit" if "time_limit" in self._training else "; raise max_outer"),
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -222,13 +230,17 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
 
     def _train_params(self, class_weight, seed: int) -> TrainParams:
         """The estimator's parameters as checked training parameters (the CLI's check)."""
-        values = {name: _plain(getattr(self, name)) for name in TRAINING}
+        values = {name: _plain(getattr(self, name)) for name in self._training if name in PARAMS}
         values.update(class_weight=_plain(class_weight), seed=seed, threads=_plain(self.n_jobs))
         if isinstance(values["class_weight"], dict):
             values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] == "squared_hinge":
             values["loss"] = "squared-hinge"
         given = {name: value for name, value in values.items() if value != PARAMS[name].default}
+        return self._settle(given)
+
+    def _settle(self, given: dict) -> TrainParams:
+        """The checked training parameters of the values ``given``: train's check."""
         return settle("train", None, given)[0]
 
     def _checked_block_rows(self) -> int:
@@ -413,12 +425,24 @@ def _encoded_class_weight(class_weight, classes: np.ndarray):
 BlockSVC.__doc__ = BlockSVC.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))
 
 
-# BlockSVR's training parameters: BlockSVC's but the class weights, with LIBLINEAR's L1-loss SVR (-s 13) by default.
-REGRESSION_TRAINING = {
-    name: dataclasses.replace(p, default="epsilon-insensitive") if name == "loss" else p
-    for name, p in TRAINING.items()
-    if name != "class_weight"
-}
+def for_regression(params: dict[str, Param]) -> dict[str, Param]:
+    """A classifier's parameters as its regressor's: no class weights, LIBLINEAR's L1-loss SVR (-s 13) by default."""
+    return {
+        name: dataclasses.replace(p, default="epsilon-insensitive") if name == "loss" else p
+        for name, p in params.items()
+        if name != "class_weight"
+    }
+
+
+def _regression_only(trained: TrainParams, regressor: str) -> TrainParams:
+    if LOSSES[trained.loss].task != REGRESSION:
+        classifier = regressor.replace("SVR", "SVC")
+        raise ParameterError(f"{regressor} minimizes a regression loss, not loss={trained.loss!r}: use {classifier}")
+    return trained
+
+
+# BlockSVR's training parameters: BlockSVC's but the class weights.
+REGRESSION_TRAINING = for_regression(TRAINING)
 
 
 class BlockSVR(RegressorMixin, BaseEstimator):
@@ -447,6 +471,7 @@ class BlockSVR(RegressorMixin, BaseEstimator):
     """
 
     __init__ = declared_init(REGRESSION_TRAINING, OWN_PARAMS)
+    _training = REGRESSION_TRAINING
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -476,19 +501,21 @@ class BlockSVR(RegressorMixin, BaseEstimator):
             shutil.rmtree(folder, ignore_errors=True)
 
     def _train_params(self, seed: int) -> TrainParams:
-        values = {name: _plain(getattr(self, name)) for name in REGRESSION_TRAINING}
+        values = {name: _plain(getattr(self, name)) for name in self._training if name in PARAMS}
         values.update(seed=seed, threads=_plain(self.n_jobs))
         values["loss"] = str(values["loss"]).replace("_", "-")  # scikit-learn's spelling too
         given = {name: value for name, value in values.items() if value != PARAMS[name].default}
-        trained = settle("train", None, given)[0]
-        if LOSSES[trained.loss].task != REGRESSION:
-            raise ParameterError(f"BlockSVR minimizes a regression loss, not loss={trained.loss!r}: use BlockSVC")
-        return trained
+        return _regression_only(self._settle(given), type(self).__name__)
+
+    _settle = BlockSVC._settle
 
     def _fit_store(self, store: BlockStore, params: TrainParams) -> BlockSVR:
-        result = train(store, params, verbose=int(self.verbose), progress=False)
+        return self._keep(train(store, params, verbose=int(self.verbose), progress=False))
+
+    def _keep(self, result: TrainResult) -> BlockSVR:
+        """Set the fitted attributes from a training's result."""
         if result.interrupted and result.stop_reason.startswith("stopped by"):
-            raise KeyboardInterrupt(f"BlockSVR.fit {result.stop_reason}")
+            raise KeyboardInterrupt(f"{type(self).__name__}.fit {result.stop_reason}")
         self.model_ = result.model
         model = result.model
         self.coef_ = model.coef[0] if model.feature_map is None else sparse_coef(model.coef, *_space(model)).T
@@ -508,3 +535,157 @@ class BlockSVR(RegressorMixin, BaseEstimator):
 
 
 BlockSVR.__doc__ = BlockSVR.__doc__.replace("{parameters}", parameters_doc(REGRESSION_TRAINING, OWN_PARAMS))
+
+
+# ---- C chosen by cross-validation: blocksvm tune behind the estimators --------------------------------------
+
+# BlockSVCCV's parameters: what tune reads (the training parameters but C, which it searches, and its own options
+# but refit: fit always refits), tune's folds and C grid under LogisticRegressionCV's names, then BlockSVC's own.
+TUNED = declared_tune()
+SEARCH_OWN: dict[str, tuple[object, str]] = {
+    "cv": (
+        TUNE["folds"].default,
+        "int. K of K-fold cross-validation (tune's ``folds``): a row's fold is a hash of its position in the store "
+        "and the seed drawn from ``random_state`` (docs/TUNE.md). Range [2, inf).",
+    ),
+    "Cs": (
+        TUNE["C_grid"].default,
+        "list of float or None. The values of C (tune's ``C_grid``), tried in increasing order, each started from "
+        "the solutions at the one before. None: LIBLINEAR's ``-C`` range, from a C small for the data doubling up "
+        "to 1024, stopped by ``patience``. Not a number of values, as LogisticRegressionCV's int ``Cs`` is.",
+    ),
+}
+_SEARCH_FITTED = ("C_", "best_score_", "cv_results_", "tune_result_")
+
+
+class _Tuned:
+    """What :class:`BlockSVCCV` and :class:`BlockSVRCV` add to the estimators they extend: tune's check of the
+    parameters, and a fit that is tune's search on the store and its refit at the best C."""
+
+    def _settle(self, given: dict) -> TrainParams:
+        """The checked training parameters of the values ``given``: tune's check (it refuses C and what it does
+        not read)."""
+        return settle_tune(None, given | self._search_options())[0]
+
+    def _search_options(self) -> dict:
+        """The options of tune the parameters give, under tune's names, each checked against its declaration."""
+        options = {name: _plain(getattr(self, name)) for name in self._training if name in TUNE}
+        for name, alias in ESTIMATOR_NAMES.items():
+            if name in TUNE:
+                value = getattr(self, alias)
+                value = [_plain(v) for v in value] if isinstance(value, (list, tuple, np.ndarray)) else _plain(value)
+                if not TUNE[name].accepts(value):
+                    raise ParameterError(f"{alias} must be {TUNE[name].range}, not {getattr(self, alias)!r}")
+                options[name] = value
+        return options
+
+    def _search(self, store: BlockStore, params: TrainParams) -> TrainResult:
+        """Cross-validate C on ``store`` (keeping the search's attributes), then train on every row at the best C,
+        started from the folds' solutions there: tune's refit."""
+        options = settle_tune(params, self._search_options())[2]
+        options["refit"] = True  # keep the folds' solutions for the refit (tune's names a file; fit keeps the model)
+        tuner = Tuner(store, params, options, verbose=int(self.verbose), progress=False)
+        search = tuner.run()
+        self.C_, self.best_score_, self.tune_result_ = search.best_C, search.best_score, search
+        points = search.to_dict()["points"]
+        self.cv_results_ = {key: np.array([p[key] for p in points]) for key in points[0]}
+        return tuner.refit_run(search.best_C, verbose=int(self.verbose))
+
+
+def _search_attributes(score: str) -> str:
+    """The Attributes the search adds, ``score`` naming its metric."""
+    return f"""C_ : float
+            The C chosen: the best cross-validation score, the smallest C of ties.
+        best_score_ : float
+            Its score: {score}.
+        cv_results_ : dict of ndarray
+            One entry per C tried, in increasing order of C: ``C``, ``score``, ``fold_scores`` (shape
+            (n_Cs, cv): each fold's held-out score), ``spread`` (their standard deviation), ``primal`` (the mean
+            over the folds of their exact primal objectives), ``gap`` (the largest relative duality gap), ``passes``
+            (over the store, every fold at once), ``seconds``.
+        tune_result_ : TuneResult
+            The search as :func:`blocksvm.train.tune` returns it; ``tune_result_.table()`` prints it."""
+
+
+class BlockSVCCV(_Tuned, BlockSVC):
+    """:class:`BlockSVC` with C chosen by K-fold cross-validation out of core, as ``blocksvm tune`` chooses it.
+
+        ``fit`` cross-validates every C of ``Cs`` (by default LIBLINEAR's ``-C`` range) with
+        :class:`blocksvm.train.tune.Tuner`: the ``cv`` folds' problems are solved side by side, sharing each block
+        read, each C started from the solutions at the C before (Chu, Ho, Chen & Lin, KDD 2015). The CV accuracy is
+        LIBLINEAR's ``-v``: correct held-out predictions over all rows. Then it trains on every row at the best C,
+        started from the folds' solutions there (tune's refit): that model predicts, as BlockSVC's does
+        (``predict_proba`` with ``loss="logistic"``). ``fit`` takes arrays, a store or a LIBSVM file, as
+        BlockSVC's does. Dual CD only: tune scales its dual from one C to the next (docs/TUNE.md).
+
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        {search}
+        coef_, intercept_, classes_, n_features_in_, feature_names_in_, model_
+            As :class:`BlockSVC`'s, of the model trained on every row at ``C_``.
+        n_iter_, history_, stop_reason_
+            That training's passes, their records and why it stopped.
+
+        See Also
+        --------
+        blocksvm.train.tune : the same search on a store, with the command line's table.
+        sklearn.linear_model.LogisticRegressionCV : the in-memory counterpart.
+
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from blocksvm import BlockSVCCV
+        >>> X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+        >>> clf = BlockSVCCV(Cs=[0.01, 0.1, 1.0], cv=3, random_state=0).fit(X, y)
+        >>> clf.C_ in (0.01, 0.1, 1.0), clf.cv_results_["fold_scores"].shape
+        (True, (3, 3))
+    """
+
+    __init__ = declared_init(TUNED, {**SEARCH_OWN, **OWN_PARAMS})
+    _training = TUNED
+    _fitted = _FITTED + _SEARCH_FITTED
+
+    def _fit_store(self, store: BlockStore, classes: np.ndarray, params: TrainParams) -> BlockSVCCV:
+        return self._keep(self._search(store, params), classes, params)
+
+
+BlockSVCCV.__doc__ = BlockSVCCV.__doc__.replace("{parameters}", parameters_doc(TUNED, {**SEARCH_OWN, **OWN_PARAMS}))
+BlockSVCCV.__doc__ = BlockSVCCV.__doc__.replace("{search}", _search_attributes("the held-out accuracy over all rows"))
+
+REGRESSION_TUNED = for_regression(TUNED)
+
+
+class BlockSVRCV(_Tuned, BlockSVR):
+    """:class:`BlockSVR` with C chosen by K-fold cross-validation out of core, as ``blocksvm tune`` chooses it.
+
+        As :class:`BlockSVCCV`, for regression: the best C has the lowest cross-validated mean squared error
+        (held-out squared errors over all rows), the smallest C of ties.
+
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        {search}
+        coef_, intercept_, n_features_in_, model_
+            As :class:`BlockSVR`'s, of the model trained on every row at ``C_``.
+        n_iter_, history_, stop_reason_
+            That training's passes, their records and why it stopped.
+    """
+
+    __init__ = declared_init(REGRESSION_TUNED, {**SEARCH_OWN, **OWN_PARAMS})
+    _training = REGRESSION_TUNED
+
+    def _fit_store(self, store: BlockStore, params: TrainParams) -> BlockSVRCV:
+        return self._keep(self._search(store, params))
+
+
+BlockSVRCV.__doc__ = BlockSVRCV.__doc__.replace(
+    "{parameters}", parameters_doc(REGRESSION_TUNED, {**SEARCH_OWN, **OWN_PARAMS})
+)
+BlockSVRCV.__doc__ = BlockSVRCV.__doc__.replace(
+    "{search}", _search_attributes("the held-out mean squared error over all rows (lower is better)")
+)

@@ -605,8 +605,8 @@ TUNE_OPTIONS: tuple[Param, ...] = (
 )
 
 
-# Parameters the estimators name as scikit-learn does.
-ESTIMATOR_NAMES = {"seed": "random_state", "threads": "n_jobs"}
+# Parameters the estimators name as scikit-learn does (BlockSVCCV's folds and C grid: LogisticRegressionCV's names).
+ESTIMATOR_NAMES = {"seed": "random_state", "threads": "n_jobs", "folds": "cv", "C_grid": "Cs"}
 
 
 def markdown_table(params: tuple[Param, ...]) -> str:

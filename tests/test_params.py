@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from blocksvm import BlockSVC, OnlineClassifier
+from blocksvm import BlockSVC, BlockSVCCV, BlockSVRCV, OnlineClassifier
 from blocksvm.cli import build_parser, main
 from blocksvm.errors import ParameterError
 from blocksvm.estimator import OWN_PARAMS
@@ -16,7 +16,7 @@ from blocksvm.online import OWN_PARAMS as ONLINE_OWN
 from blocksvm.params import COMMON, ESTIMATOR_NAMES
 from blocksvm.solvers import SOLVERS
 from blocksvm.train import TrainParams, train
-from blocksvm.train.params import PARAMS, RUN, for_command, reference_page, settle
+from blocksvm.train.params import PARAMS, RUN, TUNE, for_command, reference_page, settle, tune_reads
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "PARAMETERS.md"
 OWN_FLAGS = {"help", "quiet", "verbose", "debug", "json"}  # every command's, or the output's
@@ -68,7 +68,7 @@ def test_estimator_parameters_are_the_declared_ones():
     names = set(inspect.signature(BlockSVC.__init__).parameters) - {"self"}
     train_reads = {p.name for p in for_command("train")}
     assert names == (train_reads - set(ESTIMATOR_NAMES)) | set(OWN_PARAMS)
-    assert set(ESTIMATOR_NAMES.values()) <= set(OWN_PARAMS)
+    assert {ESTIMATOR_NAMES[name] for name in train_reads & set(ESTIMATOR_NAMES)} <= set(OWN_PARAMS)
     defaults = BlockSVC().get_params()
     for name in train_reads - set(ESTIMATOR_NAMES):
         assert defaults[name] == PARAMS[name].default, name
@@ -77,6 +77,24 @@ def test_estimator_parameters_are_the_declared_ones():
     partial_fit_reads = {p.name for p in for_command("partial_fit")}
     assert online == (partial_fit_reads - {"seed", "max_outer"}) | set(ONLINE_OWN)
     assert OnlineClassifier().get_params()["solver"] == "perceptron"
+
+
+@pytest.mark.parametrize("estimator", [BlockSVCCV, BlockSVRCV])
+def test_the_cv_estimators_parameters_are_what_tune_reads(estimator):
+    names = set(inspect.signature(estimator.__init__).parameters) - {"self"}
+    reads = {p.name for p in tune_reads() if p.name in PARAMS} | (set(TUNE) - {"refit"})  # refit: fit keeps the model
+    if estimator is BlockSVRCV:
+        reads.discard("class_weight")
+    renamed = {ESTIMATOR_NAMES[name] for name in reads & set(ESTIMATOR_NAMES)}
+    assert renamed == {"random_state", "n_jobs", "cv", "Cs"}
+    assert names == (reads - set(ESTIMATOR_NAMES)) | renamed | set(OWN_PARAMS)
+    assert "C" not in names and "solver" not in names
+    defaults = estimator().get_params()
+    assert defaults["cv"] == TUNE["folds"].default and defaults["Cs"] == TUNE["C_grid"].default
+    for name in reads - set(ESTIMATOR_NAMES):
+        expected = "epsilon-insensitive" if (name, estimator) == ("loss", BlockSVRCV) else (PARAMS | TUNE)[name].default
+        assert defaults[name] == expected, name
+        assert f"    {name} : default=" in estimator.__doc__
 
 
 def test_train_params_fields_and_defaults_are_the_declared_ones():

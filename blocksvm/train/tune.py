@@ -37,7 +37,7 @@ from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore, ReadStats
 from blocksvm.train.driver import run_pass, store_blocks
-from blocksvm.train.loop import Trainer, checkpointer_of, read_resumed
+from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
 from blocksvm.train.params import settle_tune
 from blocksvm.train.records import PassSums, StopRules, relative_gap
 from blocksvm.train.schedule import Schedule
@@ -411,12 +411,16 @@ class Tuner:
 
     def refit(self, C: float, verbose: int = 1) -> LinearModel:
         """Train on every row at ``C``, started from the folds' solutions at ``C`` (kept by the search)."""
+        return self.refit_run(C, verbose).model
+
+    def refit_run(self, C: float, verbose: int = 1) -> TrainResult:
+        """:meth:`refit`'s training, with its history and stop reason (the estimators keep them)."""
         trainer = Trainer(self.store, replace(self.params, C=C), verbose=verbose, progress=self.progress)
         if self.best_start is not None:
             alpha, w = self.best_start
             trainer.solver.alpha[...] = alpha
             trainer.solver.w[...] = w
-        return trainer.run().model
+        return trainer.run()
 
     # ---- checkpoints ----------------------------------------------------------------------
 
