@@ -41,6 +41,7 @@ from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
+from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore
 from blocksvm.store.format import DEFAULT_COMPRESSION, DENSE_VERSION, FEATURES_FILE, FORMAT_VERSION
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
@@ -583,6 +584,7 @@ class _Tuned:
         """Cross-validate C on ``store`` (keeping the search's attributes), then train on every row at the best C,
         started from the folds' solutions there: tune's refit."""
         options = settle_tune(params, self._search_options())[2]
+        _check_every_fold_holds_rows(store.n_rows, params.seed, options["folds"])
         options["refit"] = True  # keep the folds' solutions for the refit (tune's names a file; fit keeps the model)
         tuner = Tuner(store, params, options, verbose=int(self.verbose), progress=False)
         search = tuner.run()
@@ -590,6 +592,18 @@ class _Tuned:
         points = search.to_dict()["points"]
         self.cv_results_ = {key: np.array([p[key] for p in points]) for key in points[0]}
         return tuner.refit_run(search.best_C, verbose=int(self.verbose))
+
+
+def _check_every_fold_holds_rows(n_rows: int, seed: int, folds: int) -> None:
+    """tune's check, in the estimators' words (``cv``; no temporary store's path)."""
+    counts = np.zeros(folds, np.int64)
+    for first in range(0, n_rows, 1 << 20):
+        counts += np.bincount(fold_of(np.arange(first, min(first + (1 << 20), n_rows)), seed, folds), minlength=folds)
+    empty = np.flatnonzero(counts == 0)
+    if len(empty):
+        raise ParameterError(
+            f"cv={folds}: fold {empty[0]} holds none of the n_samples = {n_rows} rows; use fewer folds"
+        )
 
 
 def _search_attributes(score: str) -> str:
