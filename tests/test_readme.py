@@ -55,8 +55,9 @@ def test_the_command_line_tour_runs_as_written_on_a9a(tmp_path, shared_data):
 @pytest.mark.slow
 def test_the_python_tour_runs_as_written_on_a9a(tmp_path, shared_data):
     """The README's Python block as a script: ``blocksvm.stream.stream`` and ``blocksvm.predict.predict`` after
-    ``import blocksvm`` raised AttributeError (issue 24). It prints the test accuracy, the progressive accuracy
-    and BlockSVC's test accuracy: a9a's, about 85%, 80% and 85%."""
+    ``import blocksvm`` raised AttributeError (issue 24). It prints the test accuracy, the progressive accuracy,
+    BlockSVC's test accuracy, and BlockSVCCV's C (one of its grid) and test accuracy: a9a's, about 85%, 80%, 85%
+    and 85%."""
     folder = folder_with_a9a(tmp_path, shared_data)
     done = subprocess.run(
         [sys.executable, "-c", code_block("The Python API", "python")],
@@ -66,8 +67,9 @@ def test_the_python_tour_runs_as_written_on_a9a(tmp_path, shared_data):
         env=ENV,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    test_accuracy, progressive, svc = (float(x) for x in done.stdout.split())
+    test_accuracy, progressive, svc, best_C, svc_cv = (float(x) for x in done.stdout.split())
     assert 0.84 < test_accuracy < 0.86 and 0.75 < progressive < 0.85 and 0.84 < svc < 0.86
+    assert best_C in (0.03125, 0.5) and 0.84 < svc_cv < 0.86
     assert "WARNING" not in done.stderr
 
 
