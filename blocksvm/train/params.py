@@ -254,7 +254,7 @@ def reference_page() -> str:
         "each command's `--help` and the estimators agree with them.\n\n"
         "Each parameter is read by the commands it names (`partial_fit`: `OnlineClassifier`'s `fit` and "
         "`partial_fit`; `BlockSVC` and `BlockSVR` read what `train` reads, `BlockSVCCV` and `BlockSVRCV` what "
-        "`tune` reads but `refit`) and by the solvers it names; given anywhere else it "
+        "`tune` reads but `refit` and the run options) and by the solvers it names; given anywhere else it "
         "is refused with one line. `blocksvm COMMAND --help` shows the command's own, with its defaults. In the "
         f"estimators {renamed}. Parameters marked safe to change in docs/CHECKPOINTS.md may differ when a run "
         "resumes.\n\n"
