@@ -88,6 +88,7 @@ def _pause_at(write: int, stage: str, marker) -> dict:
     return {**os.environ, "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE": f"{write}:{stage}:{marker}"}
 
 
+@pytest.mark.slow
 def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninterrupted, tmp_path, wait_for):
     """Four SIGKILLs, each at a point the child announces, then a resume to the uninterrupted model.
 

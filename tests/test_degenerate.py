@@ -293,11 +293,13 @@ def test_ten_thousand_one_row_blocks(tmp_path, capsys):
     assert_liblinear_optimum(result, X, y, "hinge", 1.0)
 
 
-@pytest.mark.parametrize("working_set", ["cache", "pair", pytest.param("block", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "working_set", ["cache", *(pytest.param(ws, marks=pytest.mark.slow) for ws in ("pair", "block"))]
+)
 def test_blocks_holding_one_class_each(tmp_path, working_set):
     """A file sorted by label, converted without shuffling into small blocks: every block holds one
     class, and block minimization still reaches LIBLINEAR's optimum (in 12 passes with the cache
-    of support vectors, 185 with pairs of blocks, 655 with blocks alone: 10 s, so by hand)."""
+    of support vectors, 185 with pairs of blocks, 655 with blocks alone: the last two in the slow step)."""
     lines = generated(tmp_path, 900).read_text().splitlines(keepends=True)
     by_label = {label: [line for line in lines if float(line.split()[0]) == label] for label in (-1, 1)}
     lines = by_label[-1][:300] + by_label[1][:300]  # 6 blocks of each class

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -46,6 +47,7 @@ def test_grid_search_c(tmp_path):
     assert result["model"].exists()
 
 
+@pytest.mark.slow
 def test_resume_after_kill(tmp_path, monkeypatch):
     # The first training child pauses before its 6th checkpoint at the latest (a test-only hook), so
     # the example's kill, which waits for 5 saved blocks, lands after exactly 5 however fast or loaded

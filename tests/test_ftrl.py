@@ -244,6 +244,7 @@ def test_warm_start_begins_at_the_models_weights(shuffled, tmp_path):
     np.testing.assert_allclose(again.model.coef, first.coef, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_sparse_target_reaches_dual_cds_accuracy_with_half_its_nonzeros(tmp_path):
     """The issue's target: 10% of 1,000 features matter; FTRL with L1 is within 1 point of dual CD's test
     accuracy with at most half its nonzero weights (in fact about a tenth, and better accuracy)."""

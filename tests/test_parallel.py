@@ -269,6 +269,7 @@ def test_the_cluster_reaches_the_serial_optimum(store, client, serial_optimum):
     assert_at_optimum(result, serial_optimum["squared-hinge"])
 
 
+@pytest.mark.slow
 def test_multiclass_with_class_weights_on_the_cluster(multiclass_store, client):
     params = {**QUICK, "class_weight": {1: 2.0, 3: 0.5}, "loss": "squared-hinge"}
     serial = train(multiclass_store, tol=1e-7, max_outer=200, **params)
@@ -287,6 +288,7 @@ def test_threads_and_the_cluster_take_the_same_path(store, client):
 # ---- faults and resume ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_round_is_replaced_and_nothing_is_lost(store, tmp_path, monkeypatch):
     marker = tmp_path / "killed"
     params = {**QUICK, "workers": 2, "loss": "hinge", "max_outer": 6, "tol": 0}
@@ -299,6 +301,7 @@ def test_a_worker_killed_mid_round_is_replaced_and_nothing_is_lost(store, tmp_pa
     assert [r["outer"] for r in result.history] == list(range(1, 7))
 
 
+@pytest.mark.slow
 def test_a_worker_killed_after_a_checkpoint_is_rebuilt_from_it(store, tmp_path, monkeypatch):
     # a checkpoint makes the gathered shards the roots of their futures: the lost shard is rebuilt from there
     marker = tmp_path / "killed"
@@ -426,7 +429,10 @@ def test_logistic_rounds_add_safely_and_reach_liblinear(store):
     assert abs(ours - primal(coef, intercept, X, y, 1.0, "logistic", bias=-1.0)) <= 1e-4 * ours
 
 
-@pytest.mark.parametrize("loss, tol", [("squared-epsilon-insensitive", 1e-4), ("epsilon-insensitive", 1e-2)])
+@pytest.mark.parametrize(
+    "loss, tol",
+    [("squared-epsilon-insensitive", 1e-4), pytest.param("epsilon-insensitive", 1e-2, marks=pytest.mark.slow)],
+)
 def test_regression_rounds_reach_the_serial_optimum(tmp_path, loss, tol):
     """SVR's dual is not quadratic along the step either (its |beta| term): sigma' = K, and the serial optimum
     (the L1 loss's rounds converge as O(1/epsilon): a loose gap keeps the test short)."""

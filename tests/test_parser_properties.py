@@ -200,7 +200,7 @@ def folder(tmp_path_factory):
     return tmp_path_factory.mktemp("properties")
 
 
-@_settings(200)
+@_settings(100)
 @given(doc=docs())
 def test_valid_text_reads_as_scikit_learn_reads_it(folder, doc):
     path = write(folder, doc)
@@ -343,7 +343,7 @@ def assert_reports(error: BaseException, path, line: int, reason: str) -> None:
     assert shown.startswith("    ") and shown.strip()  # the offending line
 
 
-@_settings(150)
+@_settings(75)
 @given(case=corrupted_docs(), chunk_bytes=st.sampled_from([7, 64, 1 << 20]))
 def test_a_bad_token_is_reported_with_file_line_and_token(folder, case, chunk_bytes):
     doc, _, line, reason = case

@@ -87,9 +87,9 @@ def at_liblinears_optimum(result, X, y, loss: str, C: float, bias: float, class_
     "threads, loss, working_set, bias",
     [
         (2, "hinge", "cache", 1.0),
-        (2, "squared-hinge", "pair", -1.0),
+        pytest.param(2, "squared-hinge", "pair", -1.0, marks=pytest.mark.slow),
         (3, "squared-hinge", "cache", -1.0),
-        (8, "hinge", "cache", 1.0),
+        pytest.param(8, "hinge", "cache", 1.0, marks=pytest.mark.slow),
     ],
 )
 def test_a9a_reaches_liblinears_optimum(a9a, threads, loss, working_set, bias):
@@ -100,7 +100,7 @@ def test_a9a_reaches_liblinears_optimum(a9a, threads, loss, working_set, bias):
     at_liblinears_optimum(result, X, y, loss, 1.0, bias)
 
 
-@pytest.mark.parametrize("threads, loss", [(2, "squared-hinge"), (3, "hinge")])
+@pytest.mark.parametrize("threads, loss", [(2, "squared-hinge"), pytest.param(3, "hinge", marks=pytest.mark.slow)])
 def test_w8a_reaches_liblinears_optimum_with_class_weights(w8a, threads, loss):
     store, X, y = w8a
     weights = {1: 4.0, -1: 0.5}
