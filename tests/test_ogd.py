@@ -28,6 +28,8 @@ train = last_iterate(train)
 
 FEATURES = 50
 ROWS = 600
+# How much a row's loss curves per unit of ||x||^2: the smooth schedule's L = CURVATURE ||x||^2
+CURVATURE = {"hinge": 0.0, "squared-hinge": 2.0}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +68,11 @@ class NumpyOGD:
 
     def learn(self, x: np.ndarray, y: float, weight: float = 1.0) -> None:
         self.t += 1
-        eta_t = 1.0 / (self.lam * self.t) if self.step_schedule == "inverse" else self.eta / np.sqrt(self.t)
+        eta_t = {
+            "inverse": 1.0 / (self.lam * self.t),
+            "smooth": 1.0 / (self.lam * self.t + CURVATURE[self.loss] * (x @ x)),
+            "sqrt": self.eta / np.sqrt(self.t),
+        }[self.step_schedule]
         margin = y * (self.w @ x)
         self.correct += margin > 0 or (margin == 0 and y < 0)  # a decision of 0 reads as the negative class
         self.losses += max(0.0, 1 - margin) ** (1 if self.loss == "hinge" else 2)
@@ -92,6 +98,8 @@ def dense(X, bias: float) -> np.ndarray:
         ("hinge", -1.0, "sqrt", 0.5, 1.0, None),
         ("squared-hinge", 2.0, "sqrt", 0.2, 0.1, {1: 3.0, -1: 0.5}),
         ("hinge", 1.0, "sqrt", 130.0, 0.01, None),  # eta lambda / sqrt(t) > 1 for 470 rows: the shrink stops at 0
+        ("squared-hinge", 1.0, "smooth", 1.0, 0.5, None),
+        ("squared-hinge", 2.0, "smooth", 1.0, 0.1, {1: 3.0, -1: 0.5}),
     ],
 )
 @pytest.mark.parametrize("average", [False, True])
@@ -132,7 +140,16 @@ def test_multiclass_averaged_ogd_is_one_vs_rest_in_the_schedules_order(tmp_path)
     idx, val, y = sparse_rows(np.random.default_rng(9), 600, 30, 6, 10, 0.05, classes=3)
     write_libsvm(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver="ogd", loss="hinge", average=True, max_outer=2, seed=4, verbose=0)
+    result = train(
+        tmp_path / "multi.bsvm",
+        solver="ogd",
+        ogd_schedule="sqrt",
+        loss="hinge",
+        average=True,
+        max_outer=2,
+        seed=4,
+        verbose=0,
+    )
     assert result.model.coef.shape == (3, 30)
     oracles = [NumpyOGD(31, 600, 1.0, "hinge", "sqrt", 1.0) for _ in range(3)]
     for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
@@ -145,13 +162,53 @@ def test_multiclass_averaged_ogd_is_one_vs_rest_in_the_schedules_order(tmp_path)
         np.testing.assert_allclose(result.model.intercept[k], w[-1], rtol=1e-9, atol=1e-12)
 
 
-def test_steps_of_one_over_lambda_t_are_pegasos_with_batches_of_one(shuffled):
+@pytest.mark.parametrize("steps", ["inverse", "smooth"])
+def test_steps_of_one_over_lambda_t_are_pegasos_with_batches_of_one(shuffled, steps):
     """The same algorithm, written apart (Pegasos's kernel steps per mini-batch): the same iterate."""
     for loss in ("hinge", "squared-hinge"):
-        ogd = train(shuffled, solver="ogd", ogd_schedule="inverse", loss=loss, max_outer=3, seed=2, verbose=0)
-        pegasos = train(shuffled, solver="pegasos", batch_size=1, loss=loss, max_outer=3, seed=2, verbose=0)
+        kw = dict(loss=loss, average=False, max_outer=3, seed=2, verbose=0)
+        ogd = train(shuffled, solver="ogd", ogd_schedule=steps, **kw)
+        pegasos = train(shuffled, solver="pegasos", batch_size=1, pegasos_schedule=steps, **kw)
         np.testing.assert_allclose(ogd.model.coef, pegasos.model.coef, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(ogd.model.intercept, pegasos.model.intercept, rtol=1e-9, atol=1e-12)
+
+
+def numpy_pegasos(rows, y, block_rows, passes, C, loss, batch_size, weight):
+    """Pegasos's smooth mini-batch steps as the paper writes them, on dense rows in file order (batches do not
+    cross blocks), and the mean of the block-end iterates from the second pass on: ``(last, mean)``."""
+    lam = 1.0 / (len(y) * C)
+    radius = 1.0 / np.sqrt(lam) if loss == "hinge" else np.sqrt(2.0 / lam)
+    w, t, ends = np.zeros(rows.shape[1]), 1, []
+    for outer in range(1, passes + 1):
+        for block in range(0, len(y), block_rows):
+            for start in range(block, min(block + block_rows, len(y)), batch_size):
+                batch = range(start, min(start + batch_size, block + block_rows, len(y)))
+                g = [loss_gradient(loss, y[i] * (w @ rows[i])) * weight[y[i]] * y[i] * rows[i] for i in batch]
+                L = CURVATURE[loss] * np.mean([rows[i] @ rows[i] for i in batch])
+                eta = 1.0 / (lam * t + L)
+                w = (1.0 - eta * lam) * w + eta * np.mean(g, axis=0)
+                w = w * min(1.0, radius / np.linalg.norm(w)) if w.any() else w
+                t += 1
+            if outer >= 2:
+                ends.append(w)
+    return w, np.mean(ends, axis=0)
+
+
+@pytest.mark.parametrize(
+    "loss, bias, C, class_weight", [("squared-hinge", 1.0, 0.5, None), ("squared-hinge", 2.0, 0.1, {1: 3.0})]
+)
+def test_pegasos_smooth_mini_batches_equal_the_numpy_transcription(text, in_file_order, loss, bias, C, class_weight):
+    """Pegasos's default steps, 1 / (lambda t + L) with L the batch's mean curvature, in file order: the
+    transcription's last iterate and mean of block ends (the kernel keeps w as scale * v, ||w||^2 incrementally)."""
+    kw = dict(solver="pegasos", order="file", max_outer=3, loss=loss, bias=bias, C=C, batch_size=4, verbose=0)
+    X, labels = load_svmlight_file(str(text), n_features=FEATURES)
+    y = np.where(labels > 0, 1.0, -1.0)
+    weight = {1.0: (class_weight or {}).get(1, 1.0), -1.0: (class_weight or {}).get(-1, 1.0)}
+    last, mean = numpy_pegasos(dense(X, bias), y, 150, 3, C, loss, 4, weight)
+    for average, w in ((False, last), (True, mean)):
+        model = train(in_file_order, class_weight=class_weight, average=average, **kw).model
+        np.testing.assert_allclose(model.coef[0], w[:-1], rtol=1e-9, atol=1e-12 * np.abs(w).max())
+        np.testing.assert_allclose(model.intercept[0], w[-1] * bias, rtol=1e-9, atol=1e-12 * np.abs(w).max())
 
 
 @pytest.mark.parametrize(

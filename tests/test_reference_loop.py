@@ -38,7 +38,7 @@ ONLINE = {
     "pa2": {"solver": "pa2"},
     "cw": {"solver": "cw", "cw_eta": 0.8},
     "arow": {"solver": "arow", "arow_r": 0.5},
-    "ogd-sqrt-average": {"solver": "ogd", "average": True, "ogd_eta": 2.0},
+    "ogd-sqrt-average": {"solver": "ogd", "average": True, "ogd_schedule": "sqrt", "ogd_eta": 2.0},
     "ogd-inverse": {"solver": "ogd", "ogd_schedule": "inverse", "loss": "squared-hinge"},
     "ftrl": {"solver": "ftrl", "l1": 2.0, "l2": 0.5, "loss": "hinge"},
     "fobos": {"solver": "fobos", "l1": 1e-3, "loss": "squared-hinge"},
@@ -56,7 +56,13 @@ TRAIN = {
     "dual-cd-file-order-pair": {"loss": "hinge", "order": "file", "working_set": "pair"},
     "multiclass-dual-cd": {"loss": "hinge", "store": "multiclass", "class_weight": {1: 2.0, 3: 0.5}},
     "pegasos": {"solver": "pegasos", "loss": "hinge"},
-    "pegasos-average-batch": {"solver": "pegasos", "loss": "squared-hinge", "average": True, "batch_size": 4},
+    "pegasos-average-batch": {
+        "solver": "pegasos",
+        "loss": "squared-hinge",
+        "average": True,
+        "batch_size": 4,
+        "pegasos_schedule": "inverse",  # the default when recorded (smooth since issue 24)
+    },
     "multiclass-pegasos": {"solver": "pegasos", "loss": "hinge", "store": "multiclass", "average": True},
     # (CoCoA+'s old step, added with sigma' = K: the line search that is the default since is not recorded here)
     "cocoa-2-hinge-cache": {"loss": "hinge", "workers": 2, "line_search": False},

@@ -13,8 +13,11 @@ sub-gradient of ``f_t(w) = lambda/2 ||w||^2 + loss(y_t w.x_t)`` at ``w_t``::
     w <- (1 - eta_t lambda) w + eta_t g_t y_t x_t       g_t = -loss'(y_t w_t.x_t)  (0 at the hinge's kink)
     w <- min(1, R / ||w||) w                              R = sqrt(bound / lambda), Loss.bound
 
-with ``eta_t lambda = rate * t^-power``: ``(1, 1)`` or ``(eta lambda, 1/2)``, the schedule as data
-(so that the first step of ``1 / (lambda t)`` shrinks by exactly 0; a shrink below 0 stops at 0).
+with ``eta_t lambda = rate * (t + t0_t)^-power``: ``(1, 1)`` or ``(eta lambda, 1/2)``, the schedule as data
+(so that the first step of ``1 / (lambda t)`` shrinks by exactly 0; a shrink below 0 stops at 0). The offset
+``t0_t = curvature ||x_t||^2 / lambda`` (bias feature included) is 0 but for ``--ogd-schedule smooth``, where it
+makes the steps ``1 / (lambda t + L_t)``, never longer than ``1 / L_t``, ``L_t`` the curvature of the row's loss
+(Pegasos's smooth schedule with batches of one, :mod:`._pegasos_kernels`).
 The ball holds the optimum (:meth:`blocksvm.losses.Loss.pegasos_radius`). A row's class weight
 scales its ``g_t``. The online-to-batch average (Cesa-Bianchi, Conconi & Gentile, IEEE Trans. Inf.
 Theory 2004) is ``1/T sum_t w_{t+1}``, the mean of ``w`` after each of the ``T`` rows seen.
@@ -63,13 +66,14 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
 
     ``v``: the direction of ``w = scale v``. ``state``: ``(total, steps)``; ``total`` (n_features + 1,) is
     ``p``, the sum of the iterates being ``p + q v``; ``steps`` (N_STATE,) is ``[scale, ||w||^2, t, q]``.
-    ``hyper``: ``[lambda, R, rate, power]``: ``lambda = 1 / (l C)``, the ball's radius, and the steps
-    ``eta_t lambda = rate * t^-power``. ``UPDATES`` counts the rows with a nonzero loss gradient.
+    ``hyper``: ``[lambda, R, rate, power, curvature]``: ``lambda = 1 / (l C)``, the ball's radius, and the steps
+    ``eta_t lambda = rate * (t + curvature ||x_t||^2 / lambda)^-power``. ``UPDATES`` counts the rows with a
+    nonzero loss gradient.
     """
     indptr, indices, data = rows
     total, steps = state
     bias, loss, cost, weight = setup
-    lam, R, rate, power = hyper[0], hyper[1], hyper[2], hyper[3]
+    lam, R, rate, power, curvature = hyper[0], hyper[1], hyper[2], hyper[3], hyper[4]
     n_w = v.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
@@ -90,7 +94,7 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
             g = weight[label] * slope
             stats[UPDATES] += 1
         t = steps[STEP]
-        eta_lam = rate * t**-power
+        eta_lam = rate * (t + curvature * x_sq / lam) ** -power
         # shrink: w <- (1 - eta lambda) w
         shrink = 1.0 - eta_lam
         if shrink <= 0.0:

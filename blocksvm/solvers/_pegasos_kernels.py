@@ -6,7 +6,7 @@ Problem (the same minimizer as the dual solvers, divided by ``l C``)::
 
 Shalev-Shwartz, Singer, Srebro & Cotter, "Pegasos: Primal Estimated sub-GrAdient SOlver for SVM",
 Math. Programming 2011, Fig. 2 (mini-batch variant), run block by block as in Yu et al., KDD 2010:
-the block's rows are split into mini-batches ``A_t`` of ``r`` rows, and with ``eta_t = 1/(lambda t)``
+the block's rows are split into mini-batches ``A_t`` of ``r`` rows, and with ``eta_t = 1/(lambda (t + t0))``
 
     w <- (1 - eta_t lambda) w + eta_t / r * sum_{i in A_t} g_i y_i x_i
     w <- min(1, R / ||w||) w
@@ -14,6 +14,13 @@ the block's rows are split into mini-batches ``A_t`` of ``r`` rows, and with ``e
 where ``g_i = 1[y_i w.x_i < 1]`` (hinge) or ``2 max(0, 1 - y_i w.x_i)`` (squared hinge) and
 ``R = 1/sqrt(lambda)`` (hinge; the paper's bound) or ``sqrt(2/lambda)`` (squared hinge, from
 ``lambda/2 ||w*||^2 <= f(0) = 1``). The step counter ``t`` runs on across blocks and passes.
+
+The offset ``t0 = L / lambda`` is 0 in the paper (``--pegasos-schedule inverse``). With ``smooth``, ``L`` is the
+curvature of the batch's mean loss, ``curvature * mean_{i in A_t} ||x_i||^2`` (``curvature`` 2 for the squared
+hinge, 0 for the hinge): so ``eta_t = 1 / (lambda t + L)`` never exceeds ``1/L``, the longest step a smooth loss
+allows (Bottou's ``eta_0 / (1 + eta_0 lambda t)`` with ``eta_0 = 1/L``). The paper's first steps, ``1/lambda``
+long (``l C``), throw a squared-hinge ``w`` to margins of ``-l C``, whose gradients are as large: its iterates
+then swing for tens of passes (docs/TUNING.md, Defaults).
 
 ``w`` is stored as ``scale * v`` so that the shrink ``(1 - eta lambda)`` costs O(1), not O(n);
 ``||w||^2`` is tracked incrementally for the projection.
@@ -52,9 +59,10 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
         Direction of ``w = state[SCALE] * v``; last entry for the bias feature.
     state : ndarray of float64, shape (N_STATE,)
         ``[scale, ||w||^2, t]``, updated in place.
-    hyper : ndarray of float64, shape (3,)
-        ``[lambda, R, r]``: ``lambda = 1 / (l C)``, the radius of the ball projected onto
-        (:meth:`blocksvm.losses.Loss.pegasos_radius`), and the rows per step.
+    hyper : ndarray of float64, shape (4,)
+        ``[lambda, R, r, curvature]``: ``lambda = 1 / (l C)``, the radius of the ball projected onto
+        (:meth:`blocksvm.losses.Loss.pegasos_radius`), the rows per step, and the loss's curvature per unit of
+        ``||x||^2`` that sets the step offset (0: the paper's steps).
     setup : tuple (bias, loss, cost, C)
         The bias feature's value (<= 0: none); the loss table ``[threshold, linear, quadratic]``
         (:mod:`blocksvm.losses`); C per class (negative, positive), a row's sub-gradient being weighted
@@ -69,7 +77,7 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
     """
     indptr, indices, data, sq_norms = rows
     bias, loss, cost, C = setup
-    lam, R, batch_size = hyper[0], hyper[1], int(hyper[2])
+    lam, R, batch_size, curvature = hyper[0], hyper[1], int(hyper[2]), hyper[3]
     n_rows = indptr.shape[0] - 1
     n_w = v.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
@@ -82,6 +90,7 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
     for start in range(0, n_rows, batch_size):
         stop = min(start + batch_size, n_rows)
         scale = state[SCALE]
+        batch_sq = 0.0  # sum of the batch's ||x_i||^2, bias included
         # margins of the batch at the current w
         for s in range(start, stop):
             # prefetch: the label and row pointers of the row 2 * AHEAD ahead, the nonzeros of
@@ -103,6 +112,7 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
             if bias > 0:
                 dot += v[n_w] * bias
             dots[s - start] = dot
+            batch_sq += sq_norms[i] + bias_sq
             margin = y[i] * scale * dot
             slack = loss[0] - margin
             c = 1 if y[i] > 0 else 0
@@ -113,10 +123,11 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
                 grad[s - start] = 0.0
             if predicted_right(margin, c):
                 stats[CORRECT_SEEN] += 1
-        t = state[STEP]
+        # the step counter with its offset t0 = L / lambda (0: t itself, the paper's steps)
+        t = state[STEP] + curvature * batch_sq / (stop - start) / lam
         eta = 1.0 / (lam * t)
-        # shrink: w <- (1 - 1/t) w; the first step (t = 1) starts from w = 0
-        if t == 1.0:
+        # shrink: w <- (1 - 1/t) w; a first step of 1/lambda (t = 1) starts from w = 0
+        if t <= 1.0:
             v[:] = 0.0
             dots[:] = 0.0
             scale = 1.0
@@ -161,5 +172,5 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
             scale = 1.0
         state[SCALE] = scale
         state[SQ_NORM] = max(sq_norm, 0.0)
-        state[STEP] = t + 1.0
+        state[STEP] += 1.0
     return stats

@@ -7,14 +7,16 @@ import numpy as np
 from blocksvm.params import AVERAGE, LOSS, C, Param, positive
 from blocksvm.solvers import _ogd_kernels as K
 from blocksvm.solvers.base import OnlineSolver, Solver, StateArray
+from blocksvm.solvers.pegasos import SCHEDULE_HELP, curvature
 
 
 class OGDSolver(OnlineSolver):
     """Projected online (sub)gradient descent on ``lambda/2 ||w||^2 + mean loss``, ``lambda = 1 / (l C)`` as
-    Pegasos takes it (``l``: the store's rows), on the user's loss (hinge, squared hinge or logistic): one step per row,
-    ``eta / sqrt(t)`` or ``1 / (lambda t)`` long (``--ogd-schedule``), then a projection onto the ball that
-    holds the optimum (radius ``1 / sqrt(lambda)`` for the hinge). ``average`` gives the online-to-batch
-    average of the iterates, the model to take for the SVM. Class weights scale each row's loss gradient.
+    Pegasos takes it (``l``: the store's rows), on the user's loss (hinge, squared hinge or logistic): one step per
+    row, ``eta / sqrt(t)``, ``1 / (lambda t)`` or ``1 / (lambda t + L)`` long (``--ogd-schedule``), then a projection
+    onto the ball that holds the optimum (radius ``1 / sqrt(lambda)`` for the hinge). ``average`` gives the
+    online-to-batch average of the iterates, the model to take for the SVM. Class weights scale each row's loss
+    gradient.
     Its objective is the SVM's (``1/2 ||w||^2 + sum_i C_i loss_i``; pass estimates take each row's loss, not
     C-weighted, as the row saw it); it stops after ``max_outer`` passes.
 
@@ -29,13 +31,11 @@ class OGDSolver(OnlineSolver):
         AVERAGE,
         Param(
             "ogd_schedule",
-            "sqrt",
-            "OGD's steps at the t-th row: ogd_eta / sqrt(t) (sqrt) or 1 / (lambda t) (inverse; lambda = 1 / "
-            "(rows C): Pegasos's steps, no eta to tune, but huge first steps when lambda is small, which the "
-            "average remembers for long).",
+            "smooth",
+            "OGD's steps at the t-th row: ogd_eta / sqrt(t) (sqrt), or Pegasos's " + SCHEDULE_HELP,
             None,
-            "one of sqrt, inverse",
-            choices=("sqrt", "inverse"),
+            "one of sqrt, inverse, smooth",
+            choices=("sqrt", "inverse", "smooth"),
             parse=str,
         ),
         Param(
@@ -60,11 +60,14 @@ class OGDSolver(OnlineSolver):
         super().__init__(problem, params, store)
         self.average = params.average
 
-    def hyper_parameters(self, params, problem) -> tuple[float, float, float, float]:
-        """``[lambda, R, rate, power]`` with ``eta_t lambda = rate * t^-power``."""
+    def hyper_parameters(self, params, problem) -> tuple[float, float, float, float, float]:
+        """``[lambda, R, rate, power, curvature]``: ``eta_t lambda = rate (t + curvature ||x_t||^2 / lambda)^-power``
+        (``--ogd-schedule``: sqrt, inverse or smooth)."""
         lam = 1.0 / (problem.n_rows * problem.C)
-        rate, power = (1.0, 1.0) if params.ogd_schedule == "inverse" else (float(params.ogd_eta) * lam, 0.5)
-        return lam, problem.loss.pegasos_radius(lam), rate, power
+        if params.ogd_schedule == "sqrt":
+            return lam, problem.loss.pegasos_radius(lam), float(params.ogd_eta) * lam, 0.5, 0.0
+        smooth = curvature(problem.loss) if params.ogd_schedule == "smooth" else 0.0
+        return lam, problem.loss.pegasos_radius(lam), 1.0, 1.0, smooth
 
     def weights(self) -> np.ndarray:
         if self.average:
