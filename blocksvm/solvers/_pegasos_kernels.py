@@ -19,8 +19,8 @@ The offset ``t0 = L / lambda`` is 0 in the paper (``--pegasos-schedule inverse``
 curvature of the batch's mean loss, ``curvature * mean_{i in A_t} ||x_i||^2`` (``curvature`` 2 for the squared
 hinge, 0 for the hinge): so ``eta_t = 1 / (lambda t + L)`` never exceeds ``1/L``, the longest step a smooth loss
 allows (Bottou's ``eta_0 / (1 + eta_0 lambda t)`` with ``eta_0 = 1/L``). The paper's first steps, ``1/lambda``
-long (``l C``), throw a squared-hinge ``w`` to margins of ``-l C``, whose gradients are as large: its iterates
-then swing for tens of passes (docs/TUNING.md, Defaults).
+long (``l C``), throw a squared-hinge ``w`` to the edge of its ball, where margins far below 0 make its gradients
+as large: its iterates then swing for tens of passes (docs/TUNING.md, Defaults).
 
 ``w`` is stored as ``scale * v`` so that the shrink ``(1 - eta lambda)`` costs O(1), not O(n);
 ``||w||^2`` is tracked incrementally for the projection.
