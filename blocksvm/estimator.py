@@ -35,16 +35,14 @@ from blocksvm._estimators import (
     sparse_coef_scores,
 )
 from blocksvm.errors import ModelError, ParameterError
-from blocksvm.features import compact_space, translate
+from blocksvm.features import translate
+from blocksvm.io.convert import write_store
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.params import ESTIMATOR_NAMES, Param
-from blocksvm.rows import Rows
 from blocksvm.solvers import SOLVERS
 from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore
-from blocksvm.store.format import DEFAULT_COMPRESSION, DENSE_VERSION, FEATURES_FILE, FORMAT_VERSION
-from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 from blocksvm.train import TrainParams, TrainResult, train
 from blocksvm.train.params import PARAMS, TUNE, settle, settle_tune
 from blocksvm.train.records import StopRules
@@ -185,7 +183,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             block_rows = min(block_rows, -(-X.shape[0] // params.workers))
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
-            store = write_array_store(Path(folder) / "train.bsvm", X, codes, block_rows=block_rows, seed=seed)
+            store = _array_store(Path(folder) / "train.bsvm", X, codes, block_rows=block_rows, seed=seed)
             return self._fit_store(store, classes, params)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -308,87 +306,10 @@ def _space(model) -> tuple[np.ndarray, int]:
     return model.feature_map, model.space_features
 
 
-def write_array_store(
-    path: Path, X, labels: np.ndarray, *, block_rows: int, seed: int, compression: str = DEFAULT_COMPRESSION
-) -> BlockStore:
-    """Write rows of ``X`` (CSR or dense, float32/float64) as a block store, rows shuffled.
-
-    Parameters
-    ----------
-    path : Path
-        Store directory to create.
-    X : ndarray or sparse matrix of shape (n_rows, n_features)
-    labels : ndarray of float64, shape (n_rows,)
-    block_rows : int
-        Rows per block.
-    seed : int
-        Seed of the row shuffle; row ``i`` of ``X`` is stored with line number ``i + 1``.
-
-    Returns
-    -------
-    BlockStore
-        The store, opened for reading (zero-based feature indices; compact, with a feature map, when the
-        matrix is wide and its rows use few of its columns, as :func:`blocksvm.convert` decides).
-    """
-    X = sp.csr_matrix(X)
-    n_rows, n_features = X.shape
-    if n_features > np.iinfo(np.int32).max:
-        raise ParameterError(f"a store holds at most {np.iinfo(np.int32).max} features, not {n_features}")
-    order = np.random.default_rng(seed).permutation(n_rows)
-    X = X[order]  # a copy: the caller's matrix is never touched
-    X.sum_duplicates()  # sorted, distinct column indices in every row
-    labels = labels[order]
-    lines = order.astype(np.int64) + 1
-    classes, counts = np.unique(labels, return_counts=True)
-    used = np.unique(X.indices).astype(np.int64)  # sized by the nonzeros, not by the width
-    compact = compact_space(len(used), n_features)
-    if compact:
-        X.indices = np.searchsorted(used, X.indices).astype(X.indices.dtype)
-    version = FORMAT_VERSION if compact else DENSE_VERSION
-    entries = []
-    with StoreBuilder(path) as builder:
-        for b, start in enumerate(range(0, n_rows, block_rows)):
-            stop = min(start + block_rows, n_rows)
-            lo, hi = X.indptr[start], X.indptr[stop]
-            block = Rows(
-                (X.indptr[start : stop + 1] - lo).astype(np.int64),
-                X.indices[lo:hi].astype(np.int32),
-                X.data[lo:hi],
-                labels[start:stop].astype(np.float64),
-                lines[start:stop],
-            )
-            entries.append(
-                write_block(
-                    builder.block_path(b),
-                    block,
-                    index=b,
-                    compression=compression,
-                    store_id=builder.store_id,
-                    version=version,
-                )
-            )
-        feature_map = None
-        if compact:
-            where = builder.partial / FEATURES_FILE
-            feature_map = write_feature_map(where, used, compression=compression, store_id=builder.store_id)
-        builder.commit(
-            features=n_features,
-            index_base=0,
-            dtype=X.data.dtype,
-            blocks=entries,
-            label_counts=dict(zip(classes.tolist(), counts.tolist())),
-            source={"arrays": "blocksvm.estimator"},
-            params={
-                "block_rows": block_rows,
-                "block_mb": None,
-                "shuffle": True,
-                "seed": seed,
-                "compression": compression,
-                "zero_based": True,
-                "skip_bad_lines": False,
-            },
-            feature_map=feature_map,
-        )
+def _array_store(path: Path, X, labels: np.ndarray, *, block_rows: int, seed: int) -> BlockStore:
+    """Rows of ``X`` (CSR or dense) as a block store through :func:`blocksvm.write_store`, rows shuffled, in
+    ``X``'s precision (float32 or float64): the one writer of rows that are not text."""
+    write_store((X, labels), path, block_rows=block_rows, seed=seed, dtype=X.dtype.name, progress=False)
     return BlockStore(path)
 
 
@@ -494,9 +415,7 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
             block_rows = BlockSVC._checked_block_rows(self)
-            store = write_array_store(
-                Path(folder) / "train.bsvm", X, y.astype(np.float64), block_rows=block_rows, seed=seed
-            )
+            store = _array_store(Path(folder) / "train.bsvm", X, y.astype(np.float64), block_rows=block_rows, seed=seed)
             return self._fit_store(store, params)
         finally:
             shutil.rmtree(folder, ignore_errors=True)

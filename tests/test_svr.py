@@ -22,9 +22,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from blocksvm.cli import main
 from blocksvm.errors import ParameterError
-from blocksvm.estimator import BlockSVR, write_array_store
+from blocksvm.estimator import BlockSVR
+from blocksvm.io import write_store
 from blocksvm.model import LinearModel
 from blocksvm.predict import predict
+from blocksvm.store import BlockStore
 from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
@@ -47,6 +49,11 @@ def diabetes_data():
     return sp.csr_matrix(X), y / 100.0  # targets of order 1, as the generated ones
 
 
+def array_store(path, X, y, *, block_rows: int, seed: int) -> BlockStore:
+    write_store((X, y), path, block_rows=block_rows, seed=seed, dtype="float64", progress=False)
+    return BlockStore(path)
+
+
 DATA = {"generated": generated_data, "diabetes": diabetes_data}
 
 
@@ -66,7 +73,7 @@ def test_svr_reaches_liblinear(tmp_path, name, code, bias):
     theirs = liblinear.train(liblinear.problem(y, X), f"-s {code} -c {C} -p {eps} -B {bias} -e 1e-8 -q")
     w, b = theirs.get_decfun()
     theirs_objective = objective(np.array(w), b if bias > 0 else 0.0, X, y, C, eps, squared, bias)
-    store = write_array_store(tmp_path / "s.bsvm", X, y, block_rows=700, seed=0)
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=700, seed=0)
     loss = "squared-epsilon-insensitive" if squared else "epsilon-insensitive"
     tol = 1e-7 if squared else 1e-5  # (dual CD converges slowly on the L1-loss SVR's dual, as LIBLINEAR's does)
     result = train(store.path, loss=loss, C=C, epsilon=eps, bias=bias, tol=tol, max_outer=3000, verbose=0)
@@ -83,7 +90,7 @@ def test_svr_reaches_liblinear(tmp_path, name, code, bias):
 
 def test_predict_reports_mse_and_r2_and_writes_values(tmp_path, capsys):
     X, y = diabetes_data()
-    store = write_array_store(tmp_path / "s.bsvm", X, y, block_rows=100, seed=1)
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=100, seed=1)
     model = train(store.path, loss="squared-epsilon-insensitive", C=10.0, epsilon=0.0, tol=1e-6, verbose=0).model
     assert model.is_regression and model.classes.size == 0
     model.save(tmp_path / "m.h5")
@@ -103,7 +110,7 @@ def test_predict_reports_mse_and_r2_and_writes_values(tmp_path, capsys):
 
 def test_liblinear_format_both_ways(tmp_path):
     X, y = generated_data()
-    store = write_array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=0)
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=0)
     model = train(store.path, loss="epsilon-insensitive", C=1.0, tol=1e-4, verbose=0).model
     model.save(tmp_path / "m.h5")
     assert main(["export", str(tmp_path / "m.h5"), str(tmp_path / "m.liblinear")]) == 0
@@ -119,7 +126,7 @@ def test_liblinear_format_both_ways(tmp_path):
 
 def test_regression_refusals(tmp_path):
     X, y = generated_data()
-    store = write_array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=0)
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=0)
     with pytest.raises(ParameterError, match="real-valued targets.*epsilon-insensitive"):
         train(store.path, loss="hinge", verbose=0)
     with pytest.raises(ParameterError, match="class_weight weighs classes"):
@@ -130,7 +137,7 @@ def test_regression_refusals(tmp_path):
 
 def test_liblinear_flags_on_the_command_line(tmp_path):
     X, y = generated_data()
-    store = write_array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=0)
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=0)
     out = tmp_path / "m.h5"
     assert main(["train", str(store.path), str(out), "-s", "12", "-p", "0.2", "-c", "0.5", "-q"]) == 0
     model = LinearModel.load(out)
@@ -146,7 +153,7 @@ def test_scikit_learn_estimator_checks(estimator, check):
 
 def test_block_svr_equals_train_on_the_same_store(tmp_path):
     X, y = diabetes_data()
-    store = write_array_store(tmp_path / "s.bsvm", X, y, block_rows=150, seed=3)
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=150, seed=3)
     options = dict(loss="squared-epsilon-insensitive", C=10.0, epsilon=0.05, tol=1e-6)
     reg = BlockSVR(random_state=0, **options).fit(str(store.path))
     model = train(store.path, seed=reg.model_.params["seed"], verbose=0, **options).model

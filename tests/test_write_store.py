@@ -97,6 +97,9 @@ def test_bad_rows_are_named(tmp_path):
     with pytest.raises(InputFormatError, match="18"):
         write_store((X, y), tmp_path / "b.bsvm", progress=False)
     assert not (tmp_path / "b.bsvm").exists()
+    wide = sp.csr_matrix((2, 2**31 + 5))  # no feature index of a store (int32) could name its last columns
+    with pytest.raises(ParameterError, match="at most 2,147,483,647 features"):
+        write_store((wide, [1.0, -1.0]), tmp_path / "c.bsvm", progress=False)
 
 
 def test_convert_reads_csv_with_a_named_label_column(tmp_path):

@@ -328,6 +328,8 @@ class _Layout:
         F.compression_filters(self.compression)
         if self.n_features is not None and self.n_features < 1:
             raise ParameterError(f"n_features must be a positive integer (--n-features), not {self.n_features}")
+        if self.n_features is not None and self.n_features > np.iinfo(np.int32).max:
+            raise ParameterError(f"a store holds at most {np.iinfo(np.int32).max:,} features, not {self.n_features:,}")
         if self.jobs is not None and self.jobs < 1:
             raise ParameterError(f"jobs must be a positive integer (--jobs), not {self.jobs}")
 
