@@ -1,4 +1,4 @@
-"""write_store: numpy arrays, scipy matrices, iterables of chunks and dask arrays into a block store.
+"""write_store: numpy arrays, scipy matrices, iterables of chunks, dask arrays and data frames into a store.
 
 The oracle is the data itself: every stored row, found by its line number, equals row ``line - 1`` of the
 matrix given; the store's blocks, shuffle and compaction are convert's (tested in test_convert.py).
@@ -73,6 +73,27 @@ def test_a_dask_array_one_slice_at_a_time(tmp_path):
     write_store((lazy, da.from_array(y, chunks=600)), tmp_path / "s.bsvm", chunk_rows=600, progress=False)
     same_rows(tmp_path / "s.bsvm", X, y)
     assert max(computed) <= 600  # never the whole array
+
+
+def test_a_dask_data_frame_one_partition_at_a_time(tmp_path):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = matrix(rows=1200, features=6)
+    frame = pd.DataFrame(X.toarray(), columns=[f"f{j}" for j in range(6)]).assign(label=y)
+    computed = []
+
+    def tracked(part):
+        computed.append(len(part))
+        return part
+
+    lazy = dd.from_pandas(frame, npartitions=4).map_partitions(tracked)
+    write_store((lazy.drop(columns="label"), lazy["label"]), tmp_path / "s.bsvm", block_rows=500, progress=False)
+    same_rows(tmp_path / "s.bsvm", X, y)
+    assert 0 < max(computed) <= 300  # a partition at a time, never the whole frame
+    write_store((frame.drop(columns="label"), frame["label"]), tmp_path / "p.bsvm", chunk_rows=500, progress=False)
+    same_rows(tmp_path / "p.bsvm", X, y)  # a pandas frame and series: rows by position
+    with pytest.raises(ParameterError, match="give y as a dask series partitioned as X"):
+        write_store((lazy.drop(columns="label"), y), tmp_path / "q.bsvm", progress=False)
 
 
 def test_a_store_of_arrays_trains_as_the_text_does(tmp_path):

@@ -209,10 +209,11 @@ def write_store(
     Parameters
     ----------
     data : (X, y) or iterable of (X, y)
-        ``X`` a numpy array, a scipy sparse matrix or a dask array (rows by features), ``y`` its labels (or
-        real targets). One pair is read ``chunk_rows`` rows at a time (a dask array one slice at a time: it is
-        never computed whole); an iterable (a generator of chunks, a list) is read one pair at a time. Row ``i``
-        overall is line ``i + 1`` of the store, feature ``j`` column ``j`` (zero-based).
+        ``X`` a numpy array, a scipy sparse matrix, a pandas data frame or a dask array or data frame (rows by
+        features), ``y`` its labels (or real targets). One pair is read ``chunk_rows`` rows at a time (a dask
+        array one slice at a time, a dask data frame one partition at a time, its ``y`` partitioned alike, as
+        ``frame[label]`` is: never computed whole); an iterable (a generator of chunks, a list) is read one pair
+        at a time. Row ``i`` overall is line ``i + 1`` of the store, feature ``j`` column ``j`` (zero-based).
     output : path
         The store directory to create.
     chunk_rows : int, default=65536
@@ -234,8 +235,8 @@ def write_store(
         raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows}")
     if isinstance(data, tuple):
         X, y = data
-        n_features = n_features or int(np.shape(X)[1])
-        pairs = _row_chunks(X, y, chunk_rows)
+        n_features = n_features or _width(X)
+        pairs = _partitions(X, y) if _is_dask_frame(X) else _row_chunks(X, y, chunk_rows)
     else:
         pairs = iter(data)
     layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
@@ -258,7 +259,34 @@ def _row_chunks(X, y, chunk_rows: int):
         raise ParameterError(f"X has {n_rows:,} rows and y {len(y):,} labels: give one label a row")
     for start in range(0, n_rows, chunk_rows):
         stop = min(start + chunk_rows, n_rows)
-        yield X[start:stop], y[start:stop]  # a dask slice is computed by _parsed_chunks, one at a time
+        yield _rows(X, start, stop), _rows(y, start, stop)  # a dask slice is computed by _parsed_chunks
+
+
+def _rows(a, start: int, stop: int):
+    """Rows ``start:stop`` of an array, a matrix or a pandas frame or series (by position, not by label)."""
+    return a.iloc[start:stop] if hasattr(a, "iloc") else a[start:stop]
+
+
+def _width(X) -> int:
+    """Columns of an array, a matrix or a (dask) data frame (whose shape's rows may be unknown)."""
+    return len(X.columns) if hasattr(X, "columns") else int(np.shape(X)[1])
+
+
+def _is_dask_frame(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "npartitions")
+
+
+def _partitions(X, y):
+    """A dask data frame and its labels, partition by partition (each computed by _parsed_chunks, never the
+    whole): the labels must be partitioned as the rows are, as ``frame[label]`` beside ``frame.drop(columns=
+    label)`` is."""
+    if getattr(y, "npartitions", None) != X.npartitions:
+        raise ParameterError(
+            f"X is a dask data frame of {X.npartitions} partitions: give y as a dask series partitioned as X "
+            "(frame[label] of the same frame)"
+        )
+    for i in range(X.npartitions):
+        yield X.partitions[i], y.partitions[i]
 
 
 def _computed(part):
@@ -283,7 +311,7 @@ def _csv_chunks(path, label: str, dtype: np.dtype):
 
 def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given") -> ParsedChunk:
     """``(X, y)`` as a parsed chunk whose first row is line ``first`` of ``name``."""
-    X = sp.csr_matrix(X, dtype=dtype)
+    X = sp.csr_matrix(X if sp.issparse(X) else np.asarray(X, dtype=dtype), dtype=dtype)  # a pandas frame too
     X.sum_duplicates()
     X.eliminate_zeros()
     y = np.asarray(y, dtype=np.float64).ravel()
