@@ -376,9 +376,19 @@ def _run_tune(args) -> int:
         **options,
     )
     if result.interrupted:
-        if not args.quiet:
+        reason = result.model.summary["stop_reason"] if result.model else result.stop_reason
+        if args.quiet:
+            pass
+        elif result.model:  # the search finished, its refit was cut
+            again = f"tune again with --resume {checkpoint}" if checkpoint else f"train {args.store} at that C"
+            print(
+                f"the refit at C = {result.best_C:g} {reason}: the model written to {options['refit']} is not "
+                f"finished; {again} for the finished one",
+                file=sys.stderr,
+            )
+        else:
             print(f"checkpoint in {checkpoint}: continue with --resume {checkpoint}", file=sys.stderr)
-        return EXIT_TERMINATED if "SIGTERM" in result.stop_reason else EXIT_INTERRUPTED
+        return EXIT_TERMINATED if "SIGTERM" in reason else EXIT_INTERRUPTED
     if args.plot:
         from blocksvm.plot import plot_cv
 

@@ -23,8 +23,10 @@ from blocksvm.checkpoint import Checkpointer, read_checkpoint
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError
+from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
 from blocksvm.train import train, tune
+from blocksvm.train.loop import Trainer
 
 # 0.7 is reached from 0.02 by scaling the costs by 0.7 / 0.02, which lands one bit away from 0.7 itself: a
 # resumed search must rebuild its problem along the same path
@@ -157,6 +159,25 @@ def test_ctrl_c_stops_the_command_with_its_checkpoint_and_resume_prints_the_same
     resumed = json.loads(capsys.readouterr().out)
     whole = tune(store, verbose=0, **SEARCH)
     assert [{k: v for k, v in p.items() if k not in ("seconds", "spread")} for p in resumed["points"]] == table(whole)
+
+
+class _RefitCutAtOnce(Trainer):
+    """The refit's trainer, sent SIGINT as its first pass starts (it stops after that pass's first block)."""
+
+    def _run_pass(self, stop) -> bool:
+        signal.raise_signal(signal.SIGINT)
+        return super()._run_pass(stop)
+
+
+def test_ctrl_c_during_the_refit_keeps_its_model_and_says_it_is_not_finished(stores, tmp_path, capsys, monkeypatch):
+    """The refit, cut, wrote its model and the command ended 0 as if it were done."""
+    store, model = stores["three"], tmp_path / "m.h5"
+    monkeypatch.setattr(sys.modules["blocksvm.train.tune"], "Trainer", _RefitCutAtOnce)  # (the module)
+    args = ["tune", str(store.path), "--C-grid", ",".join(map(str, GRID)), "--folds", "3", "--tol", "1e-5"]
+    assert main([*args, "--refit", str(model)]) == 130
+    err = capsys.readouterr().err
+    assert "the refit at C = " in err and f"stopped by SIGINT: the model written to {model} is not finished" in err
+    assert LinearModel.load(model).summary["stop_reason"] == "stopped by SIGINT"
 
 
 @pytest.mark.slow  # a child process: 4 s

@@ -86,7 +86,8 @@ class TuneResult:
     """What :func:`tune` returns: one :class:`CVPoint` per C tried, the best C and, with ``refit``, its model.
 
     A search stopped by a signal (``interrupted``; with a checkpoint only) holds the values of C finished before
-    it; ``best_C`` and ``best_score`` are None if none was.
+    it; ``best_C`` and ``best_score`` are None if none was. A refit stopped by a signal is ``interrupted`` too, its
+    ``model`` written all the same (what it learned is kept; its ``summary["stop_reason"]`` says it was cut).
     """
 
     points: list
@@ -544,7 +545,8 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
             tuner.restore(read_resumed(run.resume, tuner.monitor), f"checkpoint {run.resume}")
         result = tuner.run()
     if options["refit"] and not result.interrupted:
-        result.model = tuner.refit(result.best_C, verbose=verbose)
+        refit = tuner.refit_run(result.best_C, verbose=verbose)
+        result.model, result.interrupted = refit.model, refit.interrupted
         result.model.summary["tune"] = result.to_dict()
         result.model.save(options["refit"])
     return result
