@@ -41,7 +41,7 @@ from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.solvers import SOLVERS
-from blocksvm.solvers.problem import fold_of
+from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, TrainResult, train
 from blocksvm.train.params import PARAMS, TUNE, settle, settle_tune
@@ -515,14 +515,9 @@ class _Tuned:
 
 def _check_every_fold_holds_rows(n_rows: int, seed: int, folds: int) -> None:
     """tune's check, in the estimators' words (``cv``; no temporary store's path)."""
-    counts = np.zeros(folds, np.int64)
-    for first in range(0, n_rows, 1 << 20):
-        counts += np.bincount(fold_of(np.arange(first, min(first + (1 << 20), n_rows)), seed, folds), minlength=folds)
-    empty = np.flatnonzero(counts == 0)
-    if len(empty):
-        raise ParameterError(
-            f"cv={folds}: fold {empty[0]} holds none of the n_samples = {n_rows} rows; use fewer folds"
-        )
+    empty = empty_fold(n_rows, seed, folds)
+    if empty is not None:
+        raise ParameterError(f"cv={folds}: fold {empty} holds none of the n_samples = {n_rows} rows; use fewer folds")
 
 
 def _search_attributes(score: str) -> str:

@@ -218,6 +218,16 @@ def fold_of(rows: np.ndarray, seed: int, folds: int) -> np.ndarray:
     return ((z ^ (z >> np.uint64(31))) % np.uint64(folds)).astype(np.int64)
 
 
+def empty_fold(n_rows: int, seed: int, folds: int) -> int | None:
+    """The first fold that :func:`fold_of` gives none of rows ``0 .. n_rows - 1``, or None (a million rows at a
+    time: memory does not grow with the rows)."""
+    counts = np.zeros(folds, np.int64)
+    for first in range(0, n_rows, 1 << 20):
+        counts += np.bincount(fold_of(np.arange(first, min(first + (1 << 20), n_rows)), seed, folds), minlength=folds)
+    empty = np.flatnonzero(counts == 0)
+    return int(empty[0]) if len(empty) else None
+
+
 def looks_continuous(classes: np.ndarray) -> bool:
     """Labels that look like real-valued targets: more than 100 distinct values, most of them not integers."""
     classes = np.asarray(classes, dtype=np.float64)

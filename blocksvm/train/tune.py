@@ -34,7 +34,7 @@ from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import evaluate_folds
-from blocksvm.solvers.problem import fold_of
+from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, ReadStats
 from blocksvm.train.driver import run_pass, store_blocks
 from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
@@ -488,15 +488,10 @@ def _doubling(start: float, stop: float):
 
 def _check_folds(store: BlockStore, folds: int, seed: int) -> None:
     """Every fold holds rows (one line saying which does not)."""
-    counts = np.zeros(folds, np.int64)
-    for first in range(0, store.n_rows, 1 << 20):
-        rows = np.arange(first, min(first + (1 << 20), store.n_rows))
-        counts += np.bincount(fold_of(rows, seed, folds), minlength=folds)
-    empty = np.flatnonzero(counts == 0)
-    if len(empty):
+    empty = empty_fold(store.n_rows, seed, folds)
+    if empty is not None:
         raise ParameterError(
-            f"folds={folds}: fold {int(empty[0])} holds none of the {store.n_rows:,} rows of {store.path}; "
-            "use fewer folds"
+            f"folds={folds}: fold {empty} holds none of the {store.n_rows:,} rows of {store.path}; use fewer folds"
         )
 
 
