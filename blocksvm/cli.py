@@ -638,12 +638,25 @@ def _command_of(argv: list[str]) -> str:
 def _parse(argv: list[str]) -> argparse.Namespace:
     """The arguments of ``argv``; an argument the command does not know is an error that points at the
     command's ``--help``."""
-    parser = build_parser(_command_of(argv))
+    command = _command_of(argv)
+    parser = build_parser(command)
+    commands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    folds = _liblinear_folds(argv) if command == "train" else None
+    if folds:
+        commands.choices[command].error(
+            f"-v {folds} is LIBLINEAR's {folds}-fold cross-validation, -v alone --verbose here: cross-validate with "
+            f"'blocksvm tune STORE --folds {folds}' (--C-grid C for one C; docs/TUNE.md)"
+        )
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     return args
+
+
+def _liblinear_folds(argv: list[str]) -> str | None:
+    """K of LIBLINEAR's ``-v K`` in ``argv`` (before ``--``), or None."""
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    return next((k for flag, k in zip(argv, argv[1:]) if flag == "-v" and k.isdigit()), None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,6 +38,17 @@ def test_an_unknown_option_points_at_the_command_s_help(capsys, tmp_path):
     assert (code, err) == (2, "blocksvm: error: unrecognized arguments: --frobnicate (see 'blocksvm convert --help')\n")
 
 
+def test_liblinear_s_cross_validation_flag_points_at_tune(capsys, small_libsvm, tmp_path):
+    """``-v 5`` is LIBLINEAR's 5-fold cross-validation; here ``-v`` is --verbose and 5 became the store."""
+    with pytest.raises(SystemExit) as exited:
+        main(["train", "-v", "5", str(small_libsvm), str(tmp_path / "m.h5")])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "-v 5 is LIBLINEAR's 5-fold cross-validation" in err
+    assert "'blocksvm tune STORE --folds 5'" in err and not (tmp_path / "m.h5").exists()
+    assert main(["train", "-v", str(small_libsvm), str(tmp_path / "m.h5"), "--max-outer", "2"]) == 0  # --verbose
+
+
 def test_a_model_given_as_training_data_is_refused_before_converting(capsys, trained, tmp_path):
     """``blocksvm train model.h5 m.h5`` first said "converting model.h5 into the cached store"."""
     _, model = trained
