@@ -4,10 +4,12 @@ For each data set (a9a tested on a9a.t; w8a with a quarter of its rows held out;
 learner of the registry at its defaults, with and without the bias feature, three seeds: the held-out
 accuracy after every pass, read from the record of one run of ``--max-outer 50`` (the record after pass P
 is the model a run of ``--max-outer P`` returns: the schedule is a function of (seed, pass, block)).
-Beside them: LIBLINEAR -s 1 (dual CD, squared hinge, C = 1, the same bias) and the majority class.
+Beside them: LIBLINEAR -s 1 (dual CD, squared hinge, C = 1, the same bias) and the majority class. With
+``--loss``, every learner trains that loss and LIBLINEAR solves it (hinge -s 3, logistic -s 7).
 
     python tools/bench_defaults.py                 # the table of docs/TUNING.md, "Defaults"
     python tools/bench_defaults.py --quick         # one seed, few passes: to test the script
+    python tools/bench_defaults.py --solvers ogd --loss logistic   # another loss than the default
 
 Accuracies do not depend on the machine; the script takes about 10 minutes on 2 cores.
 """
@@ -70,12 +72,16 @@ def labels_and_matrix(text: Path, n_features: int):
     return X, y
 
 
-def liblinear_accuracy(train_text: Path, test_text: Path, n_features: int, bias: float) -> float:
+# LIBLINEAR's solver of each loss (-s): the default, squared hinge, and the others --loss may choose
+LIBLINEAR_CODES = {"squared-hinge": 1, "hinge": 3, "logistic": 7}
+
+
+def liblinear_accuracy(train_text: Path, test_text: Path, n_features: int, bias: float, code: int = 1) -> float:
     from liblinear import liblinearutil as liblinear
 
     X, y = labels_and_matrix(train_text, n_features)
     Xt, yt = labels_and_matrix(test_text, n_features)
-    model = liblinear.train(liblinear.problem(y, X), f"-s 1 -c 1 -B {bias if bias > 0 else -1} -q")
+    model = liblinear.train(liblinear.problem(y, X), f"-s {code} -c 1 -B {bias if bias > 0 else -1} -q")
     predicted, _, _ = liblinear.predict(yt, Xt, model, "-q")
     return float(np.mean(np.array(predicted) == yt))
 
@@ -101,6 +107,7 @@ def main() -> None:
     p.add_argument("--solvers", default="", help="comma-separated learners (default: every one)")
     p.add_argument("--params", default="{}", help="JSON of parameters to set instead of the defaults")
     p.add_argument("--sets", default="", help="comma-separated data sets (default: every one)")
+    p.add_argument("--loss", choices=tuple(LIBLINEAR_CODES), help="train this loss (default: each learner's)")
     p.add_argument("--quick", action="store_true")
     args = p.parse_args()
     from blocksvm.solvers.registry import SOLVERS
@@ -111,7 +118,8 @@ def main() -> None:
     passes = 10 if args.quick else max(CHECKPOINTS)
     shown = [c for c in CHECKPOINTS if c <= passes]
     solvers = args.solvers.split(",") if args.solvers else list(SOLVERS)
-    params = json.loads(args.params)
+    params = json.loads(args.params) | ({"loss": args.loss} if args.loss else {})
+    code = LIBLINEAR_CODES[args.loss or "squared-hinge"]
     results = {}
     print("| set | bias | learner | " + " | ".join(f"{c} passes" for c in shown) + " | worst from 10 on |")
     print("|---|---:|---|" + "---:|" * (len(shown) + 1))
@@ -123,9 +131,9 @@ def main() -> None:
         majority = majority_accuracy(test_text, n_features)
         print(f"| {name} | | majority class | " + " | ".join(f"{100 * majority:.2f}" for _ in shown) + " | |")
         for bias in (1.0, -1.0):
-            reference = liblinear_accuracy(train_text, test_text, n_features, bias)
+            reference = liblinear_accuracy(train_text, test_text, n_features, bias, code)
             print(
-                f"| {name} | {bias:g} | LIBLINEAR -s 1 | "
+                f"| {name} | {bias:g} | LIBLINEAR -s {code} | "
                 + " | ".join(f"{100 * reference:.2f}" for _ in shown)
                 + " | |"
             )
