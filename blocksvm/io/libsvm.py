@@ -245,6 +245,8 @@ def parse_chunk(
     text_bytes = len(buf)
     if not text_bytes or buf[-1] != 10:  # the kernel's scans stop at a final newline
         buf = np.append(buf, np.uint8(10))
+    buf = buf.view()
+    buf.flags.writeable = False  # one array type whatever the text came in: numba compiles the parser once, not twice
     max_rows, max_nnz = K.count_lines_and_pairs(buf)
     indptr = np.empty(max_rows + 1, np.int64)
     indices = np.empty(max_nnz, np.int32)

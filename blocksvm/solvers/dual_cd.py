@@ -163,7 +163,8 @@ class DualCDSolver(Solver):
         b = _rows(p, companion.rows if cached else companion)
         b_rows = companion.row_ids if cached else _block_rows(companion)
         A = np.ascontiguousarray(local["alpha"])  # (n_problems, block rows): a view, or a copy written back
-        B = self.alpha[:, b_rows]  # the companion's: a view (a block), or a gathered copy (the cache)
+        B = np.ascontiguousarray(self.alpha[:, b_rows])  # the companion's, scattered back below (contiguous:
+        # one array layout for the kernels, which numba would compile again for each layout)
         B_before = B.copy() if self.cache is not None else None
         row_folds, held = _working_folds(p, block, b_rows), p.held_out
         if self.threads > 1 and p.n_problems > 1:
