@@ -17,6 +17,7 @@ so that Python can phrase the message with the file name and the offending text.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from blocksvm.io._float_kernels import MALFORMED, NONFINITE, SLOW, byte_at, parse_float
@@ -145,8 +146,8 @@ def parse_lines(
     n = buf.shape[0]
     pos = 0
     line = first_line - 1
-    row = 0
-    n_slow = 0
+    row = np.int64(0)  # typed, not the literal 0: numba would compile _parse_row for a literal row and count too
+    n_slow = np.int64(0)
     n_skipped = 0
     max_seen = -1
     min_seen = 2**31
