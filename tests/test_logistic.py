@@ -87,6 +87,7 @@ def test_the_pair_working_set_reaches_liblinear(a9a):
     check(a9a, C=0.5, working_set="pair")
 
 
+@pytest.mark.slow
 def test_w8a_with_class_weights_reaches_liblinear(w8a):
     check(w8a, C=0.5, class_weight={1.0: 3.0})
 

@@ -257,7 +257,7 @@ def assert_at_optimum(result, serial) -> None:
     assert agree > 0.9
 
 
-@pytest.mark.parametrize("loss", ["hinge", "squared-hinge"])
+@pytest.mark.parametrize("loss", [pytest.param("hinge", marks=pytest.mark.slow), "squared-hinge"])
 def test_threads_reach_the_serial_optimum(store, serial_optimum, loss):
     result = train(store, workers=2, loss=loss, tol=1e-5, max_outer=150, **QUICK)
     assert_at_optimum(result, serial_optimum[loss])
@@ -338,6 +338,7 @@ def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client, wait_f
     tasks(0)
 
 
+@pytest.mark.slow
 def test_a_killed_threaded_run_resumes_from_its_checkpoint_exactly(store, tmp_path):
     marker, ck, model = tmp_path / "killed", tmp_path / "ck.h5", tmp_path / "m.h5"
     args = [

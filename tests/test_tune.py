@@ -103,7 +103,14 @@ def test_a_rows_fold_is_the_documented_hash():
 
 
 @pytest.mark.parametrize(
-    "classes, loss", [(2, "squared-hinge"), (2, "logistic"), (2, "hinge"), (3, "squared-hinge"), (3, "logistic")]
+    "classes, loss",
+    [  # the hinge: LIBLINEAR's -s 3 at its iteration cap, ours to a 1e-6 gap: the slow step
+        (2, "squared-hinge"),
+        (2, "logistic"),
+        pytest.param(2, "hinge", marks=pytest.mark.slow),
+        (3, "squared-hinge"),
+        (3, "logistic"),
+    ],
 )
 def test_every_fold_at_every_C_is_liblinears_model_of_its_rows(stores, classes, loss):
     store = stores[classes]
