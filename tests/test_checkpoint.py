@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint
+from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint, write_checkpoint
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError
 from blocksvm.model import LinearModel
@@ -311,3 +311,24 @@ def test_resume_with_the_row_cache_is_bit_identical(store, tmp_path, train_in_cu
     result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 5, **params)
     assert cuts == 4 * N_BLOCKS // 5
     np.testing.assert_array_equal(result.model.coef, uninterrupted.model.coef)
+
+
+@pytest.mark.parametrize("solver, refused", [("dual-cd", False), ("pegasos", True)])
+def test_a_checkpoint_from_before_a_parameter_existed_resumes_unless_its_solver_reads_it(tmp_path, solver, refused):
+    """A checkpoint written before ``pegasos_schedule`` was declared holds no value for it: a dual CD run, which
+    does not read it, resumes (it was refused for 'other parameters'); a Pegasos run, whose steps it sets, is
+    refused naming it."""
+    store = tmp_path / "s.bsvm"
+    make_store(store, SyntheticSpec(rows=600, features=40, nnz=5, seed=1), block_rows=200, progress=False)
+    ck = tmp_path / "ck.h5"
+    train(store, solver=solver, max_outer=1, verbose=0, checkpoint=ck)
+    saved = read_checkpoint(ck)
+    del saved.params["pegasos_schedule"]
+    write_checkpoint(ck, saved)
+    if refused:
+        with pytest.raises(CheckpointError, match="pegasos_schedule=None there, 'smooth' here"):
+            train(store, solver=solver, max_outer=2, verbose=0, resume=ck)
+    else:
+        resumed = train(store, solver=solver, max_outer=2, verbose=0, resume=ck)
+        whole = train(store, solver=solver, max_outer=2, verbose=0)
+        np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from blocksvm.checkpoint import Checkpoint
 from blocksvm.errors import CheckpointError
-from blocksvm.train.params import SAFE_TO_CHANGE
+from blocksvm.train.params import PARAMS, SAFE_TO_CHANGE
 from blocksvm.train.records import PassSums
 
 
@@ -100,12 +100,19 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
             f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
         )
     ours = params.to_dict()
-    changed = differences(ours, checkpoint.params, [k for k in ours if k not in SAFE_TO_CHANGE])
+    changed = differences(ours, checkpoint.params, [k for k in ours if k not in SAFE_TO_CHANGE and _read(k, params)])
     if changed:
         raise CheckpointError(
             f"{source} was made with other parameters ({changed}); only "
             f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
         )
+
+
+def _read(name: str, params) -> bool:
+    """Whether the run's solver reads parameter ``name`` (one it ignores cannot change the run: a checkpoint written
+    before that parameter existed, say, resumes)."""
+    declared = PARAMS.get(name)
+    return declared is None or not declared.solvers or params.solver in declared.solvers
 
 
 def differences(ours: dict, theirs: dict, names) -> str:
