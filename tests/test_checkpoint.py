@@ -40,6 +40,7 @@ def uninterrupted(store):
 N_BLOCKS = 12  # the store's blocks: 60,000 rows in blocks of 5,000
 
 
+@pytest.mark.slow  # 60,000 rows cut at every position of a pass; every solver's resume stays in the suite
 def test_resumed_run_ends_bit_identical(store, uninterrupted, tmp_path, train_in_cuts):
     result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 7, **PARAMS)  # 7: cuts at every position of a pass
     assert cuts == PARAMS["max_outer"] * N_BLOCKS // 7

@@ -211,7 +211,7 @@ def test_valid_text_reads_as_scikit_learn_reads_it(folder, doc):
         np.testing.assert_array_equal(lines, doc.row_lines)
 
 
-@_settings(100)
+@_settings(50)
 @given(doc=docs(max_lines=20), chunk_bytes=st.integers(1, 80), workers=st.integers(1, 3))
 def test_reading_in_chunks_gives_the_rows_of_one_parse(folder, doc, chunk_bytes, workers):
     path = write(folder, doc)
