@@ -135,6 +135,13 @@ class Loss:
         """Radius of the ball that holds the optimum of the ``lambda``-regularized problem."""
         return 1.0 / math.sqrt(lam / self.bound)
 
+    @property
+    def curvature(self) -> float:
+        """The most a row's loss curves per unit of ``||x||^2``: ``loss''(m) <= curvature`` (2 for the squared
+        hinge, 1/4 for the logistic loss, 0 for the hinge, which is not smooth): a row's loss is
+        ``curvature ||x||^2``-smooth in ``w`` (the smooth step schedules of Pegasos and OGD)."""
+        return 0.25 if self.kind == LOGISTIC else 2.0 * self.quadratic
+
 
 def _xlogx(x: np.ndarray) -> np.ndarray:
     """``x log x``, 0 at 0."""

@@ -7,7 +7,7 @@ import numpy as np
 from blocksvm.params import AVERAGE, LOSS, C, Param, positive
 from blocksvm.solvers import _ogd_kernels as K
 from blocksvm.solvers.base import OnlineSolver, Solver, StateArray
-from blocksvm.solvers.pegasos import SCHEDULE_HELP, curvature
+from blocksvm.solvers.pegasos import SCHEDULE_HELP
 
 
 class OGDSolver(OnlineSolver):
@@ -66,7 +66,7 @@ class OGDSolver(OnlineSolver):
         lam = 1.0 / (problem.n_rows * problem.C)
         if params.ogd_schedule == "sqrt":
             return lam, problem.loss.pegasos_radius(lam), float(params.ogd_eta) * lam, 0.5, 0.0
-        smooth = curvature(problem.loss) if params.ogd_schedule == "smooth" else 0.0
+        smooth = problem.loss.curvature if params.ogd_schedule == "smooth" else 0.0
         return lam, problem.loss.pegasos_radius(lam), 1.0, 1.0, smooth
 
     def weights(self) -> np.ndarray:

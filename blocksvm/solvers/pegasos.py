@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.losses import LOGISTIC, Loss
 from blocksvm.params import AVERAGE, LOSS, C, Param, count
 from blocksvm.solvers import _pegasos_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.evaluate import correct_predictions
-
-
-def curvature(loss: Loss) -> float:
-    """The most a row's loss curves per unit of ``||x||^2``: ``loss''(m) <= curvature`` (2 for the squared hinge,
-    1/4 for the logistic loss, 0 for the hinge, which is not smooth): a row's loss is ``curvature ||x||^2``-smooth
-    in ``w``."""
-    return 0.25 if loss.kind == LOGISTIC else 2.0 * loss.quadratic
-
 
 SCHEDULE_HELP = (
     "steps 1 / (lambda t) (inverse, the paper's; lambda = 1 / (rows C)) or 1 / (lambda t + L) (smooth: L the "
@@ -60,7 +51,7 @@ class PegasosSolver(Solver):
         self.average = params.average
         self.lam = 1.0 / (problem.n_rows * problem.C)
         self.radius = problem.loss.pegasos_radius(self.lam)
-        self.curvature = curvature(problem.loss) if params.pegasos_schedule == "smooth" else 0.0
+        self.curvature = problem.loss.curvature if params.pegasos_schedule == "smooth" else 0.0
         n_k = problem.n_problems
         self.v = np.zeros((n_k, problem.n_weights))
         self.steps = np.tile([1.0, 0.0, 1.0], (n_k, 1))
