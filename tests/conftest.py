@@ -107,15 +107,15 @@ def check_store():
     return assert_store_matches_sklearn
 
 
-class _CutAfter(Checkpointer):
-    """A checkpointer that stops its run with a SIGTERM after the run's ``blocks``-th block.
+class CutAfter(Checkpointer):
+    """A checkpointer that stops its run with ``signum`` (SIGTERM) after the run's ``blocks``-th block.
 
     ``signal.raise_signal`` delivers the signal to this thread and runs the trainer's handler before it
     returns, so the stop request is set before the trainer looks for it after this very block: the
     run stops at the same block on any machine, through the path a real SIGTERM takes.
     """
 
-    blocks = 0
+    blocks, signum = 0, signal.SIGTERM
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -125,7 +125,7 @@ class _CutAfter(Checkpointer):
         seconds = super().after_block(snapshot, at_pass_end)
         self._done += 1
         if self._done == self.blocks:
-            signal.raise_signal(signal.SIGTERM)
+            signal.raise_signal(self.signum)
         return seconds
 
 
@@ -138,7 +138,7 @@ def _train_in_cuts(store, checkpoint: Path, blocks: int, **params) -> tuple[Trai
     one before (checked in the checkpoint).
     """
     assert threading.current_thread() is threading.main_thread(), "the trainer reads signals in the main thread"
-    cutting = type("CutAfter", (_CutAfter,), {"blocks": blocks})
+    cutting = type("CutAfter", (CutAfter,), {"blocks": blocks})
     cuts = 0
     with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting):
         result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, **params)
@@ -161,7 +161,7 @@ def _tune_in_cuts(store, checkpoint: Path, blocks: int, **options) -> tuple[Tune
     ``(result, cuts)``. As for training, nothing depends on time: a search that visits ``B`` blocks in all (the
     evaluation reads apart) is cut ``B // blocks`` times."""
     assert threading.current_thread() is threading.main_thread(), "the search reads signals in the main thread"
-    cutting = type("CutAfter", (_CutAfter,), {"blocks": blocks})
+    cutting = type("CutAfter", (CutAfter,), {"blocks": blocks})
     cuts = 0
     with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting):
         result = tune(store, verbose=0, checkpoint=checkpoint, **options)

@@ -17,9 +17,10 @@ import unittest.mock
 
 import numpy as np
 import pytest
+from conftest import CutAfter
 
 import blocksvm.train.loop
-from blocksvm.checkpoint import Checkpointer, read_checkpoint
+from blocksvm.checkpoint import read_checkpoint
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import CheckpointError
@@ -64,26 +65,9 @@ def assert_same_search(result, whole) -> None:
     np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
 
 
-class _CutOnce(Checkpointer):
-    """Sends ``signum`` to this process after the run's ``blocks``-th block (handled before the next block)."""
-
-    blocks, signum = 0, signal.SIGTERM
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._done = 0
-
-    def after_block(self, snapshot, at_pass_end: bool) -> float | None:
-        seconds = super().after_block(snapshot, at_pass_end)
-        self._done += 1
-        if self._done == self.blocks:
-            signal.raise_signal(self.signum)
-        return seconds
-
-
 def cut_once(blocks: int, signum=signal.SIGTERM):
     """The checkpointers of the runs inside stop theirs after ``blocks`` blocks."""
-    cutting = type("CutOnce", (_CutOnce,), {"blocks": blocks, "signum": signum})
+    cutting = type("CutOnce", (CutAfter,), {"blocks": blocks, "signum": signum})
     return unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting)
 
 
