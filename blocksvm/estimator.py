@@ -476,6 +476,7 @@ SEARCH_OWN: dict[str, tuple[object, str]] = {
     ),
 }
 _SEARCH_FITTED = ("C_", "best_score_", "cv_results_", "tune_result_")
+TUNED_OWN = {**SEARCH_OWN, **OWN_PARAMS}  # the CV estimators' own parameters: the search's, then BlockSVC's
 
 
 class _Tuned:
@@ -518,6 +519,12 @@ def _check_every_fold_holds_rows(n_rows: int, seed: int, folds: int) -> None:
     empty = empty_fold(n_rows, seed, folds)
     if empty is not None:
         raise ParameterError(f"cv={folds}: fold {empty} holds none of the n_samples = {n_rows} rows; use fewer folds")
+
+
+def _fill_search_doc(estimator: type, params: dict[str, Param], score: str) -> None:
+    """A CV estimator's docstring with its parameters and the attributes of its search, ``score`` its metric."""
+    doc = estimator.__doc__.replace("{parameters}", parameters_doc(params, TUNED_OWN))
+    estimator.__doc__ = doc.replace("{search}", _search_attributes(score))
 
 
 def _search_attributes(score: str) -> str:
@@ -572,7 +579,7 @@ class BlockSVCCV(_Tuned, BlockSVC):
         (True, (3, 3))
     """
 
-    __init__ = declared_init(TUNED, {**SEARCH_OWN, **OWN_PARAMS})
+    __init__ = declared_init(TUNED, TUNED_OWN)
     _training = TUNED
     _fitted = _FITTED + _SEARCH_FITTED
 
@@ -580,8 +587,7 @@ class BlockSVCCV(_Tuned, BlockSVC):
         return self._keep(self._search(store, params), classes, params)
 
 
-BlockSVCCV.__doc__ = BlockSVCCV.__doc__.replace("{parameters}", parameters_doc(TUNED, {**SEARCH_OWN, **OWN_PARAMS}))
-BlockSVCCV.__doc__ = BlockSVCCV.__doc__.replace("{search}", _search_attributes("the held-out accuracy over all rows"))
+_fill_search_doc(BlockSVCCV, TUNED, "the held-out accuracy over all rows")
 
 REGRESSION_TUNED = for_regression(TUNED)
 
@@ -604,16 +610,11 @@ class BlockSVRCV(_Tuned, BlockSVR):
             That training's passes, their records and why it stopped.
     """
 
-    __init__ = declared_init(REGRESSION_TUNED, {**SEARCH_OWN, **OWN_PARAMS})
+    __init__ = declared_init(REGRESSION_TUNED, TUNED_OWN)
     _training = REGRESSION_TUNED
 
     def _fit_store(self, store: BlockStore, params: TrainParams) -> BlockSVRCV:
         return self._keep(self._search(store, params))
 
 
-BlockSVRCV.__doc__ = BlockSVRCV.__doc__.replace(
-    "{parameters}", parameters_doc(REGRESSION_TUNED, {**SEARCH_OWN, **OWN_PARAMS})
-)
-BlockSVRCV.__doc__ = BlockSVRCV.__doc__.replace(
-    "{search}", _search_attributes("the held-out mean squared error over all rows (lower is better)")
-)
+_fill_search_doc(BlockSVRCV, REGRESSION_TUNED, "the held-out mean squared error over all rows (lower is better)")
