@@ -410,12 +410,9 @@ class Tuner:
         w = self.solver.w.reshape(K, n_k, -1).sum(axis=0) / (K - 1)
         self.best_start = (alpha, w)
 
-    def refit(self, C: float, verbose: int = 1) -> LinearModel:
-        """Train on every row at ``C``, started from the folds' solutions at ``C`` (kept by the search)."""
-        return self.refit_run(C, verbose).model
-
     def refit_run(self, C: float, verbose: int = 1) -> TrainResult:
-        """:meth:`refit`'s training, with its history and stop reason (the estimators keep them)."""
+        """Train on every row at ``C``, started from the folds' solutions at ``C`` (kept by the search): the model,
+        its history and its stop reason."""
         trainer = Trainer(self.store, replace(self.params, C=C), verbose=verbose, progress=self.progress)
         if self.best_start is not None:
             alpha, w = self.best_start
