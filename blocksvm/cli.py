@@ -309,7 +309,7 @@ def _flags_given(args) -> dict:
 
 def _run_train(args) -> int:
     from blocksvm.train import train
-    from blocksvm.train.parallel import check_solver, connect
+    from blocksvm.train.engines import check_solver, connect
 
     params, run = _settle(args, "train")
     history = run.history_path or f"{args.model}.history.jsonl"

@@ -279,8 +279,10 @@ TOL = Param(
 EPS = Param(
     "eps",
     None,
-    "Stop when LIBLINEAR's projected-gradient violation max PG - min PG over a pass is at most this (LIBLINEAR's "
-    "-e rule); None disables it.",
+    "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this; "
+    "None disables the rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
+    "max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 0 and 2); None: LIBLINEAR's default, 0.01 (0.0001 for "
+    "regression, -s 11).",
     positive,
     "a positive number or None",
     none_ok=True,
@@ -307,6 +309,40 @@ L1 = Param(
     "mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
     non_negative,
     "a number >= 0",
+)
+
+THREADS = Param(
+    "threads",
+    1,
+    "Threads working on each block at once. dual-cd: one-vs-rest problems a thread each (the same model, bit for "
+    "bit); one problem's rows in shares on one shared w without locks, w made exact again at the block's end. "
+    "newton: each thread sums a share of the block's pieces into its own vectors (the same model, bit for bit). "
+    "docs/PARALLEL.md. 1 is the serial trainer.",
+    count,
+    "an integer >= 1",
+    parse=int,
+    metavar="T",
+)
+WORKERS = Param(
+    "workers",
+    None,
+    "Shards of the blocks worked on at once, on threads of this process or one per worker of a dask cluster "
+    "(--scheduler): dual-cd by CoCoA+ rounds, newton each shard summing its blocks' share of a pass (the same model, "
+    "bit for bit). docs/PARALLEL.md. None: 1, or with a cluster, one per worker. 1 is the serial trainer.",
+    count,
+    "an integer >= 1 or None",
+    none_ok=True,
+    parse=int,
+    metavar="K",
+)
+CACHE_MB = Param(
+    "cache_mb",
+    64.0,
+    "Megabytes of rows kept in memory. dual-cd: its cache working set; newton: the whole store when it fits (its "
+    "passes after the first then read nothing; on shards, each shard's share within its part of it).",
+    positive,
+    "a positive number of megabytes",
+    metavar="MB",
 )
 
 # Parameters every learner reads (those of some learners are listed in their ``params``), in the docs' order.

@@ -254,14 +254,14 @@ def a_scheduler_without_workers(e, t, mp):
 
 def shipped_to_a_worker_with_another_store(e, t, mp):
     """``--workers 2`` whose shards, as if pickled to a worker, find another store at the path."""
-    from blocksvm.train import parallel
+    from blocksvm.train import engines
 
     def shipped(self, shards):
         self.shards = pickle.loads(pickle.dumps(shards))
         for shard in self.shards:
             shard.view.fingerprint = "another store"
 
-    mp.setattr(parallel.ThreadEngine, "__init__", shipped)
+    mp.setattr(engines.ThreadEngine, "keep", shipped)
     return ["train", e.store, t / "m.h5", "--workers", "2"]
 
 
@@ -1179,7 +1179,7 @@ CASES = [
         lambda e, t, mp: ["stream", e.text, t / "m.h5", "--workers", "2"],
     ),
     (
-        "--scheduler runs CoCoA+, which needs --solver dual-cd, not <solver>",
+        "--scheduler runs shards of --solver <solvers>, not of <solver>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--scheduler", "tcp://127.0.0.1:1", "--solver", "pegasos"],
     ),
@@ -1201,7 +1201,7 @@ CASES = [
         "cannot reach a dask scheduler at <address> (<error>): start one ('dask scheduler') or check the address",
         "error",
         patched(
-            "blocksvm.train.parallel",
+            "blocksvm.train.engines",
             "CONNECT_SECONDS",
             0.5,
             lambda e, t, mp: (

@@ -1,4 +1,4 @@
-"""CoCoA+ rounds (blocksvm.train.parallel) on joblib threads and on a real dask LocalCluster.
+"""CoCoA+ rounds (blocksvm.solvers.cocoa, on blocksvm.train.engines) on joblib threads and a real dask LocalCluster.
 
 Oracles: the serial trainer (K = 1 is it, bit for bit), the serial optimum (a gap certificate at a
 tight tolerance), a numpy transcription of CoCoA+ (Ma et al. 2015, Algorithm 1 with sigma' = K and
@@ -26,7 +26,7 @@ from blocksvm.io import convert
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
 from blocksvm.train import Trainer, TrainParams, train
-from blocksvm.train.parallel import FAULT_VARIABLE
+from blocksvm.train.engines import FAULT_VARIABLE
 
 distributed = pytest.importorskip("distributed")
 
@@ -327,11 +327,11 @@ def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client, wait_f
     tasks(0)  # none left by another test
     trainer = Trainer(store, params, client=client, verbose=0)
     for outer in range(1, 7):
-        trainer.solver.round(outer)
+        trainer.passes.round(outer)
     tasks(2 + 6 * 5)  # the lineage: the 2 roots, and per round the w task, 2 round tasks and 2 shard states
     trainer.solver.state()  # what a checkpoint takes
     tasks(2)
-    trainer.solver.round(7)
+    trainer.passes.round(7)
     tasks(2 + 5)
     del trainer
     gc.collect()
@@ -389,8 +389,8 @@ def test_a_cluster_run_resumes_exactly_and_refuses_another_k(store, client, tmp_
 # ---- refusals ----------------------------------------------------------------------------------------
 
 
-def test_only_dual_cd_runs_in_rounds(store):
-    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, not by solver='pegasos'"):
+def test_only_dual_cd_and_newton_run_in_shards(store):
+    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, newton, not by solver='pegasos'"):
         train(store, workers=2, solver="pegasos", **QUICK)
 
 

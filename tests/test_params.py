@@ -137,7 +137,11 @@ def test_the_commands_defaults():
             {"average": False},
             f"average is read by the solvers {AVERAGING}, not by solver='dual-cd'",
         ),
-        ("stream", {"solver": "pa", "C": 2.0}, "C is read by the solvers dual-cd, pegasos, pa1, pa2, ogd.*, not by"),
+        (
+            "stream",
+            {"solver": "pa", "C": 2.0},
+            "C is read by the solvers dual-cd, newton, pegasos, pa1, pa2, ogd.*, not by",
+        ),
         ("stream", {"solver": "cw", "arow_r": 2.0}, "arow_r is read by the solvers arow, not by solver='cw'"),
         ("train", {"cost": 1.0}, "unknown parameter"),
     ],

@@ -39,6 +39,7 @@ from blocksvm.losses import LOSSES, Loss
 from blocksvm.params import COMMANDS, Param
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN, N_ONLINE_STATS, UPDATES
 from blocksvm.solvers.evaluate import correct_predictions
+from blocksvm.sums import TreeSum
 
 
 @dataclass
@@ -78,6 +79,9 @@ class Solver:
     online: ClassVar[bool] = False
     state_names: ClassVar[tuple[str, ...]] = ()
     losses: ClassVar[tuple[str, ...]] = tuple(LOSSES)  # the user's losses it minimizes (if it reads --loss)
+    # A block learner that also runs over shards of the blocks: its driver there ("module:Class", as the registry
+    # names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
+    sharded: ClassVar[str | None] = None
 
     def __init__(self, problem, params, store=None):
         self.problem = problem
@@ -110,6 +114,11 @@ class Solver:
 
     def start_pass(self, outer: int) -> None:
         """Called before outer iteration ``outer`` (1-based) begins or resumes."""
+
+    def end_pass(self) -> bool:
+        """Called when a pass has visited every block; True if the pass ended an iteration (a record is due:
+        always, for a block learner)."""
+        return True
 
     def weights(self) -> np.ndarray:
         """The model's weights, shape (n_problems, n_features + 1); last column: bias feature."""
@@ -147,6 +156,66 @@ class Solver:
             if current.shape != arrays[name].shape:
                 raise ValueError(f"state {name!r} has shape {arrays[name].shape}, expected {current.shape}")
             current[...] = arrays[name]
+
+
+class PassSolver(Solver):
+    """A learner whose pass is a sum over rows (a gradient, a Hessian-vector product, loss values), and whose step
+    is taken at the end of the pass from the total.
+
+    Before a pass the learner says what the pass computes (:meth:`request`: a small, picklable question, with
+    the vectors it needs); :meth:`mapper` is a pure function from a piece of rows to its sums (a dict of float64
+    arrays that add, :mod:`blocksvm.sums`), the same for every piece of the pass; the engines
+    (:mod:`blocksvm.train.engines`) run it on threads or dask workers and push the pieces' sums into
+    :attr:`tree` in a fixed order, so the total is the same bits for any number of threads or workers; at the
+    pass's end :meth:`step` takes the learner's step from the total. An iteration (one history record) may take
+    several passes (Newton: a gradient, then one pass per conjugate-gradient step): :meth:`step` says when one
+    ended. A checkpoint inside a pass holds the tree's nodes so far (its :meth:`state`).
+
+    A pass learner declares ``memory_budget`` (bytes): when the store fits, its blocks stay in memory after the
+    first pass (and on each shard, its share), and the later passes read nothing.
+    """
+
+    memory_budget: float = 0.0
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        self.tree = TreeSum()
+
+    def request(self):
+        """What the coming pass computes (the same for every block of it): sent to every engine's worker."""
+        raise NotImplementedError
+
+    def mapper(self):
+        """The pure map of the pass: ``mapper(rows, first_row, request) -> sums`` (``first_row``: the store-wide
+        position of the rows' first), with ``mapper.problem``; picklable, light (no state vectors)."""
+        raise NotImplementedError
+
+    def step(self, total: dict) -> bool:
+        """Take the step from the pass's sums; True if it ended an iteration."""
+        raise NotImplementedError
+
+    def end_pass(self) -> bool:
+        total, self.tree = self.tree.total(), TreeSum()
+        return self.step(total)
+
+    # the shards' face (blocksvm.train.engines.Rounds): every shard sums its pieces from the same request
+    def broadcast(self):
+        return self.request()
+
+    def reduce(self, results: list) -> None:
+        """The shards' nodes, in the shards' order, into the pass's tree."""
+        for result in results:
+            self.tree.extend(result.nodes)
+
+    def visit(self, block, seeds) -> BlockReport:
+        raise TypeError(f"{self.name} makes passes of sums: the engines visit its blocks (blocksvm.train.engines)")
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {**super().state(), **self.tree.state()}
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        super().load_state(arrays)
+        self.tree = TreeSum.from_state(arrays)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import contextlib
 import numpy as np
 
 from blocksvm.losses import CLASSIFICATION
-from blocksvm.params import EPS, LOSS, TOL, C, Param, boolean, count, non_negative, positive
+from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, TOL, WORKERS, C, Param, boolean, count, non_negative, positive
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
@@ -50,14 +50,7 @@ class DualCDSolver(Solver):
             choices=WORKING_SETS,
             parse=str,
         ),
-        Param(
-            "cache_mb",
-            64.0,
-            "Megabytes of rows the cache working set keeps in memory.",
-            positive,
-            "a positive number of megabytes",
-            metavar="MB",
-        ),
+        CACHE_MB,
         Param(
             "inner_passes",
             5,
@@ -66,18 +59,7 @@ class DualCDSolver(Solver):
             "an integer >= 1",
             parse=int,
         ),
-        Param(
-            "workers",
-            None,
-            "Shards of the blocks solved at once by CoCoA+ rounds (docs/PARALLEL.md): on "
-            "threads of this process, or one per worker of a dask cluster (--scheduler). None: 1, or with a "
-            "cluster, one per worker. 1 is the serial trainer.",
-            count,
-            "an integer >= 1 or None",
-            none_ok=True,
-            parse=int,
-            metavar="K",
-        ),
+        WORKERS,
         Param(
             "line_search",
             True,
@@ -98,17 +80,7 @@ class DualCDSolver(Solver):
             none_ok=True,
             metavar="SIGMA",
         ),
-        Param(
-            "threads",
-            1,
-            "Threads solving each block at once: one-vs-rest problems a thread each (the same model, bit for bit); "
-            "one problem's rows in shares on one shared w without locks, w made exact again at the block's end "
-            "(docs/PARALLEL.md). 1 is the serial trainer.",
-            count,
-            "an integer >= 1",
-            parse=int,
-            metavar="T",
-        ),
+        THREADS,
         Param(
             "epsilon",
             0.1,
@@ -128,6 +100,7 @@ class DualCDSolver(Solver):
     )
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous")
+    sharded = "blocksvm.solvers.cocoa:CoCoASolver"  # its form over shards (CoCoA+ rounds), as the registry names it
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)

@@ -11,6 +11,7 @@ from blocksvm.solvers.base import Solver
 
 DRIVERS = (
     "blocksvm.solvers.dual_cd:DualCDSolver",
+    "blocksvm.solvers.newton:NewtonSolver",
     "blocksvm.solvers.pegasos:PegasosSolver",
     "blocksvm.solvers.perceptron:PerceptronSolver",
     "blocksvm.solvers.passive_aggressive:PassiveAggressiveSolver",
@@ -26,9 +27,10 @@ DRIVERS = (
 )
 
 
-def _driver(path: str) -> type[Solver]:
+def driver(path: str) -> type[Solver]:
+    """The class a ``module:Class`` path names (a registry line, or a solver's ``sharded``)."""
     module, _, name = path.partition(":")
     return getattr(import_module(module), name)
 
 
-SOLVERS: dict[str, type[Solver]] = {driver.name: driver for driver in map(_driver, DRIVERS)}
+SOLVERS: dict[str, type[Solver]] = {each.name: each for each in map(driver, DRIVERS)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -309,6 +310,60 @@ class SpaceView:
     def _translated(self, block: Block) -> Block:
         block.indices = translate(block.indices, self.store.feature_map, self.target_map, self.target_features)
         return block
+
+
+class ShardView:
+    """Some blocks of a store as a store of their own: local block indices ``0 .. n_blocks - 1`` and row offsets.
+
+    Pickled, it keeps the store's path and fingerprint, and reopens the store where it lands (a dask worker reads
+    the block files from the same path: a shared file system).
+    """
+
+    def __init__(self, store: BlockStore, blocks: np.ndarray):
+        self.path, self.fingerprint = store.path, store.fingerprint
+        self.blocks = np.asarray(blocks, dtype=np.int64)
+        self.row_offsets = np.concatenate(([0], np.cumsum(store.block_rows[self.blocks])))
+        self._store: BlockStore | None = store
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_store": None}
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.row_offsets[-1])
+
+    @property
+    def store(self) -> BlockStore:
+        if self._store is None:
+            store = BlockStore(self.path)
+            if store.fingerprint != self.fingerprint:
+                raise StoreError(
+                    f"{self.path} on this worker is not the store being trained: the workers must "
+                    "read the same store at the same path (a shared file system)"
+                )
+            self._store = store
+        return self._store
+
+    def localize(self, block: Block, local: int) -> Block:
+        """``block`` renumbered as the view's block ``local``."""
+        return dataclasses.replace(block, index=local, row_offset=int(self.row_offsets[local]))
+
+    def read_block(self, local: int) -> Block:
+        return self.localize(self.store.read_block(int(self.blocks[local])), local)
+
+    def iter_blocks(self, local_order: np.ndarray, *, prefetch: int, stats: ReadStats) -> Iterator[Block]:
+        blocks = self.store.iter_blocks(self.blocks[local_order], prefetch=prefetch, stats=stats)
+        for local, block in zip(local_order, blocks):
+            yield self.localize(block, int(local))
+
+    def keyed_blocks(self, local_order: np.ndarray, *, prefetch: int, stats: ReadStats):
+        """``(store-wide index, block as the view's)``: the store-wide index seeds the visit, as in a serial pass."""
+        for block in self.iter_blocks(local_order, prefetch=prefetch, stats=stats):
+            yield int(self.blocks[block.index]), block
 
 
 def _sorted_within(columns: np.ndarray, width: int) -> bool:

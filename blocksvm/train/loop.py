@@ -22,20 +22,17 @@ from functools import partial
 
 import numpy as np
 
-from blocksvm._progress import progress_bar
 from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import CheckpointError, ModelError
 from blocksvm.losses import REGRESSION
 from blocksvm.model import LinearModel
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
-from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.store import BlockStore, ReadStats, SpaceView, same_space
-from blocksvm.train.driver import run_pass, store_blocks
-from blocksvm.train.parallel import CoCoASolver
+from blocksvm.train import engines
+from blocksvm.train.driver import PassRun
 from blocksvm.train.params import TrainParams, settle
 from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
-from blocksvm.train.schedule import Schedule
 from blocksvm.train.signals import deferred_signals
 from blocksvm.train.snapshot import TrainState, restore, snapshot, store_identity
 
@@ -77,8 +74,9 @@ class Trainer:
     checkpointer : Checkpointer, optional
         Told after every block, every pass and at the stop; given :meth:`snapshot` to write.
     client : dask.distributed.Client, optional
-        Run CoCoA+ rounds on this cluster (:mod:`.parallel`); ``params.workers`` shards (default:
-        one per worker of the cluster). Without a client, ``workers > 1`` runs them on threads.
+        Run shards on this cluster (:mod:`.engines`: CoCoA+ rounds of dual CD, a pass learner's sums);
+        ``params.workers`` shards (default: one per worker of the cluster). Without a client, ``workers > 1``
+        runs them on threads.
     """
 
     def __init__(
@@ -98,11 +96,7 @@ class Trainer:
         self.validation = _open_validation(validation, self.store)
         solver_class = SOLVERS[self.params.solver]
         self.problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
-        self.parallel = client is not None or self.params.workers > 1
-        if self.parallel:  # CoCoA+ rounds: a pass is one round of every shard at once
-            self.solver = CoCoASolver(self.problem, self.params, self.store, client)
-        else:
-            self.solver = solver_class(self.problem, self.params, self.store)
+        self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         self.state = TrainState(sums=PassSums.zeros(self.problem.n_problems))
         self.monitor = Monitor(history_path, verbose=verbose)
@@ -134,6 +128,14 @@ class Trainer:
                         f"{reason} in iteration {st.outer} after {st.position}/{self.store.n_blocks} blocks"
                     )
                     break
+                if not self.solver.end_pass():  # a pass inside an iteration (a pass learner's): no record yet
+                    st.position = 0
+                    if self.checkpointer:
+                        self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=False))
+                    if stop or self._out_of_time():
+                        interrupted, reason = True, f"stopped by {stop.signal_name}" if stop else TIME_LIMIT
+                        self.monitor.say(f"{reason} in iteration {st.outer} between passes")
+                    continue
                 record = self._finish_pass()
                 reason = self.rules.reason(record, self._out_of_time())
                 interrupted = reason == TIME_LIMIT  # the run is cut, not finished
@@ -160,45 +162,27 @@ class Trainer:
         return TrainResult(model, st.history, reason, interrupted)
 
     def _run_pass(self, stop) -> bool:
-        """Solve the remaining blocks of the current outer iteration; False if stopped early."""
-        if self.parallel:
-            return self._run_round()
-        p, st, store = self.params, self.state, self.store
-        self.solver.start_pass(st.outer)
-        bar = progress_bar(store.n_blocks, f"iter {st.outer}", unit="block", enabled=self.progress, leave=False)
-        bar.update(st.position)
-        if st.history:  # the last pass's figures, while this one runs
-            last = st.history[-1]
-            bar.set_postfix_str(f"primal {last['primal']:.4e}" + (f" gap {last['gap']:.1e}" if last["gap"] else ""))
-        schedule = Schedule(p.seed, st.outer, shuffle=p.order == "random")
-        order = schedule.order(store.n_blocks, st.position)
-        blocks = store_blocks(store, order, prefetch=p.prefetch, stats=self.read_stats)
-
-        def after(block, report) -> bool:
-            st.position += 1
-            st.blocks_visited += 1
-            bar.update()
-            if self.checkpointer:
-                self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=st.position == store.n_blocks))
-            return bool(stop) or self._out_of_time()
-
-        try:
-            completed = run_pass(blocks, self.solver, schedule, st.sums, after)
-        finally:
-            blocks.close()
-            bar.close()
-        return completed or (st.position == store.n_blocks and not stop)
-
-    def _run_round(self) -> bool:
-        """One CoCoA+ round: every block once, on the shards at once (signals and the time limit wait for its end)."""
+        """Solve the remaining blocks of the current pass; False if stopped early."""
         st = self.state
         self.solver.start_pass(st.outer)
-        start = time.perf_counter()
-        st.sums, self.read_stats = self.solver.round(st.outer)
-        self.monitor.detail(f"round {st.outer}: {time.perf_counter() - start:.2f} s on {self.params.workers} shards")
-        st.position = st.sums.blocks
-        st.blocks_visited += st.sums.blocks
-        return True
+        label = f"iter {st.outer}" + (f" {self.solver.pass_label()}" if hasattr(self.solver, "pass_label") else "")
+        run = PassRun(
+            st,
+            self.params,
+            stop,
+            total=self.store.n_blocks,
+            label=label,
+            progress=self.progress,
+            checkpoint=self._checkpoint_block if self.checkpointer else None,
+            out_of_time=self._out_of_time,
+        )
+        return self.passes.run(run, st.outer, self.read_stats)
+
+    def _checkpoint_block(self, at_pass_end: bool) -> None:
+        """A block is done: a checkpoint if one is due (the pass's end writes one anyway, unless a pass learner's
+        pass is one of several in its iteration)."""
+        at_pass_end = at_pass_end and not isinstance(self.solver, engines.PassSolver)
+        self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=at_pass_end))
 
     def _checkpoint(self, write) -> None:
         """Let the checkpointer write (``write(snapshot)`` returns seconds, or None if not due)."""
@@ -282,13 +266,10 @@ class Trainer:
     def evaluate(self, store: BlockStore | None = None) -> tuple[np.ndarray, int, float]:
         """Exact pass over ``store`` (default: the training store): loss sums per problem, correct rows and the sum
         of squared errors (regression), at the current weights."""
-        if self.parallel and store is None:
-            return self.solver.evaluate()
-        W = self.solver.weights()
-        total = (np.zeros(self.problem.n_problems), 0, 0.0)
-        for block in (store or self.store).iter_blocks(prefetch=self.params.prefetch):
-            total = tuple(a + b for a, b in zip(total, evaluate_block(self.problem, W, block)))
-        return total
+        W, prefetch = self.solver.weights(), self.params.prefetch
+        if store is None:
+            return self.passes.evaluate(self.problem, W, prefetch)
+        return engines.evaluate_blocks(self.problem, W, store.iter_blocks(prefetch=prefetch))
 
     def validation_score(self, store: BlockStore) -> dict:
         """The current weights on ``store``: ``validation_accuracy``, or ``validation_mse`` in regression."""

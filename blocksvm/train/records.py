@@ -50,6 +50,17 @@ class PassSums:
         self.updates += report.updates
         self.compute_seconds += seconds
 
+    def merge(self, other: PassSums, combine) -> None:
+        """Add the sums of ``other``, a pass over other blocks (a shard's round), as if one pass."""
+        self.loss = (np.asarray(self.loss) + other.loss).tolist()
+        self.figures = combine(self.figures, other.figures) if other.figures else self.figures
+        self.correct += other.correct
+        self.rows += other.rows
+        self.blocks += other.blocks
+        self.passes += other.passes
+        self.updates += other.updates
+        self.compute_seconds += other.compute_seconds
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -112,18 +123,21 @@ class StopRules:
     """The rules that end training, judged on each pass record.
 
     ``tol`` (relative duality gap, confirmed exactly) and ``eps`` (PG violation) apply to the
-    solvers that declare them in ``stop_rules``; ``max_outer`` and the time limit to all.
+    solvers that declare them in ``stop_rules``, and ``"solver"`` to a solver that judges its own iterations
+    (Newton's gradient rule, LIBLINEAR's -e): its record says ``stop`` when it is done; ``max_outer`` and the
+    time limit apply to all.
     """
 
     def __init__(self, params, solver_rules: frozenset[str]):
         self.params = params
         self.gap = "gap" in solver_rules and params.tol > 0
         self.pg = "pg" in solver_rules and params.eps is not None
+        self.own = "solver" in solver_rules
 
     @property
     def has_tolerance(self) -> bool:
         """A rule other than max_outer and the time limit can end the run."""
-        return self.gap or self.pg
+        return self.gap or self.pg or self.own
 
     def unused_note(self, solver_name: str) -> str | None:
         """A note when the user set a rule this solver does not have."""
@@ -137,6 +151,8 @@ class StopRules:
 
     def reason(self, record: dict, out_of_time: bool) -> str | None:
         p = self.params
+        if self.own and record.get("stop"):
+            return record["stop"]
         if record["primal_exact"] and self.gap_met(record):
             return f"relative duality gap {record['gap']:.2e} <= tol {p.tol:g}"
         if self.pg and record["pg_violation"] is not None and record["pg_violation"] <= p.eps:

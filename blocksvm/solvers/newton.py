@@ -1,0 +1,354 @@
+"""Newton's method over blocks: LIBLINEAR's primal solver of -s 0, -s 2 and -s 11, whose passes are sums over rows.
+
+The problem (Lin, Weng & Keerthi, JMLR 2008; LIBLINEAR 2.40+, Galli & Lin 2021), for each binary problem::
+
+    min_w  f(w) = 1/2 ||w||^2 + sum_i C_i l(w.x_i)
+
+with ``l`` the squared hinge (-s 2), the logistic loss (-s 0) or the squared epsilon-insensitive loss (-s 11),
+the bias a feature of value B (regularized, as LIBLINEAR's default). Each iteration, as LIBLINEAR's
+``newton.cpp``::
+
+    g = grad f(w), H = the (generalized) Hessian, M = 0.99 + 0.01 diag(H)     (one pass: the sums at w)
+    s ~ argmin g.s + 1/2 s.H s by preconditioned conjugate gradients,           (one pass per CG step: H d)
+        stopped when j (Q_j - Q_{j-1}) >= cgtol Q_j (Q: the quadratic's value; cgtol = min(0.5, sqrt(||g||_M^-1)))
+    w <- w + a s, the first a of 1, 1/2, 1/4, ... (at most 20) with f(w + a s) - f(w) <= 0.01 a g.s
+                                                                              (one pass values four a at once, and
+                                                                               the gradient at w + s)
+    stop when ||g|| <= eps ||g(0)|| (classification: eps max(min(#pos, #neg), 1) / l), as LIBLINEAR's -e
+
+Every pass is a sum over rows: :meth:`NewtonSolver.request` says what it sums, the kernel
+(:mod:`._newton_kernels`) sums one piece of rows, and the engines add the pieces in a fixed tree
+(:mod:`blocksvm.sums`), so the iterates are the same bits on any number of threads or workers. One-vs-rest
+problems (and tune's folds) run side by side and in step: every problem's iteration starts together, a problem
+that needs fewer CG steps waits (asking nothing of the passes); each pass reads the data once for all. A
+record is written per iteration; ``max_outer`` counts iterations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from blocksvm.losses import REGRESSION
+from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C
+from blocksvm.solvers import _newton_kernels as K
+from blocksvm.solvers.base import PassSolver
+
+ETA = 0.01  # Armijo's sufficient decrease (LIBLINEAR's eta)
+MAX_HALVINGS = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
+EPS_CG = 0.5  # LIBLINEAR's eps_cg
+PRECONDITIONER = 0.01  # M = (1 - 0.01) + 0.01 diag(H) (LIBLINEAR's alpha_pcg)
+DEFAULT_EPS = {"classification": 0.01, "regression": 0.0001}  # LIBLINEAR's -e of -s 0/2 and of -s 11
+
+# A problem's stage in its iteration.
+START, CG, LINE, GRADIENT, WAIT, DONE = range(6)
+STAGE_WORDS = ("the gradient at the start", "CG", "line search", "the gradient", "", "")
+# Its numbers, columns of ``numbers``.
+(F, F_OLD, G_NORM, G0_NORM, TOL, ZTR, Q, CG_TOL, CG_STEPS, ALPHA, HALVINGS, G_S, STEP, CORRECT, SQUARED, ROWS) = range(
+    16
+)
+N_NUMBERS = 16
+# Why a problem is done, ``why`` (a problem's, the first that applies): LIBLINEAR's own messages.
+WHY = ("", "gradient norm met", "line search fails", "actred too small", "f < -1e32")
+
+
+@dataclass
+class NewtonRequest:
+    """What a pass sums: each problem's kind (NONE, HV, VALUE), first step and vector slots (see the kernels'
+    ``piece_sums``), the weights ``W`` and directions ``D``, and how many vectors of sums there are."""
+
+    kinds: np.ndarray
+    alphas: np.ndarray
+    slots: np.ndarray
+    W: np.ndarray
+    D: np.ndarray
+    n_slots: int
+
+
+class NewtonMapper:
+    """A piece of rows' sums for a :class:`NewtonRequest` (picklable: the problem, no state vectors)."""
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def __call__(self, rows, first_row: int, request: NewtonRequest) -> dict[str, np.ndarray]:
+        p = self.problem
+        if p.folds == 1:
+            member = np.ones((p.n_problems, rows.n_rows), np.bool_)
+        else:
+            folds = p.row_folds(np.arange(first_row, first_row + rows.n_rows))
+            member = folds[None, :] != p.held_out[:, None]
+        scalars = np.zeros((p.n_problems, K.N_SCALARS))
+        vectors = np.zeros((request.n_slots, p.n_weights))
+        K.piece_sums(
+            (rows.indptr, rows.indices, rows.data),
+            p.targets(rows.labels),
+            p.costs,
+            member,
+            request.W,
+            request.D,
+            (request.kinds, request.alphas, request.slots),
+            (p.bias, p.loss.table),
+            scalars,
+            vectors,
+        )
+        return {"scalars": scalars, "vectors": vectors}
+
+
+class NewtonSolver(PassSolver):
+    """LIBLINEAR's Newton method (its -s 0, 2 and 11) as a pass learner; see the module docstring.
+
+    State, per problem: ``w``, the gradient ``g`` and preconditioner ``precond`` at ``w``, CG's solution ``s``,
+    residual ``r`` and direction ``d``, the ``numbers`` (objective, norms, CG's and the line search's scalars),
+    the ``stage`` and the reason a problem is done (``why``); and ``counts``: the iteration, its passes.
+    """
+
+    name = "newton"
+    params = (C, LOSS, EPS, CACHE_MB, WORKERS, THREADS)
+    losses = ("squared-hinge", "logistic", "squared-epsilon-insensitive")
+    stop_rules = frozenset({"solver"})
+    state_names = ("w", "g", "precond", "s", "r", "d", "numbers", "stage", "why", "counts")
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        n_k, n_w = problem.n_problems, problem.n_weights
+        for name in ("w", "g", "precond", "s", "r", "d"):
+            setattr(self, name, np.zeros((n_k, n_w)))
+        self.numbers = np.zeros((n_k, N_NUMBERS))
+        self.stage = np.full(n_k, START, np.int64)
+        self.why = np.zeros(n_k, np.int64)
+        self.counts = np.zeros(3, np.int64)  # the iterations done, passes in the current one, its CG passes
+        self.eps = params.eps if params.eps is not None else DEFAULT_EPS[problem.task]
+        self.memory_budget = params.cache_mb * 1e6
+        self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
+
+    # ---- what a pass sums ----------------------------------------------------------------------------
+
+    def mapper(self) -> NewtonMapper:
+        return NewtonMapper(self.problem)
+
+    def request(self) -> NewtonRequest:
+        """Per problem by its stage: CG asks ``H d``; the start, the line search and the gradient ask values
+        (along ``s`` from the search's step, or at ``w``); a waiting or done problem asks nothing."""
+        kinds, slots, n_slots = self._plan()
+        alphas = np.where(self.stage == LINE, self.numbers[:, ALPHA], 0.0)
+        D = np.where((self.stage == CG)[:, None], self.d, np.where((self.stage == LINE)[:, None], self.s, 0.0))
+        return NewtonRequest(kinds, alphas, slots, self.w, D, max(n_slots, 1))
+
+    def _plan(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Each problem's kind of sums and the rows of the pass's vectors that hold them."""
+        n_k = self.n_problems
+        kinds, slots, n_slots = np.zeros(n_k, np.int64), np.full((n_k, 3), -1, np.int64), 0
+        for k in range(n_k):
+            if self.stage[k] == CG:
+                kinds[k], slots[k, K.MAIN], n_slots = K.HV, n_slots, n_slots + 1
+            elif self.stage[k] in (START, LINE, GRADIENT):
+                kinds[k], slots[k, K.MAIN], slots[k, K.DIAGONAL], n_slots = K.VALUE, n_slots, n_slots + 1, n_slots + 2
+                if self.stage[k] == START and self.at_zero:
+                    slots[k, K.AT_ZERO], n_slots = n_slots, n_slots + 1
+        return kinds, slots, n_slots
+
+    def pass_label(self) -> str:
+        stages = {STAGE_WORDS[s] for s in self.stage if STAGE_WORDS[s]}
+        return " / ".join(sorted(stages))
+
+    # ---- the step at the end of a pass ----------------------------------------------------------------
+
+    def step(self, total: dict) -> bool:
+        _, plan, _ = self._plan()  # the pass just made (the state has not moved since)
+        scalars, vectors = total["scalars"], total["vectors"]
+        self.counts[1] += 1
+        for k in range(self.n_problems):
+            stage, slots = self.stage[k], plan[k]
+            if stage == CG:
+                self.counts[2] += 1
+                self._cg_step(k, vectors[slots[K.MAIN]])
+            elif stage == LINE:
+                self._line_search(k, scalars[k], vectors, slots)
+            elif stage in (START, GRADIENT):
+                self._at_w(k, scalars[k], vectors, slots, start=stage == START)
+        if np.any(np.isin(self.stage, (START, CG, LINE, GRADIENT))):
+            return False
+        started = self.counts[0] == 0 and self.counts[2] == 0  # the start's pass alone: no iteration yet
+        for k in np.flatnonzero(self.stage == WAIT):
+            self._judge(k, started)
+        self.figures = self._iteration_figures()
+        if not started:  # (the start's pass counts in the first iteration's passes)
+            self.counts[0] += 1
+            self.counts[1:] = 0
+        for k in np.flatnonzero(self.stage == WAIT):
+            self._begin_cg(k)
+        return not started or not np.any(self.stage == CG)
+
+    def _at_w(self, k: int, sums: np.ndarray, vectors: np.ndarray, slots: np.ndarray, start: bool) -> None:
+        """The sums at ``w``: ``g``, the preconditioner, and at the start ``f`` and the stopping tolerance."""
+        n = self.numbers[k]
+        w = self.w[k]
+        self.g[k] = w + vectors[slots[K.MAIN]]
+        self.precond[k] = (1 - PRECONDITIONER) + PRECONDITIONER * (1.0 + vectors[slots[K.DIAGONAL]])
+        n[G_NORM] = np.linalg.norm(self.g[k])
+        self._fit_figures(k, sums)
+        if start:
+            n[F] = sums[0] + 0.5 * w @ w
+            g0 = vectors[slots[K.AT_ZERO]] if slots[K.AT_ZERO] >= 0 else self.g[k]
+            n[G0_NORM] = np.linalg.norm(g0)
+            positive, rows = sums[K.POSITIVE], sums[K.ROWS]
+            factor = 1.0 if self.problem.task == REGRESSION else max(min(positive, rows - positive), 1) / max(rows, 1)
+            n[TOL] = self.eps * factor
+        self.stage[k] = WAIT
+
+    def _fit_figures(self, k: int, sums: np.ndarray) -> None:
+        self.numbers[k, [CORRECT, SQUARED, ROWS]] = sums[[K.CORRECT, K.SQUARED, K.ROWS]]
+
+    def _judge(self, k: int, started: bool) -> None:
+        """After an iteration (or the start): is problem ``k`` done (LIBLINEAR's tests, in its order)?"""
+        n = self.numbers[k]
+        if n[G_NORM] <= n[TOL] * n[G0_NORM]:
+            self.stage[k], self.why[k] = DONE, 1
+        elif not started and n[F] < -1.0e32:
+            self.stage[k], self.why[k] = DONE, 4
+        elif not started and abs(n[F_OLD] - n[F]) <= 1.0e-12 * abs(n[F]):
+            self.stage[k], self.why[k] = DONE, 3
+
+    def _begin_cg(self, k: int) -> None:
+        """CG's start: ``s = 0``, ``r = -g``, ``d = M^-1 r`` (LIBLINEAR's ``pcg``)."""
+        n = self.numbers[k]
+        self.s[k] = 0.0
+        self.r[k] = -self.g[k]
+        self.d[k] = self.r[k] / self.precond[k]
+        n[ZTR] = self.d[k] @ self.r[k]
+        n[CG_TOL] = min(EPS_CG, np.sqrt(np.sqrt(n[ZTR])))
+        n[Q] = 0.0
+        n[CG_STEPS] = 0
+        self.stage[k] = CG
+
+    def _cg_step(self, k: int, data_Hd: np.ndarray) -> None:
+        """One CG step from ``H d`` (the data's part from the pass, plus ``d``)."""
+        n, d = self.numbers[k], self.d[k]
+        n[CG_STEPS] += 1
+        Hd = d + data_Hd
+        dHd = d @ Hd
+        if dHd <= 1.0e-16:  # avoid 0/0
+            return self._end_cg(k)
+        alpha = n[ZTR] / dHd
+        self.s[k] += alpha * d
+        self.r[k] -= alpha * Hd
+        new_Q = -0.5 * (self.s[k] @ self.r[k] - self.s[k] @ self.g[k])
+        Q_diff = new_Q - n[Q]
+        if not (new_Q <= 0 and Q_diff <= 0) or n[CG_STEPS] * Q_diff >= n[CG_TOL] * new_Q:
+            return self._end_cg(k)  # the quadratic stopped falling enough (or, in rounding, rose)
+        n[Q] = new_Q
+        z = self.r[k] / self.precond[k]
+        zTr = z @ self.r[k]
+        self.d[k] = z + (zTr / n[ZTR]) * d
+        n[ZTR] = zTr
+        if n[CG_STEPS] >= max(self.problem.n_weights, 5):
+            self._end_cg(k)
+
+    def _end_cg(self, k: int) -> None:
+        """The line search's start: steps 1, 1/2, ... along ``s`` from ``f``."""
+        n = self.numbers[k]
+        n[F_OLD] = n[F]
+        n[G_S] = self.g[k] @ self.s[k]
+        n[ALPHA], n[HALVINGS] = 1.0, 0
+        self.stage[k] = LINE
+
+    def _line_search(self, k: int, sums: np.ndarray, vectors: np.ndarray, slots: np.ndarray) -> None:
+        """The first of the pass's steps ``a 2^-j`` with Armijo's decrease: at ``j = 0`` the pass also summed the
+        gradient there; at another, a pass sums it next; with none, the next four steps."""
+        n, w, s = self.numbers[k], self.w[k], self.s[k]
+        wTw, wTs, sTs = w @ w, w @ s, s @ s
+        step = n[ALPHA]
+        for j in range(K.N_CANDIDATES):
+            if n[HALVINGS] + j >= MAX_HALVINGS:
+                break
+            f = sums[j] + (step * step * sTs + wTw) / 2.0 + step * wTs
+            if f - n[F_OLD] <= ETA * step * n[G_S]:
+                self.w[k] = w + step * s
+                n[F], n[STEP] = f, step
+                if j == 0:
+                    self._at_w(k, sums, vectors, slots, start=False)
+                else:
+                    self.stage[k] = GRADIENT
+                return
+            step *= 0.5
+        n[ALPHA], n[HALVINGS] = step, n[HALVINGS] + K.N_CANDIDATES
+        if n[HALVINGS] >= MAX_HALVINGS:
+            n[F], n[STEP] = n[F_OLD], 0.0
+            self.stage[k], self.why[k] = DONE, 2
+
+    # ---- records --------------------------------------------------------------------------------------
+
+    def _iteration_figures(self) -> dict:
+        n = self.numbers
+        ratio = n[:, G_NORM] / np.maximum(n[:, G0_NORM], 1e-300)
+        figures = {
+            "primal_exact": True,
+            "per_problem_primal": n[:, F].tolist(),
+            "gradient_norm": float(ratio.max()),
+            "cg_steps": int(n[:, CG_STEPS].max()) if self.counts[0] or self.counts[2] else 0,
+            "step_size": float(n[:, STEP].min()),
+            "newton_passes": int(self.counts[1]),
+        }
+        if self.problem.task == REGRESSION:
+            figures["train_mse"] = float(n[0, SQUARED] / max(n[0, ROWS], 1))
+        else:  # (one-vs-rest predicts by the arg-max of every problem: an exact evaluation tells)
+            one = self.n_problems == 1 and self.problem.folds == 1
+            figures["train_accuracy"] = float(n[0, CORRECT] / max(n[0, ROWS], 1)) if one else None
+        if np.all(self.stage == DONE):
+            figures["stop"] = self._stop_reason(ratio)
+        return figures
+
+    def _stop_reason(self, ratio: np.ndarray) -> str:
+        n = self.numbers
+        met = f"gradient norm {ratio.max():.2e} of the start's <= eps {self.eps:g}" + (
+            "" if self.problem.task == REGRESSION else " x max(min(#pos, #neg), 1) / l"
+        )
+        others = sorted({WHY[why] for why in self.why if why > 1})
+        if not others:
+            return met
+        return (
+            f"{met} for {np.count_nonzero(self.why == 1)} of {self.n_problems} problems; the others: "
+            + (", ".join(others))
+            if np.any(self.why == 1)
+            else f"Newton stopped: {', '.join(others)} (f = {n[:, F].sum():.6e})"
+        )
+
+    def pass_figures(self, total: dict) -> dict:
+        figures = dict(getattr(self, "figures", {}))
+        if "per_problem_primal" in figures:
+            figures["primal"] = float(np.sum(figures["per_problem_primal"]))
+        return figures
+
+    # ---- the run --------------------------------------------------------------------------------------
+
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def start_from(self, W: np.ndarray) -> None:
+        self.w[...] = W
+        self.restart()
+
+    def restart(self) -> None:
+        """Start over from the current ``w``: its gradient first (and the gradient at 0 for the stopping rule)."""
+        self.stage[:] = START
+        self.why[:] = 0
+        self.numbers[:] = 0.0
+        self.counts[:] = 0
+        self.at_zero = bool(np.any(self.w))
+
+    def move_to(self, C: float, warm: bool = True) -> None:
+        """Solve the same problems at cost ``C`` next, from the current ``w`` (``warm``; Chu et al., KDD 2015, for
+        the primal) or from zero."""
+        self.problem = self.problem.with_C(C)
+        if not warm:
+            self.w[...] = 0.0
+        self.restart()
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {**super().state(), "at_zero": np.array([self.at_zero])}
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        super().load_state(arrays)
+        self.at_zero = bool(arrays["at_zero"][0])
