@@ -72,7 +72,8 @@ class Checkpoint:
             array = np.ascontiguousarray(self.arrays[name])
             h.update(name.encode())
             h.update(str(array.dtype).encode() + str(array.shape).encode())
-            h.update(memoryview(array).cast("B"))
+            if array.size:  # (an empty array has no bytes, and memoryview cannot cast one)
+                h.update(memoryview(array).cast("B"))
         return h.hexdigest()
 
     def _meta_bytes(self) -> bytes:

@@ -301,9 +301,11 @@ def _flags_given(args) -> dict:
 
     declared = {**PARAMS, **RUN, **TUNE}
     given = {name: getattr(args, name) for name in declared if hasattr(args, name)}
-    for name, value in given.items():
+    for name, value in list(given.items()):
         if declared[name].many:
             given[name] = declared[name].many(value)
+        elif isinstance(value, dict):  # an alias that sets several parameters (-s CODE: the loss, and the solver)
+            given |= {key: v for key, v in value.items() if key == name or not hasattr(args, key)}
     return given
 
 

@@ -73,6 +73,9 @@ def format_record(rec: dict) -> str:
         parts.append(f"gap{mark} {rec['gap']:.2e}")
     if rec.get("pg_violation") is not None:
         parts.append(f"PG {rec['pg_violation']:.3g}")
+    if rec.get("gradient_norm") is not None:  # Newton's, as LIBLINEAR prints them
+        parts.append(f"|g|/|g0| {rec['gradient_norm']:.2e}  CG {rec['cg_steps']:3d}  step {rec['step_size']:.2g}")
+        parts.append(f"passes {rec['newton_passes']}")
     if rec.get("nsv") is not None:
         parts.append(f"nSV {rec['nsv']}")
     if rec.get("train_accuracy") is not None:

@@ -66,7 +66,8 @@ def data_source(x) -> bool:
 
 @dataclass(frozen=True)
 class Alias:
-    """Another command-line spelling of a parameter, with its own parser (LIBLINEAR's ``-s 1|3``)."""
+    """Another command-line spelling of a parameter, with its own parser (LIBLINEAR's ``-s 1|3``). A parser may
+    return a dict of parameters instead of the value: the alias sets each (flags given explicitly win)."""
 
     flag: str
     parse: Callable[[str], Any]
@@ -188,14 +189,20 @@ class Param:
         return text.replace("%", "%%")
 
 
-def _liblinear_loss(text: str) -> str:
-    """LIBLINEAR's ``-s``: the code of an L2-regularized problem blocksvm solves (its dual CD's loss)."""
+# LIBLINEAR's primal solvers, -s 0, 2 and 11: its Newton method (the others are dual CD's)
+PRIMAL_CODES = (0, 2, 11)
+
+
+def _liblinear_loss(text: str) -> dict:
+    """LIBLINEAR's ``-s``: the code of an L2-regularized problem blocksvm solves, as the parameters it sets: the loss,
+    and for LIBLINEAR's primal solvers the solver (``newton``; an explicit ``--solver`` wins)."""
     import argparse
 
     from blocksvm.losses import LIBLINEAR_CODES
 
     try:
-        return LIBLINEAR_CODES[int(text)]
+        code = int(text)
+        return {"loss": LIBLINEAR_CODES[code]} | ({"solver": "newton"} if code in PRIMAL_CODES else {})
     except (ValueError, KeyError):
         known = ", ".join(f"{code} ({name})" for code, name in sorted(LIBLINEAR_CODES.items()))
         raise argparse.ArgumentTypeError(f"blocksvm trains LIBLINEAR's -s {known}") from None
@@ -262,7 +269,8 @@ LOSS = Param(
             _liblinear_loss,
             "CODE",
             "LIBLINEAR alias: 0|7 logistic, 1|2 squared-hinge, 3 hinge, "
-            "11|12 squared-epsilon-insensitive, 13 epsilon-insensitive",
+            "11|12 squared-epsilon-insensitive, 13 epsilon-insensitive; 0, 2 and 11 also choose --solver newton, "
+            "LIBLINEAR's primal solver",
         ),
     ),
 )

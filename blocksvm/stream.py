@@ -2,7 +2,7 @@
 
 The text (a file, ``.gz``/``.bz2``/``.xz``, or ``-`` for standard input) is parsed chunk by chunk
 in reader and parser threads beside the learner (:func:`blocksvm.io.libsvm.iter_parsed`), and the
-chunks' rows, in file order, go through the one block-pass driver (:func:`blocksvm.train.driver.run_pass`)
+chunks' rows, in file order, go through the one block-pass driver (:class:`blocksvm.train.driver.PassRun`)
 to a :class:`~blocksvm.solvers.growing.GrowingLearner`, whose model grows with the classes and features it
 meets (nothing learned is thrown away when the second class comes: that module's docstring). The learner is
 judged by progressive validation: every row's loss and mistake are taken before the row is learned.
@@ -27,7 +27,7 @@ from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel
 from blocksvm.solvers.growing import GrowingLearner
-from blocksvm.train.driver import run_pass
+from blocksvm.train.driver import PassRun
 from blocksvm.train.params import settle
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER
@@ -152,11 +152,6 @@ def stream(
 
     with checkpointer or contextlib.nullcontext(), deferred_signals() as stop:
 
-        def after(rows, report) -> bool:
-            state.position += rows.n_rows
-            progress.update()
-            return bool(stop)
-
         def chunk_done() -> None:
             if checkpointer:
                 checkpointer.after_block(save, at_pass_end=False)
@@ -165,7 +160,8 @@ def stream(
         pieces = _pieces(chunks, 0 if run.zero_based else 1, state.position, progress, text_bytes, chunk_done)
         if params.classes:
             pieces = _declared_only(pieces, np.asarray(params.classes, dtype=np.float64), path)
-        if not run_pass(pieces, learner, FILE_ORDER, state.sums, after):
+        the_pass = PassRun(state, params, stop, by_rows=True, on_block=lambda rows: progress.update())
+        if not the_pass.run(pieces, learner, FILE_ORDER):
             stopped_by = stop.signal_name
             out(f"stopped by {stopped_by} after {state.sums.rows} examples")
         pieces.close()

@@ -149,7 +149,7 @@ def test_bad_parameters_are_refused_in_one_line(given, message):
 
 
 def test_C_and_what_tune_does_not_read_are_not_parameters():
-    for name in ("C", "solver", "workers", "time_limit", "refit"):
+    for name in ("C", "workers", "time_limit", "refit"):
         with pytest.raises(TypeError, match=f"unexpected parameter\\(s\\) {name}"):
             BlockSVCCV(**{name: None})
     with pytest.raises(ParameterError, match="BlockSVRCV minimizes a regression loss, not loss='hinge'"):

@@ -285,6 +285,20 @@ def test_threads_and_the_cluster_take_the_same_path(store, client):
     same_model(train(store, client=client, **params), train(store, **params))
 
 
+def test_newton_on_the_cluster_is_the_serial_model_bit_for_bit(store, client, monkeypatch):
+    """A pass learner's shards sum their pieces on the workers; the driver adds their nodes in the fixed tree
+    (blocksvm.sums): the serial model, to the last bit, whatever the split."""
+    import blocksvm.sums
+
+    monkeypatch.setattr(blocksvm.sums, "PIECE_NNZ", 1000)  # several pieces a block
+    params = {**QUICK, "solver": "newton", "loss": "logistic", "eps": 1e-4}
+    serial = train(store, **params)
+    on_cluster = train(store, client=client, **params)
+    assert on_cluster.model.params["workers"] == 2
+    same_model(on_cluster, serial)
+    assert [r["primal"] for r in on_cluster.history] == [r["primal"] for r in serial.history]
+
+
 # ---- faults and resume ------------------------------------------------------------------------------
 
 

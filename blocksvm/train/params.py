@@ -56,14 +56,16 @@ RUN: dict[str, Param] = {p.name: p for p in RUN_OPTIONS}
 TUNE: dict[str, Param] = {p.name: p for p in TUNE_OPTIONS}
 TUNE_READS = tuple(p.name for p in RUN_OPTIONS if "tune" in p.commands)  # the run options tune reads
 # train's training parameters that tune does not read: C (its grid), the time limit and the exact-pass schedule
-# (it makes one evaluation pass per C), and the choice of a solver and of CoCoA+ shards (tune warm-starts dual CD)
-TUNE_SKIPS = ("C", "time_limit", "eval_every", "solver", "workers", "line_search", "cocoa_sigma")
+# (it makes one evaluation pass per C), and shards (its folds' problems share each read in one process)
+TUNE_SKIPS = ("C", "time_limit", "eval_every", "workers", "line_search", "cocoa_sigma")
+# The solvers tune warm-starts along C: dual CD (its alphas scaled) and Newton (from its weights).
+TUNE_SOLVERS = ("dual-cd", "newton")
 
 
 def tune_reads() -> tuple[Param, ...]:
     """The training parameters and run options ``blocksvm tune`` reads besides its own (:data:`TUNE`)."""
-    dual_cd = (p for p in for_command("train") if not p.solvers or "dual-cd" in p.solvers)
-    trained = (p for p in dual_cd if p.name not in TUNE_SKIPS)
+    tuned = (p for p in for_command("train") if not p.solvers or set(p.solvers) & set(TUNE_SOLVERS))
+    trained = (p for p in tuned if p.name not in TUNE_SKIPS)
     return (*(replace(p, commands=(*p.commands, "tune")) for p in trained), *(RUN[n] for n in TUNE_READS))
 
 
@@ -185,10 +187,10 @@ def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
     if "C" in given or (params is not None and params.C != PARAMS["C"].default):
         raise ParameterError(f"tune searches C: give the values to try as {'--C-grid' if cli else 'C_grid'}")
     solver = given.get("solver", params.solver if params is not None else "dual-cd")
-    if solver != "dual-cd":
+    if solver not in TUNE_SOLVERS:
         raise ParameterError(
-            f"tune warm-starts dual CD along C; {'--solver ' if cli else 'solver='}{solver} has no dual to scale: "
-            "train it with 'blocksvm train' at each C"
+            f"tune warm-starts {' and '.join(TUNE_SOLVERS)} along C; {'--solver ' if cli else 'solver='}{solver} "
+            "cannot continue from another C: train it with 'blocksvm train' at each C"
         )
     read = {p.name for p in tune_reads()}
     for name in given:
@@ -264,8 +266,8 @@ def reference_page() -> str:
         "of the commands; a checkpoint does not compare them.\n\n" + markdown_table(RUN_OPTIONS) + "\n"
         "## Tune options\n\n"
         "`blocksvm tune` and `blocksvm.train.tune()` read these, beside the training parameters train reads for "
-        "dual CD (C aside: the grid gives it; not the time limit, `eval_every`, the solver or CoCoA+'s shards) and "
-        "the run options marked tune above; docs/TUNE.md describes the search.\n\n" + markdown_table(TUNE_OPTIONS)
+        "dual CD and Newton (C aside: the grid gives it; not the time limit, `eval_every` or shards) and the run "
+        "options marked tune above; docs/TUNE.md describes the search.\n\n" + markdown_table(TUNE_OPTIONS)
     )
 
 

@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 
-from blocksvm._progress import progress_bar
 from blocksvm.checkpoint import Checkpoint
 from blocksvm.errors import CheckpointError, ParameterError
 from blocksvm.losses import EPSILON, LOGISTIC, REGRESSION
@@ -36,11 +35,11 @@ from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, ReadStats
-from blocksvm.train.driver import run_pass, store_blocks
+from blocksvm.train import engines
+from blocksvm.train.driver import PassRun
 from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
 from blocksvm.train.params import settle_tune
 from blocksvm.train.records import PassSums, StopRules, relative_gap
-from blocksvm.train.schedule import Schedule
 from blocksvm.train.signals import StopRequest, deferred_signals
 from blocksvm.train.snapshot import check_fits, differences, store_identity
 
@@ -61,9 +60,10 @@ class CVPoint:
     primal : float
         Mean over the folds of a fold's primal objective (the sum over its problems), exact.
     gap : float
-        Largest relative duality gap over the folds' problems, exact.
+        Largest relative duality gap over the folds' problems, exact (NaN for Newton, which has no dual).
     passes : int
-        Passes over the store (one read each, every fold at once), the evaluation read not counted.
+        Passes over the data (every fold at once; dual CD: one read each; Newton: from memory when the store fits),
+        the evaluation read not counted.
     seconds : float
     """
 
@@ -139,6 +139,7 @@ class SearchState:
     points: list = field(default_factory=list)  # a CVPoint for each value done
     C: float | None = None  # the C of the solver's arrays (None: no pass yet)
     passes: int = 0  # passes done at C
+    iterations: int = 0  # of them, those that ended an iteration (dual CD: every pass; Newton: one of several)
     seconds: float = 0.0  # seconds spent at C before this process
     outer: int = 1  # the pass in progress, counted over every C
     position: int = 0  # its blocks done
@@ -154,6 +155,8 @@ class SearchState:
     def from_dict(cls, values: dict) -> SearchState:
         known = {f.name for f in fields(cls)}
         state = cls(**{k: v for k, v in values.items() if k in known})
+        if "iterations" not in values:  # written before Newton: every pass was an iteration
+            state.iterations = state.passes
         state.points = [CVPoint(**p) for p in state.points]
         state.sums = PassSums(**state.sums)
         return state
@@ -313,30 +316,47 @@ class Tuner:
 
     def _line(self, p: CVPoint) -> str:
         score = f"accuracy {100 * p.score:.2f}% ± {100 * p.spread:.2f}" if not self.regression else f"MSE {p.score:.6g}"
-        return f"C {p.C:<10.4g} {score}  primal {p.primal:.6e}  gap {p.gap:.1e}  {p.passes} passes  {p.seconds:.2f} s"
+        gap = "" if math.isnan(p.gap) else f"  gap {p.gap:.1e}"
+        return f"C {p.C:<10.4g} {score}  primal {p.primal:.6e}{gap}  {p.passes} passes  {p.seconds:.2f} s"
 
     # ---- one C ----------------------------------------------------------------------------
 
     def solve_at(self, C: float, stop=None) -> CVPoint | None:
-        """Passes at ``C`` until the stop rules hold, each judged by the evaluation read that scores the folds; a
-        checkpoint after each pass the rules do not end. None if ``stop`` (a set StopRequest) cut them first."""
+        """Passes at ``C`` until the stop rules hold, each iteration judged (dual CD: by the evaluation read that scores
+        the folds, due at each C anyway; Newton: by its own rule, then that read); a checkpoint after each pass the
+        rules do not end. None if ``stop`` (a set StopRequest) cut them first."""
         st = self.state
         self._C_started = time.perf_counter()
         if st.C != C:  # a new value (else a resumed search goes on with its passes at C)
             self._move_to(C)
-            st.C, st.passes, st.seconds = C, 0, 0.0
+            st.C, st.passes, st.iterations, st.seconds = C, 0, 0, 0.0
         while True:
-            record = self._pass(C, stop)
-            if record is None:
+            if not self._pass(C, stop):
                 return None
-            losses, held = self._evaluate()  # every pass is judged exactly: this read is due at each C anyway
-            primal = self._primals(losses)
-            record |= {"primal_exact": True, "gap": relative_gap(primal, self.solver.dual_objectives())}
-            if self.rules.reason(record, out_of_time=False) is not None:
-                return self._point(C, held, primal, record["gap"])
+            if self.solver.end_pass():
+                st.iterations += 1
+                record = {"outer": st.iterations, "primal_exact": False, "gap": None, "pg_violation": None}
+                record |= self.solver.pass_figures(st.sums.figures)
+                st.sums = PassSums.zeros(self.problem.n_problems)
+                judged = self._judged(record)
+                if judged is not None:
+                    return judged
             self._checkpoint("after_pass")
             if stop:
                 return None
+
+    def _judged(self, record: dict) -> CVPoint | None:
+        """The CVPoint of the current C if the stop rules end it after this iteration, else None. A solver with a dual
+        needs the evaluation read for its gap (the exact primal); one that judges itself reads only at its end."""
+        dual = self.solver.dual_objectives()
+        if dual is None and self.rules.reason(record, out_of_time=False) is None:
+            return None
+        losses, held = self._evaluate()
+        primal = self._primals(losses)
+        record |= {"primal_exact": True, "gap": relative_gap(primal, dual) if dual is not None else None}
+        if self.rules.reason(record, out_of_time=False) is None:
+            return None
+        return self._point(self.state.C, held, primal, record["gap"] if record["gap"] is not None else math.nan)
 
     def _point(self, C: float, held: np.ndarray, primal: np.ndarray, gap: float) -> CVPoint:
         """The CVPoint of ``C`` from the last evaluation read: the held-out counts and each problem's primal."""
@@ -348,40 +368,35 @@ class Tuner:
         return CVPoint(C, float(pooled), scores.tolist(), mean_primal, gap, self.state.passes, round(seconds, 3))
 
     def _move_to(self, C: float) -> None:
-        """The solver at ``C``: made there, or moved from the C before (scaled by warm starts)."""
+        """The solver at ``C``: made there, or moved from the C before (warm: scaled, or from its weights)."""
         if self.solver is None:
-            self.solver = self.solver_class(self.problem.with_C(C), self.params, self.store)
+            self._build(self.problem.with_C(C))
         else:
             self.solver.move_to(C, warm=self.options["warm"])
 
-    def _pass(self, C: float, stop) -> dict | None:
-        """The pass in progress over the store (its remaining blocks), every fold's problems at each block; the
-        record the stop rules judge, or None if ``stop`` was set first."""
-        st, p, n_blocks = self.state, self.params, self.store.n_blocks
-        schedule = Schedule(p.seed, st.outer, shuffle=p.order == "random")
-        label = f"C {C:.4g} pass {st.passes + 1}"
-        bar = progress_bar(n_blocks, label, unit="block", enabled=self.progress, leave=False)
-        bar.update(st.position)
+    def _build(self, problem: Problem) -> None:
+        self.solver, self.passes = engines.build(self.solver_class, problem, self.params, self.store)
 
-        def after(block, report) -> bool:
-            st.position += 1
-            bar.update()
-            self._checkpoint("after_block", at_pass_end=st.position == n_blocks)
-            return bool(stop)
-
-        order = schedule.order(n_blocks, st.position)
-        blocks = store_blocks(self.store, order, prefetch=p.prefetch, stats=self.read_stats)
-        try:
-            run_pass(blocks, self.solver, schedule, st.sums, after)
-        finally:
-            blocks.close()
-            bar.close()
+    def _pass(self, C: float, stop) -> bool:
+        """The pass in progress over the store (its remaining blocks), every fold's problems at each block; False if
+        ``stop`` was set first."""
+        st, n_blocks = self.state, self.store.n_blocks
+        self.solver.start_pass(st.outer)
+        run = PassRun(
+            st,
+            self.params,
+            stop,
+            total=n_blocks,
+            label=f"C {C:.4g} pass {st.passes + 1}",
+            progress=self.progress,
+            checkpoint=lambda at_pass_end: self._checkpoint("after_block", at_pass_end=at_pass_end),
+        )
+        self.passes.run(run, st.outer, self.read_stats)
         if st.position < n_blocks:
-            return None
+            return False
         st.passes += 1
-        record = {"outer": st.passes, "pg_violation": self.solver.pass_figures(st.sums.figures)["pg_violation"]}
-        st.outer, st.position, st.sums = st.outer + 1, 0, PassSums.zeros(self.problem.n_problems)
-        return record
+        st.outer, st.position = st.outer + 1, 0
+        return True
 
     def _primals(self, loss_sums: np.ndarray) -> np.ndarray:
         """Each problem's primal objective, given its ``sum C_i loss_i`` over its training rows."""
@@ -401,14 +416,18 @@ class Tuner:
     # ---- the model at the best C ----------------------------------------------------------
 
     def _keep_start(self) -> None:
-        """Keep the folds' solutions at this C, averaged, as refit's start: each row is a training row of K - 1
-        folds, so the mean of its K - 1 alphas is in its box and ``sum_f w_f / (K - 1)`` is their ``w``."""
+        """Keep the folds' solutions at this C, averaged, as refit's start. Dual CD: each row is a training row of
+        K - 1 folds, so the mean of its K - 1 alphas is in its box and ``sum_f w_f / (K - 1)`` is their ``w``. A
+        primal solver (Newton): the mean of the folds' ``w`` (no alpha)."""
         if not (self.options.get("refit") or self.checkpointer):  # a resumed search may be asked to refit
             return
         K, n_k = self.problem.folds, self.problem.per_fold
-        alpha = self.solver.alpha.reshape(K, n_k, -1).sum(axis=0) / (K - 1)
-        w = self.solver.w.reshape(K, n_k, -1).sum(axis=0) / (K - 1)
-        self.best_start = (alpha, w)
+        w = self.solver.weights().reshape(K, n_k, -1)
+        alpha = getattr(self.solver, "alpha", None)
+        if alpha is None:
+            self.best_start = (None, w.mean(axis=0))
+        else:
+            self.best_start = (alpha.reshape(K, n_k, -1).sum(axis=0) / (K - 1), w.sum(axis=0) / (K - 1))
 
     def refit_run(self, C: float, verbose: int = 1) -> TrainResult:
         """Train on every row at ``C``, started from the folds' solutions at ``C`` (kept by the search): the model,
@@ -416,8 +435,11 @@ class Tuner:
         trainer = Trainer(self.store, replace(self.params, C=C), verbose=verbose, progress=self.progress)
         if self.best_start is not None:
             alpha, w = self.best_start
-            trainer.solver.alpha[...] = alpha
-            trainer.solver.w[...] = w
+            if alpha is None:
+                trainer.solver.start_from(w)
+            else:
+                trainer.solver.alpha[...] = alpha
+                trainer.solver.w[...] = w
         return trainer.run()
 
     # ---- checkpoints ----------------------------------------------------------------------
@@ -436,7 +458,9 @@ class Tuner:
         state = replace(st, seconds=st.seconds + now - self._C_started, elapsed=st.elapsed + now - self._started)
         arrays = dict(self.solver.state())
         if self.best_start is not None:
-            arrays["refit_alpha"], arrays["refit_w"] = self.best_start
+            alpha, arrays["refit_w"] = self.best_start
+            if alpha is not None:
+                arrays["refit_alpha"] = alpha
         meta = state.to_dict() | {"search": self._checked_options()}
         return Checkpoint(self.params.to_dict(), store_identity(self.store), meta, arrays)
 
@@ -451,13 +475,13 @@ class Tuner:
             )
         state = SearchState.from_dict(checkpoint.state)
         if state.C is not None:
-            self.solver = self.solver_class(self._problem_at(state.C, state.values), self.params, self.store)
+            self._build(self._problem_at(state.C, state.values))
             try:
                 self.solver.load_state(checkpoint.arrays)
             except (KeyError, ValueError) as exc:
                 raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
-        if "refit_alpha" in checkpoint.arrays:
-            self.best_start = (checkpoint.arrays["refit_alpha"], checkpoint.arrays["refit_w"])
+        if "refit_w" in checkpoint.arrays:
+            self.best_start = (checkpoint.arrays.get("refit_alpha"), checkpoint.arrays["refit_w"])
         self.state = state
         self.monitor.say(f"resuming the search {self._where()}")
 

@@ -1,0 +1,267 @@
+#!/usr/bin/env python
+"""Exact passes that scale: Newton (a pass learner) on threads and shards, against dual CD and LIBLINEAR -s 2,
+side by side in one run on this machine (issue 30).
+
+On one generated data set (LIBSVM text and its store, cached in ``--out``; the same as tools/bench_parallel.py's),
+squared hinge, C = 1, bias 1:
+
+1. **pass kernel** — one pass of Newton's sums over the store's blocks in memory (a Hessian-vector product, and
+   the line search's values with the gradient), with 1, 2, 4, 8 and 16 threads (beyond the cores: correctness,
+   not speed): seconds, millions of nonzeros a second, speed-up over 1 thread; and whether every thread count
+   gave the same bits.
+2. **end to end from the store** — passes and train seconds to a primal objective within ``--target`` (relative)
+   of f* (Newton at eps 1e-8): serial dual CD (an exact evaluation after every pass, not counted), ``--solver
+   newton`` with 1 and 2 threads, ``--workers 2`` (shards on threads) and a 2-worker dask LocalCluster; each
+   run's first record at the target.
+3. **LIBLINEAR -s 2** (liblinear-official, one thread) on the same text: load apart, then ``-e`` down a ladder
+   until the primal is within the target; the train seconds of the first that is.
+
+Every timed job runs in its own process. ::
+
+    python tools/bench_passes.py            # about 10 minutes on 2 cores
+    python tools/bench_passes.py --quick    # test the script: a minute
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = {"loss": "squared-hinge", "C": 1.0, "bias": 1.0}
+
+
+# ---- jobs, each in a child process ------------------------------------------------------------------------
+
+
+def job_kernel(store: str, threads: list[int]) -> dict:
+    """Seconds of one pass of Newton's sums over the store in memory, per thread count and kind of pass."""
+    import numpy as np
+
+    from blocksvm.solvers import Problem
+    from blocksvm.solvers.newton import CG, NewtonSolver
+    from blocksvm.store import BlockStore
+    from blocksvm.sums import PieceLayout, TreeSum
+    from blocksvm.train.engines import PieceVisits, ThreadEngine
+    from blocksvm.train.params import settle
+
+    s = BlockStore(store)
+    blocks = [s.read_block(b) for b in range(s.n_blocks)]
+    params, _ = settle("train", None, {**BASE, "solver": "newton"})
+    solver = NewtonSolver(Problem.from_store(s, params), params, s)
+    layout = PieceLayout.of(s.block_rows, s.nnz, solver.problem.n_weights)
+    rng = np.random.default_rng(0)
+    solver.w[...] = rng.normal(scale=0.01, size=solver.w.shape)
+    requests = {"value (line search)": solver.request()}
+    solver.stage[:], solver.d[...] = CG, rng.normal(size=solver.w.shape)
+    requests["H d (a CG step)"] = solver.request()
+    out = {"nnz": s.nnz, "pieces": layout.n_pieces, "piece_rows": layout.piece_rows, "passes": {}}
+    for kind, request in requests.items():
+        seconds, totals = {}, {}
+        for t in threads:
+            engine = ThreadEngine(t)
+            best = np.inf
+            for _ in range(3):  # the first loads the compiled kernels and starts the threads
+                tree = TreeSum()
+                visits = PieceVisits(solver.mapper(), layout, engine, tree, request)
+                start = time.perf_counter()
+                for block in blocks:
+                    visits.visit(block, None)
+                total = tree.total()
+                best = min(best, time.perf_counter() - start)
+            seconds[t], totals[t] = best, total
+        same = all(all(np.array_equal(totals[t][k], totals[threads[0]][k]) for k in total) for t in threads)
+        out["passes"][kind] = {"seconds": seconds, "same_bits": same}
+    return out
+
+
+def job_train(store: str, options: dict, fstar: float, target: float, cluster: int = 0) -> dict:
+    """One run from the store; its passes and train seconds to the target (the first record within it)."""
+    from blocksvm.train import train
+
+    def one(**extra):
+        return train(store, verbose=0, progress=False, **{**options, **extra})
+
+    one(max_outer=1)  # numba's caches loaded before the clock
+    if cluster:
+        from distributed import Client, LocalCluster
+
+        with (
+            LocalCluster(n_workers=cluster, threads_per_worker=1, processes=True, dashboard_address=":0") as lc,
+            Client(lc) as client,
+        ):
+            one(client=client, max_outer=1)  # the workers' caches
+            result = one(client=client)
+    else:
+        result = one()
+    passes = 0
+    for record in result.history:
+        passes += record.get("newton_passes", 1)
+        if fstar is not None and (record["primal"] - fstar) / fstar <= target:
+            return {"passes": passes, "iterations": record["outer"], "train_seconds": record["train_time"], "ok": True}
+    last = result.history[-1]
+    return {"passes": passes, "iterations": last["outer"], "train_seconds": last["train_time"], "ok": False,
+            "primal": last["primal"], "stop": result.stop_reason}  # fmt: skip
+
+
+def job_fstar(store: str) -> dict:
+    from blocksvm.train import train
+
+    result = train(store, verbose=0, progress=False, solver="newton", eps=1e-8, max_outer=200, **BASE)
+    return {"primal": result.model.summary["primal"], "stop": result.stop_reason}
+
+
+def job_liblinear(text: str, fstar: float, target: float) -> dict:
+    """LIBLINEAR -s 2: load, then -e down a ladder until the primal is within the target."""
+    import numpy as np
+    from liblinear import liblinearutil
+    from sklearn.datasets import load_svmlight_file
+
+    start = time.perf_counter()
+    X, y = load_svmlight_file(text)
+    load = time.perf_counter() - start
+    problem = liblinearutil.problem(y, X)
+    tried = []
+    for eps in (0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0005, 0.0002, 0.0001):
+        start = time.perf_counter()
+        model = liblinearutil.train(problem, f"-s 2 -c {BASE['C']} -B 1 -e {eps} -q")
+        seconds = time.perf_counter() - start
+        w, b = model.get_decfun()
+        sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+        z = y * (X @ (sign * np.array(w)) + sign * b)
+        primal = 0.5 * (np.dot(w, w) + b * b) + BASE["C"] * float(np.sum(np.maximum(0.0, 1.0 - z) ** 2))
+        tried.append({"eps": eps, "seconds": seconds, "rel": (primal - fstar) / fstar})
+        if tried[-1]["rel"] <= target:
+            break
+    return {"load_seconds": load, "tried": tried}
+
+
+JOBS = {"kernel": job_kernel, "train": job_train, "fstar": job_fstar, "liblinear": job_liblinear}
+
+
+def run_job(kind: str, **kwargs) -> dict:
+    """``kind`` in a child process; its JSON result (or the error)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--job", kind, "--job-args", json.dumps(kwargs)], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"rc {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---- the run ------------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--rows", type=int, default=400_000)
+    p.add_argument("--features", type=int, default=100_000)
+    p.add_argument("--nnz", type=int, default=60)
+    p.add_argument("--block-rows", type=int, default=50_000)
+    p.add_argument("--target", type=float, default=1e-3, help="relative objective to reach")
+    p.add_argument("--threads", default="1,2,4,8,16", help="thread counts of the pass kernel")
+    p.add_argument("--skip", default="", help="comma-separated parts to leave out: kernel, e2e, liblinear")
+    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "parallel")
+    p.add_argument("--quick", action="store_true", help="a small data set, to test the script")
+    p.add_argument("--job", help=argparse.SUPPRESS)
+    p.add_argument("--job-args", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.job:
+        print(json.dumps(JOBS[args.job](**json.loads(args.job_args))))
+        return
+    if args.quick:
+        args.rows, args.features, args.nnz, args.block_rows = 40_000, 20_000, 40, 5_000
+    skip = set(filter(None, args.skip.split(",")))
+
+    from blocksvm.datasets import SyntheticSpec, write_libsvm
+    from blocksvm.io import convert
+    from blocksvm.store import BlockStore
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"gen-{args.rows}x{args.features}x{args.nnz}"
+    text, store = args.out / f"{stem}.svm", args.out / f"{stem}-b{args.block_rows}.bsvm"
+    if not text.exists():
+        write_libsvm(text, SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11), progress=False)
+    if not store.exists():
+        convert(text, store, block_rows=args.block_rows, progress=False)
+    s = BlockStore(store)
+    print(
+        f"{s.n_rows:,} rows x {s.n_features:,} features, {s.nnz:,} nnz, {s.n_blocks} blocks; {os.cpu_count()} "
+        f"cores; squared hinge, C = 1, bias 1; target {args.target:g} relative objective",
+        flush=True,
+    )
+    results: dict = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}, "store": str(store)}
+
+    if "kernel" not in skip:
+        k = run_job("kernel", store=str(store), threads=[int(t) for t in args.threads.split(",")])
+        results["kernel"] = k
+        if "error" in k:
+            print(f"kernel: {k['error']}")
+        else:
+            print(
+                f"\n### Pass kernel: one pass over the store in memory ({k['pieces']} pieces of {k['piece_rows']} rows)"
+            )
+            for kind, r in k["passes"].items():
+                one = r["seconds"]["1"]
+                print(f"\n{kind}; every thread count the same bits: {r['same_bits']}\n")
+                print("| threads | seconds | M nnz/s | speed-up |\n|---:|---:|---:|---:|")
+                for t, seconds in r["seconds"].items():
+                    print(f"| {t} | {seconds:.3f} | {k['nnz'] / seconds / 1e6:.0f} | {one / seconds:.2f}x |")
+
+    fstar = run_job("fstar", store=str(store))
+    results["fstar"] = fstar
+    print(f"\nf* = {fstar.get('primal')} ({fstar.get('stop', fstar.get('error'))})", flush=True)
+    runs = [
+        ("dual CD, serial", {"eval_every": 1, "tol": 1e-6, "max_outer": 100}, 0),
+        ("newton, 1 thread", {"solver": "newton", "eps": 1e-6}, 0),
+        ("newton, --threads 2", {"solver": "newton", "eps": 1e-6, "threads": 2}, 0),
+        ("newton, --workers 2 (shards on threads)", {"solver": "newton", "eps": 1e-6, "workers": 2}, 0),
+        ("newton, dask LocalCluster, 2 workers", {"solver": "newton", "eps": 1e-6}, 2),
+    ]
+    if "e2e" not in skip and "primal" in fstar:
+        print(f"\n### End to end from the store, to {args.target:g} of f*\n", flush=True)
+        print("| run | iterations | passes | train seconds | vs newton 1 thread |\n|---|---:|---:|---:|---:|")
+        rows = []
+        for label, options, cluster in runs:
+            r = run_job(
+                "train", store=str(store), options={**BASE, **options}, fstar=fstar["primal"], target=args.target,
+                cluster=cluster,
+            )  # fmt: skip
+            r["run"] = label
+            rows.append(r)
+            if "error" in r:
+                print(f"| {label} | failed: {r['error']} | | | |", flush=True)
+                continue
+            base = next((x for x in rows if x["run"] == "newton, 1 thread" and "error" not in x), None)
+            speed = f"{base['train_seconds'] / r['train_seconds']:.2f}x" if base else ""
+            reached = "" if r["ok"] else " (not reached)"
+            print(
+                f"| {label} | {r['iterations']} | {r['passes']} | {r['train_seconds']:.2f}{reached} | {speed} |",
+                flush=True,
+            )
+        results["end_to_end"] = rows
+
+    if "liblinear" not in skip and "primal" in fstar:
+        r = run_job("liblinear", text=str(text), fstar=fstar["primal"], target=args.target)
+        results["liblinear"] = r
+        if "error" in r:
+            print(f"\nLIBLINEAR: {r['error']}")
+        else:
+            last = r["tried"][-1]
+            print(
+                f"\nLIBLINEAR -s 2 (1 thread): load {r['load_seconds']:.1f} s; -e {last['eps']} reaches "
+                f"{last['rel']:.1e} in {last['seconds']:.2f} s of training",
+                flush=True,
+            )
+    (args.out / "passes.json").write_text(json.dumps(results, indent=1))
+    print(f"\nresults in {args.out / 'passes.json'}")
+
+
+if __name__ == "__main__":
+    main()
