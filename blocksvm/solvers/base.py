@@ -77,6 +77,7 @@ class Solver:
     commands: ClassVar[tuple[str, ...]] = ("train",)
     stop_rules: ClassVar[frozenset[str]] = frozenset()
     online: ClassVar[bool] = False
+    every_pass_an_iteration: ClassVar[bool] = True  # False: an iteration (a record) may take several passes
     state_names: ClassVar[tuple[str, ...]] = ()
     losses: ClassVar[tuple[str, ...]] = tuple(LOSSES)  # the user's losses it minimizes (if it reads --loss)
     # A block learner that also runs over shards of the blocks: its driver there ("module:Class", as the registry
@@ -119,6 +120,10 @@ class Solver:
         """Called when a pass has visited every block; True if the pass ended an iteration (a record is due:
         always, for a block learner)."""
         return True
+
+    def pass_label(self) -> str:
+        """What the coming pass does, in a few words for the progress bar (a pass learner's passes differ)."""
+        return ""
 
     def weights(self) -> np.ndarray:
         """The model's weights, shape (n_problems, n_features + 1); last column: bias feature."""
@@ -176,6 +181,7 @@ class PassSolver(Solver):
     """
 
     memory_budget: float = 0.0
+    every_pass_an_iteration = False
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)

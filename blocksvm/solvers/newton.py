@@ -187,12 +187,12 @@ class NewtonSolver(PassSolver):
         w = self.w[k]
         self.g[k] = w + vectors[slots[K.MAIN]]
         self.precond[k] = (1 - PRECONDITIONER) + PRECONDITIONER * (1.0 + vectors[slots[K.DIAGONAL]])
-        n[G_NORM] = np.linalg.norm(self.g[k])
+        n[G_NORM] = np.sqrt(K.dot(self.g[k], self.g[k]))
         self._fit_figures(k, sums)
         if start:
-            n[F] = sums[0] + 0.5 * w @ w
+            n[F] = sums[0] + 0.5 * K.dot(w, w)
             g0 = vectors[slots[K.AT_ZERO]] if slots[K.AT_ZERO] >= 0 else self.g[k]
-            n[G0_NORM] = np.linalg.norm(g0)
+            n[G0_NORM] = np.sqrt(K.dot(g0, g0))
             positive, rows = sums[K.POSITIVE], sums[K.ROWS]
             factor = 1.0 if self.problem.task == REGRESSION else max(min(positive, rows - positive), 1) / max(rows, 1)
             n[TOL] = self.eps * factor
@@ -217,7 +217,7 @@ class NewtonSolver(PassSolver):
         self.s[k] = 0.0
         self.r[k] = -self.g[k]
         self.d[k] = self.r[k] / self.precond[k]
-        n[ZTR] = self.d[k] @ self.r[k]
+        n[ZTR] = K.dot(self.d[k], self.r[k])
         n[CG_TOL] = min(EPS_CG, np.sqrt(np.sqrt(n[ZTR])))
         n[Q] = 0.0
         n[CG_STEPS] = 0
@@ -228,19 +228,19 @@ class NewtonSolver(PassSolver):
         n, d = self.numbers[k], self.d[k]
         n[CG_STEPS] += 1
         Hd = d + data_Hd
-        dHd = d @ Hd
+        dHd = K.dot(d, Hd)
         if dHd <= 1.0e-16:  # avoid 0/0
             return self._end_cg(k)
         alpha = n[ZTR] / dHd
         self.s[k] += alpha * d
         self.r[k] -= alpha * Hd
-        new_Q = -0.5 * (self.s[k] @ self.r[k] - self.s[k] @ self.g[k])
+        new_Q = -0.5 * (K.dot(self.s[k], self.r[k]) - K.dot(self.s[k], self.g[k]))
         Q_diff = new_Q - n[Q]
         if not (new_Q <= 0 and Q_diff <= 0) or n[CG_STEPS] * Q_diff >= n[CG_TOL] * new_Q:
             return self._end_cg(k)  # the quadratic stopped falling enough (or, in rounding, rose)
         n[Q] = new_Q
         z = self.r[k] / self.precond[k]
-        zTr = z @ self.r[k]
+        zTr = K.dot(z, self.r[k])
         self.d[k] = z + (zTr / n[ZTR]) * d
         n[ZTR] = zTr
         if n[CG_STEPS] >= max(self.problem.n_weights, 5):
@@ -250,7 +250,7 @@ class NewtonSolver(PassSolver):
         """The line search's start: steps 1, 1/2, ... along ``s`` from ``f``."""
         n = self.numbers[k]
         n[F_OLD] = n[F]
-        n[G_S] = self.g[k] @ self.s[k]
+        n[G_S] = K.dot(self.g[k], self.s[k])
         n[ALPHA], n[HALVINGS] = 1.0, 0
         self.stage[k] = LINE
 
@@ -258,7 +258,7 @@ class NewtonSolver(PassSolver):
         """The first of the pass's steps ``a 2^-j`` with Armijo's decrease: at ``j = 0`` the pass also summed the
         gradient there; at another, a pass sums it next; with none, the next four steps."""
         n, w, s = self.numbers[k], self.w[k], self.s[k]
-        wTw, wTs, sTs = w @ w, w @ s, s @ s
+        wTw, wTs, sTs = K.dot(w, w), K.dot(w, s), K.dot(s, s)
         step = n[ALPHA]
         for j in range(K.N_CANDIDATES):
             if n[HALVINGS] + j >= MAX_HALVINGS:

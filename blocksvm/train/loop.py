@@ -163,7 +163,7 @@ class Trainer:
         """Solve the remaining blocks of the current pass; False if stopped early."""
         st = self.state
         self.solver.start_pass(st.outer)
-        label = f"iter {st.outer}" + (f" {self.solver.pass_label()}" if hasattr(self.solver, "pass_label") else "")
+        label = f"iter {st.outer} {self.solver.pass_label()}".rstrip()
         run = PassRun(
             st,
             self.params,
@@ -179,7 +179,7 @@ class Trainer:
     def _checkpoint_block(self, at_pass_end: bool) -> None:
         """A block is done: a checkpoint if one is due (the pass's end writes one anyway, unless a pass learner's
         pass is one of several in its iteration)."""
-        at_pass_end = at_pass_end and not isinstance(self.solver, engines.PassSolver)
+        at_pass_end = at_pass_end and self.solver.every_pass_an_iteration
         self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=at_pass_end))
 
     def _checkpoint(self, write) -> None:
