@@ -240,6 +240,9 @@ class BlockPasses:
     def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
         return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
 
+    def note(self) -> str | None:
+        return None
+
 
 def evaluate_blocks(problem, W: np.ndarray, blocks) -> tuple[np.ndarray, int, float]:
     """Loss sums per problem, correct rows and squared errors of ``blocks`` at ``W``."""
@@ -268,7 +271,8 @@ class KeptBlocks:
 
     def __init__(self, store, rows: int, budget: float):
         per_row = store.nnz / max(store.n_rows, 1) * (4 + np.dtype(store.dtype).itemsize) + 32
-        self.fits = rows * per_row <= budget
+        self.bytes = rows * per_row
+        self.fits = self.bytes <= budget
         self.blocks: dict[int, object] = {}
 
     def __getstate__(self) -> dict:
@@ -330,6 +334,16 @@ class PiecePasses:
     def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
         blocks = self.kept.iter(self.store, range(self.store.n_blocks), prefetch, ReadStats())
         return evaluate_blocks(problem, W, (block for _, block in blocks))
+
+    def note(self) -> str | None:
+        """Where the passes' blocks come from, said once: memory, or the store at every pass."""
+        needed = self.kept.bytes / 1e6
+        if self.kept.fits:
+            return f"{self.learner.name} keeps the store in memory ({needed:,.0f} MB): its later passes read nothing"
+        return (
+            f"the store needs {needed:,.0f} MB in memory, more than --cache-mb {self.learner.memory_budget / 1e6:g}: "
+            f"every pass of {self.learner.name} reads it again (a larger --cache-mb keeps it)"
+        )
 
 
 class PassShard:
@@ -410,6 +424,9 @@ class Rounds:
             read.blocks_read += r.read.blocks_read
         run.advance(self.store.n_blocks - run.state.position)
         return True
+
+    def note(self) -> str | None:
+        return None
 
     def round(self, outer: int) -> list:
         results = self.engine.run_kept(shard_round, self.learner.broadcast(), outer)

@@ -112,9 +112,10 @@ class Trainer:
         st = self.state
         self._started = time.perf_counter()
         self.monitor.rewrite(st.history)  # now, not before: a refused resume must not touch the file
-        note = self.rules.unused_note(self.solver.name)
-        if note and st.outer == 1 and st.position == 0:
-            self.monitor.say(f"note: {note}")
+        if st.outer == 1 and st.position == 0:
+            for note in (self.rules.unused_note(self.solver.name), self.passes.note()):
+                if note:
+                    self.monitor.say(f"note: {note}")
         reason, interrupted = None, False
         if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
             reason = self.rules.reason(st.history[-1], out_of_time=False)  # (the time limit: after a block)
