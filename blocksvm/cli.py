@@ -52,11 +52,11 @@ def _report(args, summary) -> int:
     return EXIT_OK
 
 
-@command("convert", "convert a LIBSVM/svmlight file (.gz/.bz2/.xz too) into a block store")
+@command("convert", "convert a LIBSVM/svmlight file (.gz/.bz2/.xz too), or VW text, into a block store")
 def _convert_args(p: argparse.ArgumentParser) -> None:
     from blocksvm.store.format import COMPRESSIONS, DEFAULT_COMPRESSION
 
-    p.add_argument("input", help="LIBSVM text file")
+    p.add_argument("input", help="LIBSVM text file (or VW text with --format vw)")
     p.add_argument("output", help="store directory to create")
     size = p.add_mutually_exclusive_group()
     size.add_argument(
@@ -94,7 +94,39 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
         help="the input is CSV with a header line: this column (name or 0-based position) is the label, the "
         "others the features in order, empty cells zero",
     )
+    _add_text_format(p)
+    p.add_argument(
+        "--weights",
+        metavar="FILE",
+        help="instance weights, one a line for the rows in order (LIBLINEAR's weights fork, -W); >= 0",
+    )
     p.set_defaults(run=_run_convert)
+
+
+def _add_text_format(p: argparse.ArgumentParser) -> None:
+    """``--format``, ``--hash-bits`` and ``--hash-all``: how text becomes columns (convert and predict)."""
+    p.add_argument(
+        "--format",
+        dest="text_format",
+        choices=["libsvm", "vw"],
+        default=None,
+        help="the text's format: LIBSVM's (default), or Vowpal Wabbit's (label [importance] |namespace name:value "
+        "...), its names hashed into 2^B columns",
+    )
+    p.add_argument(
+        "--hash-bits",
+        type=int,
+        metavar="B",
+        help="VW names are hashed into 2^B columns, B in 1..30 (default 18, VW's -b): MurmurHash3 (x86, 32-bit) "
+        "seeded with the namespace's hash, as VW hashes; names may collide",
+    )
+    p.add_argument(
+        "--hash-all",
+        action="store_true",
+        default=None,
+        help="hash VW names made of digits too (VW's --hash all); by default such a name is its integer plus the "
+        "namespace's hash",
+    )
 
 
 def _run_convert(args) -> int:
@@ -116,6 +148,10 @@ def _run_convert(args) -> int:
         progress=None if not args.quiet else False,
         jobs=args.jobs,
         csv_label=args.csv,
+        text_format=args.text_format or "libsvm",
+        hash_bits=args.hash_bits,
+        hash_all=bool(args.hash_all),
+        weights=args.weights,
     )
     return _report(args, summary)
 
@@ -151,8 +187,18 @@ def _print_info(info: dict) -> None:
     print(f"features     {info['features']:,} (indices in the source are {info['index_base']}-based)")
     if info["features_used"] is not None:
         print(f"used         {info['features_used']:,} of them, stored compactly with a feature map")
+    if info.get("text") is not None:
+        from blocksvm.io.vw import describe
+
+        print(f"text         {describe(info['text'])}")
     print(f"nnz          {info['nnz']:,}")
     print(f"labels       {labels}")
+    if info.get("weights") is not None:
+        w = info["weights"]
+        print(
+            f"weights      instance weights (weighted store) from {w['min']:g} to {w['max']:g}, sum {w['sum']:,.6g}, "
+            f"{w['zero_rows']:,} rows weigh 0"
+        )
     print(
         f"values       {info['dtype']}, compression {params['compression']}, "
         f"{info['bytes_on_disk'] / 1e6:,.1f} MB on disk"

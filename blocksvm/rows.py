@@ -23,6 +23,8 @@ class Rows:
         Labels as written in the source file.
     lines : ndarray of int64, shape (n_rows,), or None
         Line number of each row in the source file (None where nobody needs them: a row cache).
+    weights : ndarray of float64, shape (n_rows,), or None
+        Each row's instance weight (finite, >= 0), when the source has them; None: every row weighs 1.
     """
 
     indptr: np.ndarray
@@ -30,6 +32,7 @@ class Rows:
     data: np.ndarray
     labels: np.ndarray
     lines: np.ndarray | None = None
+    weights: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -41,7 +44,7 @@ class Rows:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.indptr, self.indices, self.data, self.labels, self.lines)
+        arrays = (self.indptr, self.indices, self.data, self.labels, self.lines, self.weights)
         return sum(a.nbytes for a in arrays if a is not None)
 
     def to_csr(self, n_features: int) -> sp.csr_matrix:
@@ -52,14 +55,22 @@ class Rows:
         """Rows ``start`` to ``stop - 1`` (views of this one's arrays; ``indptr`` rebased)."""
         lo, hi = self.indptr[start], self.indptr[stop]
         lines = None if self.lines is None else self.lines[start:stop]
+        weights = None if self.weights is None else self.weights[start:stop]
         return Rows(
-            self.indptr[start : stop + 1] - lo, self.indices[lo:hi], self.data[lo:hi], self.labels[start:stop], lines
+            self.indptr[start : stop + 1] - lo,
+            self.indices[lo:hi],
+            self.data[lo:hi],
+            self.labels[start:stop],
+            lines,
+            weights,
         )
 
     def take(self, rows: np.ndarray) -> Rows:
         """The given rows (positions), in that order."""
         indptr, indices, data = gather_rows(self.indptr, self.indices, self.data, rows)
-        return Rows(indptr, indices, data, self.labels[rows], None if self.lines is None else self.lines[rows])
+        lines = None if self.lines is None else self.lines[rows]
+        weights = None if self.weights is None else self.weights[rows]
+        return Rows(indptr, indices, data, self.labels[rows], lines, weights)
 
     @staticmethod
     def empty(dtype) -> Rows:
@@ -67,16 +78,20 @@ class Rows:
 
     @staticmethod
     def stack(parts: list[Rows]) -> Rows:
-        """The rows of ``parts``, one after the other."""
+        """The rows of ``parts``, one after the other (weighted if any part is: the others' rows weigh 1)."""
         lengths = np.concatenate([np.diff(p.indptr) for p in parts])
         indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths, dtype=np.int64)])
         lines = None if any(p.lines is None for p in parts) else np.concatenate([p.lines for p in parts])
+        weights = None
+        if any(p.weights is not None for p in parts):
+            weights = np.concatenate([np.ones(p.n_rows) if p.weights is None else p.weights for p in parts])
         return Rows(
             indptr,
             np.concatenate([p.indices for p in parts]),
             np.concatenate([p.data for p in parts]),
             np.concatenate([p.labels for p in parts]),
             lines,
+            weights,
         )
 
 

@@ -34,7 +34,7 @@ from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_mode
 from blocksvm.model import LinearModel
 from blocksvm.predict import FeatureSpaceWarning, predict
 from blocksvm.store import BlockStore
-from blocksvm.store.format import DENSE_VERSION, FORMAT_VERSION, MANIFEST
+from blocksvm.store.format import DENSE_VERSION, FORMAT_VERSION, MANIFEST, MAPPED_VERSION
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -103,7 +103,7 @@ def test_three_nonzeros_at_index_2147483647_make_a_three_feature_store(tmp_path)
     summary = convert(source, tmp_path / "three.bsvm", progress=False)
     assert summary.features_used == 3 and "2,147,483,647 features (3 used, stored compactly)" in str(summary)
     store = BlockStore(tmp_path / "three.bsvm")
-    assert (store.n_features, store.space_features, store.manifest["version"]) == (3, LARGEST, FORMAT_VERSION)
+    assert (store.n_features, store.space_features, store.manifest["version"]) == (3, LARGEST, MAPPED_VERSION)
     np.testing.assert_array_equal(store.feature_map, [0, 2, LARGEST - 1])
     X, y, _ = store_rows(tmp_path / "three.bsvm")  # through the map: the source's rows
     X_ref, y_ref = load_svmlight_file(str(source), n_features=LARGEST, dtype=np.float32)

@@ -19,6 +19,8 @@ pass 2 writes the blocks' columns compactly and the store keeps the feature map 
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -33,8 +35,10 @@ from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.features import FeatureSet, compact_space
 from blocksvm.io.delimited import iter_csv
-from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, iter_parsed, resolve_index_base
+from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
+from blocksvm.io.vw import iter_text, text_format_of
+from blocksvm.io.weights import check_weights, with_weights
 from blocksvm.store import format as F
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 
@@ -58,6 +62,11 @@ class ConvertSummary:
     skipped_examples: list = field(default_factory=list)
     features_used: int | None = None
     """The features the rows use, when the store keeps them compactly (a sparse space); None otherwise."""
+    weights: dict | None = None
+    """A weighted store's instance weights (``sum``, ``min``, ``max``, ``zero_rows``: the manifest's); None when
+    every row weighs 1."""
+    text: dict | None = None
+    """How text other than LIBSVM's was read into columns (the manifest's ``text``: VW's hashing); None otherwise."""
 
     @property
     def mb_per_second(self) -> float:
@@ -73,6 +82,10 @@ class ConvertSummary:
             f"{self.output}: {self.rows:,} rows, {self.features:,} features{used}, {self.nnz:,} nnz in "
             f"{self.blocks} blocks; {self.seconds:.1f} s, {self.mb_per_second:.1f} MB/s"
         )
+        if self.text is not None:
+            text += f"; {self.text['format']} names hashed into 2^{self.text['bits']} columns ({self.text['hash']})"
+        if self.weights is not None:
+            text += f"; instance weights from {self.weights['min']:g} to {self.weights['max']:g}"
         if self.skipped_lines:
             text += f"; skipped {self.skipped_lines:,} bad lines, first: " + "; ".join(self.skipped_examples[:1])
         return text
@@ -92,6 +105,33 @@ class _Pass1:
     source_bytes: int = 0
     text_bytes: int = 0
     features: FeatureSet = field(default_factory=FeatureSet)
+    weights: _WeightTally | None = None
+
+
+@dataclass
+class _WeightTally:
+    """What the instance weights met so far add up to: a store is weighted only if some row's weight is not 1."""
+
+    not_one: int = 0
+    zero_rows: int = 0
+    sum: float = 0.0
+    min: float = math.inf
+    max: float = -math.inf
+
+    def add(self, weights: np.ndarray) -> None:
+        if len(weights) == 0:
+            return
+        self.not_one += int(np.count_nonzero(weights != 1.0))
+        self.zero_rows += int(np.count_nonzero(weights == 0.0))
+        self.sum += float(np.sum(weights))
+        self.min = min(self.min, float(weights.min()))
+        self.max = max(self.max, float(weights.max()))
+
+    def manifest(self) -> dict | None:
+        """The manifest's ``weights`` entry; None when every weight is 1 (the store is then unweighted)."""
+        if not self.not_one:
+            return None
+        return {"sum": self.sum, "min": self.min, "max": self.max, "zero_rows": self.zero_rows}
 
 
 def convert(
@@ -112,8 +152,12 @@ def convert(
     jobs: int | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     csv_label: str | None = None,
+    text_format: str = "libsvm",
+    hash_bits: int | None = None,
+    hash_all: bool = False,
+    weights: str | os.PathLike | None = None,
 ) -> ConvertSummary:
-    """Convert a LIBSVM/svmlight file (plain, .gz, .bz2 or .xz) into a block store.
+    """Convert a LIBSVM/svmlight file (plain, .gz, .bz2 or .xz), or Vowpal Wabbit text, into a block store.
 
     Parameters
     ----------
@@ -152,6 +196,20 @@ def convert(
         Read CSV text instead (:mod:`blocksvm.io.delimited`): a header line, this column (its name or 0-based
         position) the label, every other column a feature in order, empty cells zero. The store has as many
         features as the last nonzero column (``n_features`` for more).
+    text_format : {"libsvm", "vw"}, default="libsvm"
+        ``"vw"``: Vowpal Wabbit's text (:mod:`blocksvm.io.vw`): labels as written, an importance weight after the
+        label (kept as the row's instance weight), names hashed into ``2**hash_bits`` columns by MurmurHash3
+        (x86, 32-bit) seeded with their namespace's hash, as VW hashes them; collisions are possible. The store
+        records the hashing (manifest ``text``) for ``predict`` and ``stream``. ``zero_based`` does not apply.
+    hash_bits : int, optional
+        Columns of VW text: ``2**hash_bits`` (1 to 30; default 18, VW's ``-b``).
+    hash_all : bool, default=False
+        Hash VW names made of digits too (VW's ``--hash all``); by default such a name is its integer plus its
+        namespace's hash.
+    weights : path, optional
+        A file of instance weights, one a line for the rows in order (the "weights" fork of LIBLINEAR's ``-W``):
+        finite and >= 0. The store keeps them (docs/FORMAT.md) unless every one is 1; this version's trainers
+        refuse a weighted store.
 
     Returns
     -------
@@ -167,15 +225,27 @@ def convert(
     input = Path(input)
     if zero_based not in ("auto", True, False):
         raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
+    text = text_format_of(text_format, hash_bits, hash_all)
+    _check_sources(text, csv_label, weights, skip_bad_lines)
+    if text is not None:
+        zero_based = True  # hashed columns are numbered from 0
+        n_features = max(n_features or 0, 1 << text["bits"])  # the space of the hash, whatever the rows use
     layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
     source_size = _source_size(input)
     if csv_label is not None:
         zero_based = True  # a CSV's columns are numbered from 0
         chunks = _csv_chunks(input, csv_label, np.dtype(dtype))
     else:
-        chunks = iter_parsed(
-            input, one_based=zero_based is False, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
+        chunks = iter_text(
+            input,
+            text,
+            one_based=zero_based is False,
+            skip_bad_lines=skip_bad_lines,
+            dtype=dtype,
+            chunk_bytes=chunk_bytes,
         )
+    if weights is not None:
+        chunks = with_weights(chunks, weights, input)
     return _build_store(
         chunks,
         input,
@@ -184,14 +254,34 @@ def convert(
         source={"path": str(input.resolve()), "bytes": source_size},
         source_size=source_size,
         zero_based=zero_based,
-        params={"skip_bad_lines": skip_bad_lines, **({"csv_label": csv_label} if csv_label is not None else {})},
+        params={
+            "skip_bad_lines": skip_bad_lines,
+            **({"csv_label": csv_label} if csv_label is not None else {}),
+            **({"weights": str(Path(weights).resolve())} if weights is not None else {}),
+        },
+        weighted=text is not None or weights is not None,
+        text=text,
     )
+
+
+def _check_sources(text: dict | None, csv_label, weights, skip_bad_lines: bool) -> None:
+    """Refuse options that do not go together, before any work."""
+    if text is not None and csv_label is not None:
+        raise ParameterError("give --csv or --format vw, not both: the input is CSV or VW text")
+    if weights is not None and text is not None:
+        raise ParameterError("VW text carries its weights after each label: --weights is for LIBSVM and CSV text")
+    if weights is not None and skip_bad_lines:
+        raise ParameterError(
+            "--weights pairs the k-th weight with the k-th row: it cannot be kept in step past skipped lines "
+            "(--skip-bad-lines)"
+        )
 
 
 def write_store(
     data,
     output: str | os.PathLike,
     *,
+    sample_weight=None,
     chunk_rows: int = 1 << 16,
     block_rows: int | None = None,
     block_mb: float | None = None,
@@ -208,14 +298,20 @@ def write_store(
 
     Parameters
     ----------
-    data : (X, y) or iterable of (X, y)
+    data : (X, y) or iterable of (X, y) or of (X, y, sample_weight)
         ``X`` a numpy array, a scipy sparse matrix, a pandas data frame or a dask array or data frame (rows by
         features), ``y`` its labels (or real targets). One pair is read ``chunk_rows`` rows at a time (a dask
         array one slice at a time, a dask data frame one partition at a time, its ``y`` partitioned alike, as
         ``frame[label]`` is: never computed whole); an iterable (a generator of chunks, a list) is read one pair
-        at a time. Row ``i`` overall is line ``i + 1`` of the store, feature ``j`` column ``j`` (zero-based).
+        at a time, each with its rows' weights as a third item if they have some. Row ``i`` overall is line
+        ``i + 1`` of the store, feature ``j`` column ``j`` (zero-based).
     output : path
         The store directory to create.
+    sample_weight : array-like of shape (n_samples,), or str, optional
+        Instance weights of the rows of one ``(X, y)`` pair (finite, >= 0; sliced and partitioned as ``y`` is),
+        or the name of ``X``'s column that holds them (a pandas or dask data frame: that column is not a
+        feature). The store keeps them (docs/FORMAT.md) unless every one is 1. For an iterable: the name of
+        each chunk's weight column, or None.
     chunk_rows : int, default=65536
         Rows taken at a time from one ``(X, y)`` pair.
     block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs
@@ -229,19 +325,29 @@ def write_store(
     Raises
     ------
     InputFormatError
-        Labels and rows that do not pair up, or values that are not finite (the row named by its number).
+        Labels and rows that do not pair up, or values or weights that are not finite, or a negative weight
+        (the row named by its number).
     """
     if chunk_rows < 1:
         raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows}")
+    column = sample_weight if isinstance(sample_weight, str) else None
     if isinstance(data, tuple):
         X, y = data
-        n_features = n_features or _width(X)
-        pairs = _partitions(X, y) if _is_dask_frame(X) else _row_chunks(X, y, chunk_rows)
+        n_features = n_features or _width(X) - (column is not None)
+        w = sample_weight if column is None else None
+        triples = _partitions(X, y, w) if _is_dask_frame(X) else _row_chunks(X, y, chunk_rows, w)
+        weighted = sample_weight is not None
     else:
-        pairs = iter(data)
+        if sample_weight is not None and column is None:
+            raise ParameterError(
+                "sample_weight of an iterable of chunks is the name of their weight column: give each chunk's "
+                "weights as the third item of (X, y, sample_weight)"
+            )
+        triples, weighted = _peek_weighted(iter(data))
+        weighted = weighted or column is not None
     layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
     return _build_store(
-        _parsed_chunks(pairs, np.dtype(dtype)),
+        _parsed_chunks(triples, np.dtype(dtype), column=column),
         "the rows given",
         output,
         layout,
@@ -249,17 +355,40 @@ def write_store(
         source_size=None,
         zero_based=True,
         params={},
+        weighted=weighted,
     )
 
 
-def _row_chunks(X, y, chunk_rows: int):
-    """``(X, y)`` in slices of ``chunk_rows`` rows."""
+def _peek_weighted(items):
+    """The items of an iterable of chunks as ``(X, y, sample_weight or None)``, and whether the first has weights
+    (then every chunk must)."""
+    first = next(items, None)
+    if first is None:
+        return iter(()), False
+    weighted = len(first) == 3
+
+    def triples():
+        for item in itertools.chain([first], items):
+            if (len(item) == 3) != weighted:
+                raise ParameterError(
+                    "give every chunk as (X, y, sample_weight) or every chunk as (X, y): some have weights, some not"
+                )
+            yield item if weighted else (*item, None)
+
+    return triples(), weighted
+
+
+def _row_chunks(X, y, chunk_rows: int, weights=None):
+    """``(X, y, weights)`` in slices of ``chunk_rows`` rows (weights None: none)."""
     n_rows = int(np.shape(X)[0])
     if len(y) != n_rows:
         raise ParameterError(f"X has {n_rows:,} rows and y {len(y):,} labels: give one label a row")
+    if weights is not None and len(weights) != n_rows:
+        raise ParameterError(f"X has {n_rows:,} rows and sample_weight {len(weights):,} weights: give one weight a row")
     for start in range(0, n_rows, chunk_rows):
         stop = min(start + chunk_rows, n_rows)
-        yield _rows(X, start, stop), _rows(y, start, stop)  # a dask slice is computed by _parsed_chunks
+        w = None if weights is None else _rows(weights, start, stop)
+        yield _rows(X, start, stop), _rows(y, start, stop), w  # a dask slice is computed by _parsed_chunks
 
 
 def _rows(a, start: int, stop: int):
@@ -276,7 +405,7 @@ def _is_dask_frame(X) -> bool:
     return hasattr(X, "columns") and hasattr(X, "npartitions")
 
 
-def _partitions(X, y):
+def _partitions(X, y, weights=None):
     """A dask data frame and its labels, partition by partition (each computed by _parsed_chunks, never the
     whole): the labels must be partitioned as the rows are, as ``frame[label]`` beside ``frame.drop(columns=
     label)`` is."""
@@ -285,8 +414,13 @@ def _partitions(X, y):
             f"X is a dask data frame of {X.npartitions} partitions: give y as a dask series partitioned as X "
             "(frame[label] of the same frame)"
         )
+    if weights is not None and getattr(weights, "npartitions", None) != X.npartitions:
+        raise ParameterError(
+            f"X is a dask data frame of {X.npartitions} partitions: give sample_weight as a dask series partitioned "
+            "as X, or as the name of its weight column"
+        )
     for i in range(X.npartitions):
-        yield X.partitions[i], y.partitions[i]
+        yield X.partitions[i], y.partitions[i], None if weights is None else weights.partitions[i]
 
 
 def _computed(part):
@@ -294,11 +428,15 @@ def _computed(part):
     return part.compute() if hasattr(part, "dask") and hasattr(part, "compute") else part
 
 
-def _parsed_chunks(pairs, dtype: np.dtype, name: str = "the rows given"):
-    """Parsed chunks (zero-based columns, rows numbered from 1 on) of ``(X, y)`` pairs."""
+def _parsed_chunks(triples, dtype: np.dtype, name: str = "the rows given", column: str | None = None):
+    """Parsed chunks (zero-based columns, rows numbered from 1 on) of ``(X, y, weights or None)``; ``column``
+    names ``X``'s weight column, if it has one."""
     first = 1
-    for X, y in pairs:
-        chunk = _parsed(_computed(X), _computed(y), first, dtype, name)
+    for X, y, w in triples:
+        X = _computed(X)
+        if column is not None:
+            w, X = X[column], X.drop(columns=column)
+        chunk = _parsed(X, _computed(y), first, dtype, name, None if w is None else _computed(w))
         first += chunk.n_rows
         yield chunk
 
@@ -309,8 +447,9 @@ def _csv_chunks(path, label: str, dtype: np.dtype):
         yield replace(_parsed(X, y, first_line, dtype, path), source_pos=consumed)
 
 
-def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given") -> ParsedChunk:
-    """``(X, y)`` as a parsed chunk whose first row is line ``first`` of ``name``."""
+def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given", weights=None) -> ParsedChunk:
+    """``(X, y)`` (with the rows' ``weights``, if given) as a parsed chunk whose first row is line ``first`` of
+    ``name``."""
     X = sp.csr_matrix(X if sp.issparse(X) else np.asarray(X, dtype=dtype), dtype=dtype)  # a pandas frame too
     X.sum_duplicates()
     X.eliminate_zeros()
@@ -322,6 +461,11 @@ def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given") -> ParsedC
         bad = np.flatnonzero(~np.isfinite(X.sum(axis=1).A.ravel()))
     if len(bad):
         raise InputFormatError(name, first + int(bad[0]), "holds a value that is not finite")
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64).ravel()
+        if len(weights) != len(y):
+            raise InputFormatError(name, first, f"a chunk of {len(y):,} rows has {len(weights):,} weights")
+        check_weights(weights, np.arange(first, first + len(y)), name)
     indices = X.indices.astype(np.int32)
     return ParsedChunk(
         X.indptr.astype(np.int64),
@@ -329,6 +473,7 @@ def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given") -> ParsedC
         X.data,
         y,
         np.arange(first, first + X.shape[0], dtype=np.int64),
+        weights,
         max_index=int(indices.max()) if len(indices) else -1,
         min_index=int(indices.min()) if len(indices) else 2**31,
         source_pos=first + X.shape[0] - 1,
@@ -363,11 +508,23 @@ class _Layout:
 
 
 def _build_store(
-    chunks, name, output, layout: _Layout, *, source: dict, source_size: int | None, zero_based, params: dict
+    chunks,
+    name,
+    output,
+    layout: _Layout,
+    *,
+    source: dict,
+    source_size: int | None,
+    zero_based,
+    params: dict,
+    weighted: bool = False,
+    text: dict | None = None,
 ) -> ConvertSummary:
     """The two passes over parsed ``chunks`` (rows with their lines; ``name`` in messages), for :func:`convert`
     and :func:`write_store`. ``source_size``: the source's bytes, for progress and the first estimate of the
-    number of blocks (None: unknown, the first chunk's rows stand for all)."""
+    number of blocks (None: unknown, the first chunk's rows stand for all). ``weighted``: the chunks carry
+    instance weights (the store keeps them unless every one is 1). ``text``: the manifest's ``text`` entry (how
+    names became columns), if any."""
     start = time.perf_counter()
     target, weigh = _block_target(layout.block_rows, layout.block_mb, layout.dtype)
     with StoreBuilder(output, overwrite=layout.overwrite) as builder:
@@ -382,6 +539,7 @@ def _build_store(
             dtype=layout.dtype,
             source_size=source_size,
             progress=layout.progress,
+            weighted=weighted,
         )
         if facts.rows == 0:
             raise InputFormatError(name, 0, "contains no data rows")
@@ -397,6 +555,8 @@ def _build_store(
         used = facts.features.sorted()  # as written in the source
         compact = used if compact_space(len(used), width) else None
         del facts.features
+        weights = facts.weights.manifest() if facts.weights is not None else None
+        version = F.store_version(compact is not None, weights is not None)
         if layout.shuffle:
             spill = _rebalance(spill, target, weigh, layout.seed, layout.dtype, builder.partial / "spill2.bin")
         entries = _write_blocks(
@@ -408,12 +568,14 @@ def _build_store(
             jobs=layout.jobs,
             progress=layout.progress,
             compact=compact,
+            keep_weights=weights is not None,
+            version=version,
         )
         feature_map = None
         if compact is not None:
             path = builder.partial / F.FEATURES_FILE
             feature_map = write_feature_map(
-                path, compact - base, compression=layout.compression, store_id=builder.store_id
+                path, compact - base, compression=layout.compression, store_id=builder.store_id, version=version
             )
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
@@ -438,6 +600,8 @@ def _build_store(
             skipped_examples=facts.skipped_examples,
             convert_seconds=round(seconds, 3),
             feature_map=feature_map,
+            weights=weights,
+            **({"text": text} if text is not None else {}),
         )
     return ConvertSummary(
         str(output),
@@ -451,6 +615,8 @@ def _build_store(
         facts.text_bytes,
         facts.skipped_examples,
         None if compact is None else len(compact),
+        weights,
+        text,
     )
 
 
@@ -478,9 +644,9 @@ def _source_size(path: Path) -> int:
         raise InputFormatError(path, 0, "no such file") from None
 
 
-def _partition(chunks, name, spill_path, target, weigh, *, shuffle, seed, dtype, source_size, progress):
-    """Pass 1: take every parsed chunk and spill its rows into their buckets."""
-    facts = _Pass1()
+def _partition(chunks, name, spill_path, target, weigh, *, shuffle, seed, dtype, source_size, progress, weighted):
+    """Pass 1: take every parsed chunk and spill its rows into their buckets (with their weights if ``weighted``)."""
+    facts = _Pass1(weights=_WeightTally() if weighted else None)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     spill = None
     placed = 0.0  # weight of the rows placed so far (consecutive filling)
@@ -498,7 +664,7 @@ def _partition(chunks, name, spill_path, target, weigh, *, shuffle, seed, dtype,
                 if shuffle:
                     scale = source_size / max(chunk.source_pos, 1) if source_size else 1.0
                     n_buckets = max(1, round(float(np.sum(row_weight)) * scale / target))
-                spill = SpillWriter(spill_path, n_buckets, dtype)
+                spill = SpillWriter(spill_path, n_buckets, dtype, weighted=weighted)
             if shuffle:
                 buckets = rng.integers(0, spill.n_buckets, chunk.n_rows)
             else:
@@ -506,11 +672,11 @@ def _partition(chunks, name, spill_path, target, weigh, *, shuffle, seed, dtype,
                 buckets = (before // target).astype(np.int64)
                 placed += float(np.sum(row_weight))
                 spill.grow(int(buckets[-1]) + 1)
-            spill.add(chunk.indptr, chunk.indices, chunk.data, chunk.labels, chunk.lines, buckets)
+            spill.add(chunk.indptr, chunk.indices, chunk.data, chunk.labels, chunk.lines, buckets, chunk.weights)
         if source_size:
             bar.update(source_size - bar.n)
     if spill is None:
-        spill = SpillWriter(spill_path, 1, dtype)
+        spill = SpillWriter(spill_path, 1, dtype, weighted=weighted)
     spill.close()
     return facts, spill
 
@@ -524,6 +690,8 @@ def _tally(facts: _Pass1, chunk) -> None:
     facts.skipped += chunk.n_skipped
     facts.text_bytes += chunk.text_bytes
     facts.source_bytes = max(facts.source_bytes, chunk.source_pos)
+    if facts.weights is not None:
+        facts.weights.add(np.ones(chunk.n_rows) if chunk.weights is None else chunk.weights)
     for error in chunk.skipped:
         if len(facts.skipped_examples) < MAX_SKIPPED_EXAMPLES:
             facts.skipped_examples.append(str(error).splitlines()[0])
@@ -564,24 +732,35 @@ def _rebalance(spill: SpillWriter, target, weigh, seed, dtype, path: Path) -> Sp
     if not (too_big or too_small) or wanted == spill.n_buckets:
         return spill
     rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
-    fresh = SpillWriter(path, wanted, dtype)
+    fresh = SpillWriter(path, wanted, dtype, weighted=spill.weighted)
     for records in spill.records:
         for record in records:  # one record at a time keeps memory at one flush
-            part = read_bucket(spill.path, [record], dtype)
+            part = read_bucket(spill.path, [record], dtype, spill.weighted)
             buckets = rng.integers(0, wanted, part.n_rows)
-            fresh.add(part.indptr, part.indices, part.data, part.labels, part.lines, buckets)
+            fresh.add(part.indptr, part.indices, part.data, part.labels, part.lines, buckets, part.weights)
     fresh.close()
     spill.path.unlink()
     return fresh
 
 
 def _write_blocks(
-    spill: SpillWriter, builder: StoreBuilder, *, dtype, compression, seed, jobs, progress, compact
+    spill: SpillWriter,
+    builder: StoreBuilder,
+    *,
+    dtype,
+    compression,
+    seed,
+    jobs,
+    progress,
+    compact,
+    keep_weights: bool = False,
+    version: int = F.DENSE_VERSION,
 ) -> list[dict]:
     """Pass 2: turn every non-empty bucket into a block file; return their manifest entries.
 
     ``compact``: the sorted indices (as written) of a compact store, whose blocks hold positions in
-    it; None: blocks hold indices as written.
+    it; None: blocks hold indices as written. ``keep_weights``: the blocks keep the spill's weights (a spill
+    whose weights are all 1 makes a store without them). ``version``: the store's format version.
 
     Threads, not processes: reading a bucket and permuting it release the GIL, h5py serializes
     HDF5 calls whatever the number of threads, and worker processes would cost seconds to start
@@ -601,6 +780,9 @@ def _write_blocks(
             compression,
             builder.store_id,
             compact,
+            spill.weighted,
+            keep_weights,
+            version,
         )
 
     entries, futures = [], []
@@ -637,14 +819,17 @@ def _build_block(
     compression: str,
     store_id: str,
     compact: np.ndarray | None,
+    weighted: bool,
+    keep_weights: bool,
+    version: int,
 ) -> dict:
     """Pass 2, one bucket: read it, permute its rows (when ``seed`` is given), number its columns
-    compactly (when ``compact`` is given), write the block."""
-    block = read_bucket(spill_path, records, dtype)
+    compactly (when ``compact`` is given), write the block (with its weights if ``keep_weights``)."""
+    block = read_bucket(spill_path, records, dtype, weighted)
+    if not keep_weights:
+        block.weights = None
     if seed is not None:
         block = permute_rows(block, np.random.default_rng(seed).permutation(block.n_rows))
-    version = F.DENSE_VERSION
     if compact is not None:
         block.indices = np.searchsorted(compact, block.indices).astype(np.int32)
-        version = F.FORMAT_VERSION
     return write_block(out_path, block, index=index, compression=compression, store_id=store_id, version=version)

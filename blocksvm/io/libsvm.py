@@ -284,12 +284,12 @@ def parse_chunk(
         values[:nnz],
         labels[:n_rows],
         lines[:n_rows],
-        int(max_index),
-        int(min_index),
-        skipped,
-        int(n_skipped),
-        text_bytes,
-        source_pos,
+        max_index=int(max_index),
+        min_index=int(min_index),
+        skipped=skipped,
+        n_skipped=int(n_skipped),
+        text_bytes=text_bytes,
+        source_pos=source_pos,
     )
     if n_slow:
         _convert_slow(chunk, buf, row_starts, slow_slots[:n_slow])
@@ -353,6 +353,8 @@ def _keep_rows(chunk: ParsedChunk, keep: np.ndarray) -> None:
     chunk.data = chunk.data[keep_nnz]
     chunk.labels = chunk.labels[keep]
     chunk.lines = chunk.lines[keep]
+    if chunk.weights is not None:
+        chunk.weights = chunk.weights[keep]
 
 
 def iter_parsed(
@@ -371,6 +373,24 @@ def iter_parsed(
     parameters and errors.
     """
     path = os.fspath(path)
+
+    def parse(text, first_line, pos):
+        return parse_chunk(
+            text,
+            first_line,
+            path,
+            one_based=one_based,
+            skip_bad_lines=skip_bad_lines,
+            dtype=dtype,
+            source_pos=pos,
+        )
+
+    return iter_chunks(path, parse, chunk_bytes=chunk_bytes, workers=workers)
+
+
+def iter_chunks(path: str, parse, *, chunk_bytes: int = CHUNK_BYTES, workers: int = 2) -> Iterator[ParsedChunk]:
+    """``parse(text, first_line, source_pos)`` of every chunk of whole lines of the text file ``path``, in file
+    order, with :func:`iter_parsed`'s reader thread and parser pool: the one reading loop of every text format."""
     stream, counter = open_input(path)
     texts: queue.Queue = queue.Queue(maxsize=workers + 1)
     stop = threading.Event()
@@ -394,18 +414,6 @@ def iter_parsed(
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer
             put(exc)
 
-    def parse(item):
-        text, first_line, pos = item
-        return parse_chunk(
-            text,
-            first_line,
-            path,
-            one_based=one_based,
-            skip_bad_lines=skip_bad_lines,
-            dtype=dtype,
-            source_pos=pos,
-        )
-
     reader = threading.Thread(target=read_ahead, name="blocksvm-read", daemon=True)
     reader.start()
     pending = []
@@ -420,7 +428,7 @@ def iter_parsed(
                     elif isinstance(item, BaseException):
                         raise _read_error(path, item)
                     else:
-                        pending.append(pool.submit(parse, item))
+                        pending.append(pool.submit(parse, *item))
                 if not pending:
                     return
                 yield pending.pop(0).result()

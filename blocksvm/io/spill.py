@@ -5,7 +5,7 @@ then written as one record per bucket to a single append-only file, so writes ar
 sequential whatever the number of buckets. A bucket is read back by seeking to its records.
 
 Record layout (native byte order): row lengths int32[rows], indices int32[nnz], values
-<dtype>[nnz], labels float64[rows], lines int64[rows].
+<dtype>[nnz], labels float64[rows], lines int64[rows], and for a weighted spill weights float64[rows].
 """
 
 from __future__ import annotations
@@ -36,14 +36,17 @@ class SpillWriter:
     dtype : numpy dtype of the values
     flush_bytes : int
         Pending bytes kept in memory before they are written.
+    weighted : bool
+        Rows carry instance weights (a sixth field of every record).
     """
 
-    def __init__(self, path: Path, n_buckets: int, dtype, flush_bytes: int = 64 << 20):
+    def __init__(self, path: Path, n_buckets: int, dtype, flush_bytes: int = 64 << 20, *, weighted: bool = False):
         self.path = Path(path)
         self.file = open(self.path, "wb")  # noqa: SIM115 - closed by close()
         self.n_buckets = n_buckets
         self.dtype = np.dtype(dtype)
         self.flush_bytes = flush_bytes
+        self.weighted = weighted
         self.records: list[list[Record]] = [[] for _ in range(n_buckets)]
         self.rows = np.zeros(n_buckets, np.int64)
         self.nnz = np.zeros(n_buckets, np.int64)
@@ -62,13 +65,16 @@ class SpillWriter:
             self.n_buckets = n_buckets
 
     def row_bytes(self, rows: int, nnz: int) -> int:
-        return rows * 20 + nnz * (4 + self.dtype.itemsize)
+        return rows * (28 if self.weighted else 20) + nnz * (4 + self.dtype.itemsize)
 
-    def add(self, indptr, indices, values, labels, lines, buckets: np.ndarray) -> None:
-        """Append each row ``i`` to bucket ``buckets[i]`` (row order within a bucket is kept)."""
+    def add(self, indptr, indices, values, labels, lines, buckets: np.ndarray, weights=None) -> None:
+        """Append each row ``i`` to bucket ``buckets[i]`` (row order within a bucket is kept). A weighted spill
+        takes each row's ``weights`` (None: 1)."""
         order = np.argsort(buckets, kind="stable")
         indptr, indices, values = gather_rows(indptr, indices, values, order)
         labels, lines = labels[order], lines[order]
+        if self.weighted:
+            weights = np.ones(len(labels)) if weights is None else np.asarray(weights, np.float64)[order]
         bounds = np.searchsorted(buckets[order], np.arange(self.n_buckets + 1))
         for b in np.flatnonzero(np.diff(bounds)):
             lo, hi = bounds[b], bounds[b + 1]
@@ -78,6 +84,7 @@ class SpillWriter:
                 values[indptr[lo] : indptr[hi]],
                 labels[lo:hi],
                 lines[lo:hi],
+                *((weights[lo:hi],) if self.weighted else ()),
             )
             self._pending[b].append(piece)
             self.rows[b] += hi - lo
@@ -92,7 +99,7 @@ class SpillWriter:
             if not pieces:
                 continue
             record = Record(self._offset, sum(len(p[0]) for p in pieces), sum(len(p[1]) for p in pieces))
-            for field in range(5):
+            for field in range(len(pieces[0])):
                 for piece in pieces:
                     array = np.ascontiguousarray(piece[field])
                     self.file.write(memoryview(array).cast("B"))
@@ -106,8 +113,9 @@ class SpillWriter:
         self.file.close()
 
 
-def read_bucket(path: Path, records: list[Record], dtype) -> Rows:
-    """Read every record of one bucket into one block (raw indices, rows in append order)."""
+def read_bucket(path: Path, records: list[Record], dtype, weighted: bool = False) -> Rows:
+    """Read every record of one bucket into one block (raw indices, rows in append order; weights from a
+    weighted spill, else None)."""
     dtype = np.dtype(dtype)
     rows = sum(r.rows for r in records)
     nnz = sum(r.nnz for r in records)
@@ -116,17 +124,21 @@ def read_bucket(path: Path, records: list[Record], dtype) -> Rows:
     data = np.empty(nnz, dtype)
     labels = np.empty(rows, np.float64)
     lines = np.empty(rows, np.int64)
+    weights = np.empty(rows, np.float64) if weighted else None
     row_at = nnz_at = 0
     with open(path, "rb") as f:
         for r in records:
             f.seek(r.offset)
-            for array, lo, hi in (
+            fields = [
                 (lengths, row_at, row_at + r.rows),
                 (indices, nnz_at, nnz_at + r.nnz),
                 (data, nnz_at, nnz_at + r.nnz),
                 (labels, row_at, row_at + r.rows),
                 (lines, row_at, row_at + r.rows),
-            ):
+            ]
+            if weighted:
+                fields.append((weights, row_at, row_at + r.rows))
+            for array, lo, hi in fields:
                 view = memoryview(array[lo:hi]).cast("B")
                 if f.readinto(view) != len(view):
                     raise OSError(f"spill file {path} is shorter than its index")
@@ -134,10 +146,9 @@ def read_bucket(path: Path, records: list[Record], dtype) -> Rows:
             nnz_at += r.nnz
     indptr = np.zeros(rows + 1, np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    return Rows(indptr, indices, data, labels, lines)
+    return Rows(indptr, indices, data, labels, lines, weights)
 
 
 def permute_rows(block: Rows, order: np.ndarray) -> Rows:
     """The block's rows in the order ``order`` (a permutation of its rows)."""
-    indptr, indices, data = gather_rows(block.indptr, block.indices, block.data, order)
-    return Rows(indptr, indices, data, block.labels[order], block.lines[order])
+    return block.take(order)

@@ -154,6 +154,8 @@ class Problem:
         ``loss``: the solver's (default: the user's ``params.loss``).
         """
         loss = loss or LOSSES[params.loss]
+        if getattr(store, "weighted", False):  # until the solvers read C_i = C * class_weight * weight_i (issue 33)
+            raise ParameterError(f"{store.path} has instance weights; this version's solvers do not read them yet")
         if loss.task != REGRESSION and looks_continuous(store.classes):
             regression = " or ".join(name for name, each in LOSSES.items() if each.task == REGRESSION)
             raise ParameterError(

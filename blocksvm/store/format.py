@@ -10,10 +10,15 @@ import numpy as np
 from blocksvm.errors import ParameterError
 
 FORMAT_NAME = "blocksvm-store"
-FORMAT_VERSION = 2
-"""The newest version this blocksvm reads and writes: 2 for a store with a feature map, 1 without one."""
+FORMAT_VERSION = 3
+"""The newest version this blocksvm reads and writes: 3 for a store with instance weights, else 2 for a store with a
+feature map, else 1."""
 DENSE_VERSION = 1
-"""A store without a feature map is written as version 1, so older blocksvm versions still read it."""
+"""A store without a feature map or weights is written as version 1, so older blocksvm versions still read it."""
+MAPPED_VERSION = 2
+"""A store with a feature map (and no weights)."""
+WEIGHTED_VERSION = 3
+"""A store with instance weights: a blocksvm that would train on its rows without them refuses it."""
 MANIFEST = "manifest.json"
 BLOCK_FILE = "block-{:05d}.h5"
 FEATURES_FILE = "features.h5"
@@ -28,6 +33,8 @@ BLOCK_DATASETS = {
     "labels": np.dtype(np.float64),
     "lines": np.dtype(np.int64),
 }
+WEIGHTS = "weights"
+"""The optional per-block dataset of instance weights (float64, one a row), in a weighted store only."""
 VALUE_DTYPES = ("float32", "float64")
 # HDF5 1.10's chunk indexes, not B-trees: a block of one row takes 6 kB on disk, not 18 kB
 BLOCK_LIBVER = ("v110", "latest")
@@ -35,6 +42,11 @@ CHUNK_ELEMENTS = 1 << 20
 
 COMPRESSIONS = ("blosc-lz4", "lzf", "gzip", "zstd", "none")
 DEFAULT_COMPRESSION = "blosc-lz4"
+
+
+def store_version(mapped: bool, weighted: bool) -> int:
+    """The oldest format version that describes a store: one with weights, else one with a feature map, else 1."""
+    return WEIGHTED_VERSION if weighted else MAPPED_VERSION if mapped else DENSE_VERSION
 
 
 def compression_filters(name: str) -> dict:

@@ -74,6 +74,10 @@ class BlockStore:
     A compact store (format version 2, docs/FORMAT.md) numbers its blocks' columns ``0 ..
     n_features - 1`` and ``feature_map[j]`` is column ``j``'s original (zero-based) column in a
     space of ``space_features``; without a map, ``feature_map`` is None and the two widths agree.
+
+    A weighted store (format version 3) has ``weighted`` True and its blocks' ``weights``; ``text_format`` is
+    how its text was read into columns when that was not LIBSVM's indices (VW's hashed names: the manifest's
+    ``text``), else None.
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -88,6 +92,8 @@ class BlockStore:
         self.classes = np.array(m["classes"], dtype=np.float64)
         self.label_counts = np.array(m["label_counts"], dtype=np.int64)
         self.blocks: list[dict] = m["blocks"]
+        self.weighted: bool = "weights" in m
+        self.text_format: dict | None = m.get("text")
         self.block_rows = np.array([b["rows"] for b in self.blocks], dtype=np.int64)
         self.row_offsets = np.concatenate(([0], np.cumsum(self.block_rows)))
         F.ensure_filters_available(m["params"]["compression"])
@@ -175,7 +181,8 @@ class BlockStore:
         where = f"{self.path}: block {b} ({entry['file']})"
         try:
             with h5py.File(self.path / entry["file"], "r") as f:
-                arrays = {name: f[name][()] for name in F.BLOCK_DATASETS}
+                names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if self.weighted else ()))
+                arrays = {name: f[name][()] for name in names}
         except (OSError, KeyError) as exc:
             problem = self._file_problem(b)  # deleted or cut since the store was opened?
             raise StoreError(
@@ -193,6 +200,8 @@ class BlockStore:
         if block.n_rows != entry["rows"] or block.nnz != entry["nnz"]:
             return f"{block.n_rows} rows and {block.nnz} nnz, the manifest says {entry['rows']} and {entry['nnz']}"
         if len(block.indptr) != block.n_rows + 1 or len(block.lines) != block.n_rows or len(block.data) != block.nnz:
+            return "array lengths disagree"
+        if block.weights is not None and len(block.weights) != block.n_rows:
             return "array lengths disagree"
         if block.indptr[0] != 0 or block.indptr[-1] != block.nnz or np.any(np.diff(block.indptr) < 0):
             return "row pointers are not monotone from 0 to nnz"
@@ -250,6 +259,8 @@ class BlockStore:
                 problems.append(f"block {b}: feature indices do not increase along a row")
             if not np.isfinite(block.data).all():
                 problems.append(f"block {b}: a value is NaN or infinite")
+            if block.weights is not None and not (np.isfinite(block.weights) & (block.weights >= 0)).all():
+                problems.append(f"block {b}: a weight is negative, NaN or infinite")
             if not np.isin(block.labels, self.classes).all():
                 problems.append(f"block {b}: a label is not in the manifest's label set")
         if int(self.block_rows.sum()) != self.n_rows:
@@ -278,6 +289,8 @@ class BlockStore:
             "source": m.get("source"),
             "params": m["params"],
             "skipped_lines": m.get("skipped_lines", 0),
+            "weights": m.get("weights"),
+            "text": m.get("text"),
             "block_sizes": [{"rows": b["rows"], "nnz": b["nnz"], "bytes": b["bytes"]} for b in self.blocks],
         }
 

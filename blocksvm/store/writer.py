@@ -30,8 +30,9 @@ def write_block(
 ) -> dict:
     """Write one block file and return its manifest entry (file, rows, nnz, bytes, crc32).
 
-    ``version``: the store's format version (:data:`~blocksvm.store.format.FORMAT_VERSION` for a
-    store with a feature map, whose blocks hold compact columns).
+    ``version``: the store's format version (:func:`~blocksvm.store.format.store_version`: 2 or 3 for a
+    store with a feature map, whose blocks hold compact columns). A block whose rows carry ``weights`` gets the
+    dataset ``weights`` as well; any other block's datasets are those of a store without weights.
     """
     filters = F.compression_filters(compression)
 
@@ -42,7 +43,8 @@ def write_block(
         f.attrs["block"] = index
         f.attrs["rows"] = block.n_rows
         f.attrs["nnz"] = block.nnz
-        for name in F.BLOCK_DATASETS:
+        names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if block.weights is not None else ()))
+        for name in names:
             array = getattr(block, name)
             if len(array) == 0:
                 f.create_dataset(name, data=array)
@@ -60,14 +62,16 @@ def write_block(
     }
 
 
-def write_feature_map(path: Path, feature_map: np.ndarray, *, compression: str, store_id: str) -> dict:
+def write_feature_map(
+    path: Path, feature_map: np.ndarray, *, compression: str, store_id: str, version: int = F.MAPPED_VERSION
+) -> dict:
     """Write a compact store's feature map (sorted original zero-based columns); return its manifest entry
-    (file, count, bytes, crc32)."""
+    (file, count, bytes, crc32). ``version``: the store's."""
     filters = F.compression_filters(compression)
 
     def fill(f: h5py.File) -> None:
         f.attrs["format"] = F.FORMAT_NAME
-        f.attrs["version"] = F.FORMAT_VERSION
+        f.attrs["version"] = version
         f.attrs["store_id"] = store_id
         chunk = (max(1, min(len(feature_map), F.CHUNK_ELEMENTS)),)
         f.create_dataset("features", data=np.asarray(feature_map, np.int64), chunks=chunk, **filters)
@@ -128,6 +132,7 @@ class StoreBuilder:
         source: dict,
         params: dict,
         feature_map: dict | None = None,
+        weights: dict | None = None,
         **extra,
     ) -> Path:
         """Write the manifest (docs/FORMAT.md: the one place its fields are laid out), then publish the store.
@@ -135,13 +140,15 @@ class StoreBuilder:
         ``blocks`` are the entries :func:`write_block` returned; rows and nnz are summed from
         them, classes and their counts come from ``label_counts`` (label -> rows). ``feature_map``
         is :func:`write_feature_map`'s entry for a compact store (format version 2), else None
-        (version 1). ``extra`` fields (a converter's skipped lines, say) are kept as given.
+        (version 1). ``weights`` summarizes the instance weights of a weighted store (format version 3), None
+        for a store without them. ``extra`` fields (a converter's skipped lines, say) are kept as given.
         """
         classes = sorted(label_counts)
         mapped = {"feature_map": feature_map} if feature_map is not None else {}
+        weighted = {"weights": weights} if weights is not None else {}
         manifest = {
             "format": F.FORMAT_NAME,
-            "version": F.FORMAT_VERSION if feature_map is not None else F.DENSE_VERSION,
+            "version": F.store_version(feature_map is not None, weights is not None),
             "complete": True,
             "store_id": self.store_id,
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -154,6 +161,7 @@ class StoreBuilder:
             "label_counts": [int(label_counts[c]) for c in classes],
             "blocks": blocks,
             **mapped,
+            **weighted,
             "source": source,
             "params": params,
             **extra,

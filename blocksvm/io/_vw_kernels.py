@@ -1,0 +1,479 @@
+"""The compiled Vowpal Wabbit text tokenizer and feature hasher: bytes in, hashed CSR arrays out.
+
+One line of VW's text format (the parts blocksvm reads)::
+
+    <label> [<importance>] ['<tag>]|<namespace>[:<weight>] <name>[:<value>] <name> ... |<namespace> ...
+
+As VW reads it: the words before the first ``|`` are the label, an optional importance weight, and a tag (a
+last word that starts with ``'`` or touches the bar); a namespace is the word right after a ``|`` (none when a
+space follows the bar), its optional ``:weight`` scales its values; a feature is ``name:value`` or a bare
+``name`` (value 1); a value of 0 adds no feature. Blank lines are not rows.
+
+**The hash** is VW's own (its default ``--hash strings``): MurmurHash3, x86 32-bit variant (Appleby; the
+function of scikit-learn's ``murmurhash3_32`` and ``FeatureHasher``), of the name's UTF-8 bytes, seeded with the
+namespace's hash, which is the same function of the namespace's name seeded with 0 (0 for the default namespace).
+A name of decimal digits only is not hashed: it is its integer plus the namespace's hash, unless ``hash_all`` (VW's
+``--hash all``) hashes it too. The column is that 32-bit value's lowest ``bits`` bits: the namespace is part of the
+key, so ``a|x`` and ``b|x`` are different columns, and different names may share a column (a collision).
+
+Each row's entries are then sorted by column and the entries of one column summed (a repeated name, or a
+collision, adds up as it does in VW's dot product); a sum of 0 is dropped.
+
+Numbers go through :func:`blocksvm.io._float_kernels.parse_float`; those it leaves to Python (``SLOW``: over 19
+significant digits) are recorded as ``(kind, index, start, end, scale)`` slots for the caller to convert before
+:func:`merge_rows`. As in the LIBSVM tokenizer, the first error is returned as ``(code, line, token start, token
+end)`` for Python to phrase.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from blocksvm.io._float_kernels import FAST, MALFORMED, NONFINITE, SLOW, byte_at, parse_float
+
+# Error codes; blocksvm.io.vw turns them into sentences.
+OK = 0
+BAD_LABEL = 1
+NONFINITE_LABEL = 2
+NO_LABEL = 3
+BAD_WEIGHT = 4
+NEGATIVE_WEIGHT = 5
+NONFINITE_WEIGHT = 6
+EXTRA_HEADER = 7
+BAD_NAMESPACE_WEIGHT = 8
+EMPTY_NAME = 9
+BAD_VALUE = 10
+NONFINITE_VALUE = 11
+
+# Kinds of the numbers left to Python (slots).
+SLOW_LABEL = 0
+SLOW_WEIGHT = 1
+SLOW_VALUE = 2
+
+_M32 = np.uint64(0xFFFFFFFF)
+_C1 = np.uint64(0xCC9E2D51)
+_C2 = np.uint64(0x1B873593)
+_N1 = np.uint64(0xE6546B64)
+_F1 = np.uint64(0x85EBCA6B)
+_F2 = np.uint64(0xC2B2AE35)
+_5 = np.uint64(5)
+_8 = np.uint64(8)
+_13 = np.uint64(13)
+_15 = np.uint64(15)
+_16 = np.uint64(16)
+_17 = np.uint64(17)
+_19 = np.uint64(19)
+_24 = np.uint64(24)
+_TEN = np.uint64(10)
+_ZERO = np.uint64(0)
+
+_SHORT_ROW = 32  # rows up to this many entries are sorted by insertion, longer ones by argsort
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_blank(c):
+    """White space between words: space, tab, and the other ASCII blanks (``\\r`` too, for Windows lines)."""
+    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ends_word(c):
+    """White space, the bar or the newline."""
+    return c == 124 or c == 10 or _is_blank(c)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rotl32(x, r, rest):
+    return ((x << r) | (x >> rest)) & _M32
+
+
+@njit(cache=True, nogil=True)
+def murmur3_32(buf, start, end, seed):
+    """MurmurHash3_x86_32 of ``buf[start:end]`` with ``seed`` (its low 32 bits), as a uint64 in ``[0, 2**32)``.
+
+    Austin Appleby's public-domain reference; the value of ``sklearn.utils.murmurhash3_32(bytes, seed,
+    positive=True)``. Products are taken in 64 bits and masked, so nothing overflows.
+    """
+    h = np.uint64(seed) & _M32
+    n = end - start
+    p = start
+    stop = start + (n // 4) * 4
+    while p < stop:
+        k = (
+            np.uint64(byte_at(buf, p))
+            | (np.uint64(byte_at(buf, p + 1)) << _8)
+            | (np.uint64(byte_at(buf, p + 2)) << _16)
+            | (np.uint64(byte_at(buf, p + 3)) << _24)
+        )
+        k = (k * _C1) & _M32
+        k = _rotl32(k, _15, _17)
+        k = (k * _C2) & _M32
+        h ^= k
+        h = _rotl32(h, _13, _19)
+        h = (h * _5 + _N1) & _M32
+        p += 4
+    rem = end - stop
+    k = _ZERO
+    if rem == 3:
+        k ^= np.uint64(byte_at(buf, stop + 2)) << _16
+    if rem >= 2:
+        k ^= np.uint64(byte_at(buf, stop + 1)) << _8
+    if rem >= 1:
+        k ^= np.uint64(byte_at(buf, stop))
+        k = (k * _C1) & _M32
+        k = _rotl32(k, _15, _17)
+        k = (k * _C2) & _M32
+        h ^= k
+    h ^= np.uint64(n)
+    h ^= h >> _16
+    h = (h * _F1) & _M32
+    h ^= h >> _13
+    h = (h * _F2) & _M32
+    h ^= h >> _16
+    return h
+
+
+@njit(cache=True, nogil=True)
+def hash_name(buf, start, end, seed, hash_all):
+    """VW's hash of the name ``buf[start:end]`` under ``seed`` (a namespace's hash), as a uint64.
+
+    Digits only (and not ``hash_all``): the integer plus ``seed``, modulo 2**64 (only its low bits are used);
+    otherwise :func:`murmur3_32`.
+    """
+    if not hash_all:
+        value = _ZERO
+        p = start
+        while p < end:
+            c = byte_at(buf, p)
+            if c < 48 or c > 57:
+                return murmur3_32(buf, start, end, seed)
+            value = value * _TEN + np.uint64(c - 48)
+            p += 1
+        return value + np.uint64(seed)
+    return murmur3_32(buf, start, end, seed)
+
+
+@njit(cache=True, nogil=True)
+def count_vw_bounds(buf):
+    """Numbers of newlines and of words (runs of bytes between blanks, bars and newlines) in ``buf``: bounds on
+    rows and entries, without the GIL."""
+    newlines = 0
+    words = 0
+    between = True
+    for c in buf:
+        gap = c == 10 or c == 124 or _is_blank(c)
+        words += between and not gap
+        between = gap
+        newlines += c == 10
+    return newlines, words
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skip_blanks(buf, p):
+    while _is_blank(byte_at(buf, p)):
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word_end(buf, p):
+    while not _ends_word(byte_at(buf, p)):
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _line_end(buf, p):
+    while byte_at(buf, p) != 10:
+        p += 1
+    return p
+
+
+@njit(cache=True, nogil=True)
+def parse_vw_lines(
+    buf,
+    first_line,
+    mask,
+    hash_all,
+    skip_bad,
+    indptr,
+    columns,
+    values,
+    labels,
+    weights,
+    lines,
+    slow_kind,
+    slow_at,
+    slow_span,
+    slow_scale,
+    error,
+    powers,
+    exact_tens,
+):
+    """Parse every line of ``buf`` (uint8) into hashed CSR rows, each row's entries in the order met.
+
+    Parameters
+    ----------
+    buf : ndarray of uint8
+        Whole lines; the last byte must be a newline (it stops every scan without bounds checks).
+    first_line : int
+        Line number of ``buf``'s first line (1-based).
+    mask : uint64
+        ``2**bits - 1``: a column is a hash's lowest ``bits`` bits.
+    hash_all : bool
+        Hash names of digits too (VW's ``--hash all``).
+    skip_bad : bool
+        Skip a malformed line (and count it) instead of stopping at it.
+    indptr : ndarray of int64, shape (max_rows + 1,)
+    columns : ndarray of int32, shape (max_nnz,)
+    values : ndarray of float64, shape (max_nnz,)
+        Each value times its namespace's weight (unsorted, unmerged: :func:`merge_rows` follows).
+    labels, weights : ndarray of float64, shape (max_rows,)
+        Each row's label and importance weight (1 when the line has none).
+    lines : ndarray of int64, shape (max_rows,)
+    slow_kind, slow_at : ndarray of int64, shape (capacity,)
+        Out: each number left to Python: its kind (label, weight or value) and its row or entry.
+    slow_span : ndarray of int64, shape (capacity, 2)
+        Out: where its text starts and ends in ``buf``.
+    slow_scale : ndarray of float64, shape (capacity,)
+        Out: the namespace weight a value is to be multiplied by.
+    error : ndarray of int64, shape (4,)
+        Out: code, line, token start, token end of the first bad line (code 0 if none).
+    powers, exact_tens : tables of :mod:`blocksvm.io._float_kernels`.
+
+    Returns
+    -------
+    n_rows, nnz, n_slow, n_skipped : int
+        ``n_slow`` may exceed the capacity of the slot arrays: then only the first ones were recorded, and the
+        caller parses again with room for all.
+    """
+    n = buf.shape[0]
+    pos = 0
+    line = first_line - 1
+    row = np.int64(0)
+    n_slow = np.int64(0)
+    n_skipped = 0
+    capacity = slow_kind.shape[0]
+    indptr[0] = 0
+    error[0] = OK
+    while pos < n:
+        line += 1
+        p = _skip_blanks(buf, pos)
+        if byte_at(buf, p) == 10:  # a blank line: not a row
+            pos = p + 1
+            continue
+        k = indptr[row]
+        code, t_start, k_end, n_slow_end = _parse_vw_row(
+            buf,
+            p,
+            row,
+            k,
+            n_slow,
+            capacity,
+            mask,
+            hash_all,
+            columns,
+            values,
+            labels,
+            weights,
+            slow_kind,
+            slow_at,
+            slow_span,
+            slow_scale,
+            powers,
+            exact_tens,
+        )
+        if code != OK:
+            if error[0] == OK:
+                error[0], error[1], error[2], error[3] = code, line, t_start, _word_end(buf, t_start)
+            if not skip_bad:
+                return row, k, n_slow, n_skipped
+            n_skipped += 1
+            pos = _line_end(buf, t_start) + 1
+            continue
+        lines[row] = line
+        row += 1
+        indptr[row] = k_end
+        n_slow = n_slow_end
+        pos = _line_end(buf, p) + 1
+    return row, indptr[row], n_slow, n_skipped
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slow_slot(n_slow, capacity, kind, at, start, end, scale, slow_kind, slow_at, slow_span, slow_scale):
+    """Record a number left to Python (if there is room), and count it."""
+    if n_slow < capacity:
+        slow_kind[n_slow] = kind
+        slow_at[n_slow] = at
+        slow_span[n_slow, 0] = start
+        slow_span[n_slow, 1] = end
+        slow_scale[n_slow] = scale
+    return n_slow + 1
+
+
+@njit(cache=True, nogil=True)
+def _parse_vw_row(
+    buf,
+    p,
+    row,
+    k,
+    n_slow,
+    capacity,
+    mask,
+    hash_all,
+    columns,
+    values,
+    labels,
+    weights,
+    slow_kind,
+    slow_at,
+    slow_span,
+    slow_scale,
+    powers,
+    exact_tens,
+):
+    """Parse one line from its first word at ``p``. Returns ``(code, p, k, n_slow)``: on success ``k`` and
+    ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad word."""
+    # the header: up to the first bar, words [label [importance [base]]] [tag]
+    starts = np.empty(4, np.int64)
+    ends = np.empty(4, np.int64)
+    n_words = 0
+    q = p
+    while True:
+        q = _skip_blanks(buf, q)
+        c = byte_at(buf, q)
+        if c == 124 or c == 10:
+            break
+        end = _word_end(buf, q)
+        if n_words == 4:
+            return EXTRA_HEADER, q, k, n_slow
+        starts[n_words] = q
+        ends[n_words] = end
+        n_words += 1
+        q = end
+    bar = q  # the first bar, or the newline
+    if n_words > 0 and (
+        ends[n_words - 1] == bar and byte_at(buf, bar) == 124 or byte_at(buf, starts[n_words - 1]) == 39
+    ):
+        n_words -= 1  # VW's tag: a last word that touches the bar or starts with a quote (ignored)
+    if n_words == 0:
+        return NO_LABEL, p, k, n_slow
+    if n_words > 2:
+        return EXTRA_HEADER, starts[2], k, n_slow
+    status, label, end = parse_float(buf, starts[0], powers, exact_tens)
+    if status == MALFORMED or end != ends[0]:
+        return BAD_LABEL, starts[0], k, n_slow
+    if status == NONFINITE:
+        return NONFINITE_LABEL, starts[0], k, n_slow
+    if status == SLOW:
+        n_slow = _slow_slot(
+            n_slow, capacity, SLOW_LABEL, row, starts[0], end, 1.0, slow_kind, slow_at, slow_span, slow_scale
+        )
+    labels[row] = label
+    weight = 1.0
+    if n_words == 2:
+        status, weight, end = parse_float(buf, starts[1], powers, exact_tens)
+        if status == MALFORMED or end != ends[1]:
+            return BAD_WEIGHT, starts[1], k, n_slow
+        if status == NONFINITE:
+            return NONFINITE_WEIGHT, starts[1], k, n_slow
+        if byte_at(buf, starts[1]) == 45 and weight != 0.0:  # '-': refused, as a negative slow weight is by Python
+            return NEGATIVE_WEIGHT, starts[1], k, n_slow
+        if status == SLOW:
+            n_slow = _slow_slot(
+                n_slow, capacity, SLOW_WEIGHT, row, starts[1], end, 1.0, slow_kind, slow_at, slow_span, slow_scale
+            )
+    weights[row] = weight
+    # the namespaces
+    q = bar
+    while byte_at(buf, q) == 124:
+        q += 1
+        seed = _ZERO
+        scale = 1.0
+        if not _ends_word(byte_at(buf, q)):  # a named namespace
+            name_start = q
+            while not _ends_word(byte_at(buf, q)) and byte_at(buf, q) != 58:
+                q += 1
+            seed = hash_name(buf, name_start, q, _ZERO, hash_all) & _M32
+            if byte_at(buf, q) == 58:  # ':' its weight
+                status, scale, end = parse_float(buf, q + 1, powers, exact_tens)
+                if status != FAST or not _ends_word(byte_at(buf, end)):
+                    return BAD_NAMESPACE_WEIGHT, name_start, k, n_slow
+                q = end
+        while True:  # its features, up to the next bar or the newline
+            q = _skip_blanks(buf, q)
+            c = byte_at(buf, q)
+            if c == 124 or c == 10:
+                break
+            t_start = q
+            while not _ends_word(byte_at(buf, q)) and byte_at(buf, q) != 58:
+                q += 1
+            if q == t_start:
+                return EMPTY_NAME, t_start, k, n_slow
+            column = np.int32(hash_name(buf, t_start, q, seed, hash_all) & mask)
+            value = scale
+            if byte_at(buf, q) == 58:
+                status, value, end = parse_float(buf, q + 1, powers, exact_tens)
+                if status == MALFORMED or not _ends_word(byte_at(buf, end)):
+                    return BAD_VALUE, t_start, k, n_slow
+                if status == NONFINITE:
+                    return NONFINITE_VALUE, t_start, k, n_slow
+                if status == SLOW:
+                    n_slow = _slow_slot(
+                        n_slow, capacity, SLOW_VALUE, k, q + 1, end, scale, slow_kind, slow_at, slow_span, slow_scale
+                    )
+                    value = 1.0  # a placeholder, not 0: the entry is kept for Python's value
+                else:
+                    value *= scale
+                q = end
+            if value == 0.0:  # VW adds no feature of value 0
+                continue
+            columns[k] = column
+            values[k] = value
+            k += 1
+    return OK, p, k, n_slow
+
+
+@njit(cache=True, nogil=True)
+def merge_rows(indptr, columns, values, n_rows):
+    """Sort each row's entries by column, sum those of one column and drop sums of 0, in place (rows move to
+    the front: a row's merged entries never outnumber its entries). Returns the new nnz."""
+    out = 0
+    start = indptr[0]
+    for r in range(n_rows):
+        stop = indptr[r + 1]
+        length = stop - start
+        if length > _SHORT_ROW:
+            order = np.argsort(columns[start:stop], kind="mergesort")
+            sorted_columns = columns[start:stop][order]
+            sorted_values = values[start:stop][order]
+            columns[start:stop] = sorted_columns
+            values[start:stop] = sorted_values
+        else:
+            for i in range(start + 1, stop):  # insertion sort: stable, so equal columns keep their order
+                c, v = columns[i], values[i]
+                j = i - 1
+                while j >= start and columns[j] > c:
+                    columns[j + 1] = columns[j]
+                    values[j + 1] = values[j]
+                    j -= 1
+                columns[j + 1] = c
+                values[j + 1] = v
+        row_out = out
+        i = start
+        while i < stop:
+            c = columns[i]
+            v = values[i]
+            i += 1
+            while i < stop and columns[i] == c:
+                v += values[i]
+                i += 1
+            if v != 0.0:
+                columns[out] = c
+                values[out] = v
+                out += 1
+        indptr[r] = row_out  # (indptr[r + 1] is read above before it is rewritten on the next row)
+        start = stop
+    indptr[n_rows] = out
+    return out
