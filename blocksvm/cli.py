@@ -104,14 +104,15 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_text_format(p: argparse.ArgumentParser) -> None:
-    """``--format``, ``--hash-bits`` and ``--hash-all``: how text becomes columns (convert and predict)."""
+    """``--format``, ``--hash-bits`` and ``--hash-all``: how text becomes columns (convert; predict, where they
+    default to the model's and must be its)."""
     p.add_argument(
         "--format",
         dest="text_format",
         choices=["libsvm", "vw"],
         default=None,
-        help="the text's format: LIBSVM's (default), or Vowpal Wabbit's (label [importance] |namespace name:value "
-        "...), its names hashed into 2^B columns",
+        help="the text's format: LIBSVM's, or Vowpal Wabbit's (label [importance] |namespace name:value ...), its "
+        "names hashed into 2^B columns (default: convert LIBSVM's, predict the model's)",
     )
     p.add_argument(
         "--hash-bits",
@@ -527,6 +528,7 @@ def _predict_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse features outside the model's feature space (default: ignore them, with a warning)",
     )
+    _add_text_format(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=_run_predict)
 
@@ -547,6 +549,9 @@ def _run_predict(args) -> int:
             probability=bool(args.probability),
             progress=None if not args.quiet else False,
             strict=args.strict,
+            text_format=args.text_format,
+            hash_bits=args.hash_bits,
+            hash_all=args.hash_all,
         )
     for warning in caught:  # features outside the model's: one line; other warnings as Python shows them
         if issubclass(warning.category, FeatureSpaceWarning):

@@ -5,8 +5,10 @@ dataset ``intercept`` (n_problems,), and JSON attributes ``classes``, ``bias``, 
 ``summary`` and ``feature_space`` (``n_features``, ``index_base``, the training store's
 fingerprint). A model of a compact store (:mod:`blocksvm.features`) is version 2: it adds the
 dataset ``feature_map`` (the original zero-based column of each ``coef`` column, sorted) and the
-attribute ``space_features`` (the width of the original space). It is written to a temporary name
-and renamed when complete.
+attribute ``space_features`` (the width of the original space). A model trained on text other than
+LIBSVM's (Vowpal Wabbit's hashed names) has the JSON attribute ``text_format``, the training store's
+record of the hashing (:mod:`blocksvm.io.vw`), so that ``predict`` reads new text alike; other models
+have none. It is written to a temporary name and renamed when complete.
 """
 
 from __future__ import annotations
@@ -62,6 +64,9 @@ class LinearModel:
         ``feature_map[j]`` (sorted); features absent from it have weight 0. None: column ``j`` is ``j``.
     space_features : int
         Width of the original feature space (``n_features`` without a map).
+    text_format : dict or None
+        How the training text became columns when it was not LIBSVM's indices: the store's ``text`` record
+        (VW's names, hashed into ``2**bits`` columns; :mod:`blocksvm.io.vw`). None: LIBSVM's indices.
     """
 
     coef: np.ndarray
@@ -75,6 +80,7 @@ class LinearModel:
     loss: str = ""
     feature_map: np.ndarray | None = None
     space_features: int = 0
+    text_format: dict | None = None
 
     def __post_init__(self):
         if self.feature_map is None:
@@ -206,6 +212,8 @@ class LinearModel:
             f.attrs["params"] = json.dumps(self.params)
             f.attrs["summary"] = json.dumps(self.summary, default=float)
             f.attrs["store_fingerprint"] = self.store_fingerprint
+            if self.text_format is not None:
+                f.attrs["text_format"] = json.dumps(self.text_format)
 
         try:
             write_hdf5(tmp, fill)
@@ -241,6 +249,7 @@ class LinearModel:
                     loss=str(f.attrs.get("loss", json.loads(f.attrs["params"]).get("loss", ""))),
                     feature_map=f["feature_map"][()] if "feature_map" in f else None,
                     space_features=int(f.attrs.get("space_features", 0)),
+                    text_format=json.loads(f.attrs["text_format"]) if "text_format" in f.attrs else None,
                 )
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path} is not a readable model: {exc}") from None

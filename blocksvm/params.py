@@ -556,6 +556,40 @@ RUN_OPTIONS: tuple[Param, ...] = (
         parse=bool,
         commands=("stream",),
     ),
+    Param(
+        "text_format",
+        "libsvm",
+        "The text's format: LIBSVM's indices, or Vowpal Wabbit's text (label [importance] |namespace name:value ...), "
+        "its names hashed into 2^hash_bits columns as VW hashes them (docs/FORMAT.md, Hashed text).",
+        lambda x: x in ("libsvm", "vw"),
+        "libsvm or vw",
+        choices=("libsvm", "vw"),
+        parse=str,
+        flags=("--format",),
+        commands=("stream",),
+    ),
+    Param(
+        "hash_bits",
+        None,
+        "VW text: names are hashed into 2^B columns, B in 1..30 (None: 18, VW's -b), by MurmurHash3 (x86, 32-bit) "
+        "seeded with the namespace's hash; names may collide.",
+        lambda x: isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 30,
+        "an integer in 1..30 or None",
+        none_ok=True,
+        parse=int,
+        metavar="B",
+        commands=("stream",),
+    ),
+    Param(
+        "hash_all",
+        False,
+        "VW text: hash names made of digits too (VW's --hash all); by default such a name is its integer plus its "
+        "namespace's hash.",
+        boolean,
+        "True or False",
+        parse=bool,
+        commands=("stream",),
+    ),
 )
 
 

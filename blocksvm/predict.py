@@ -9,6 +9,9 @@ Features outside the model's (indices beyond its features, or absent from a comp
 map) count as zero, as in LIBLINEAR; they are counted on the way (nonzeros, and distinct indices in
 a :class:`~blocksvm.features.FeatureSet`, sized by the distinct indices met, not by the largest) and
 reported by a :class:`FeatureSpaceWarning`, or refused with ``strict=True``.
+
+Text is read as the model's training text was: LIBSVM's indices, or VW's names hashed alike (the model's
+``text_format``, :mod:`blocksvm.io.vw`); text or a store declared or recorded otherwise is refused.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 from blocksvm._progress import progress_bar
 from blocksvm.errors import BlocksvmError, ModelError, check_writable
 from blocksvm.features import FeatureSet, translate
-from blocksvm.io.libsvm import iter_parsed
+from blocksvm.io.vw import Hashing, describe, iter_text, text_format_of
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
 
@@ -94,8 +97,11 @@ def predict(
     probability: bool = False,
     progress: bool | None = None,
     strict: bool = False,
+    text_format: str | None = None,
+    hash_bits: int | None = None,
+    hash_all: bool | None = None,
 ) -> PredictSummary:
-    """Predict every row of ``data`` (a block store directory or a LIBSVM file).
+    """Predict every row of ``data`` (a block store directory, a LIBSVM file, or VW text for a model trained on it).
 
     Parameters
     ----------
@@ -115,6 +121,11 @@ def predict(
         raise :class:`~blocksvm.errors.ModelError` at the first one, naming its line, and write no
         output. By default they count as zero and one :class:`FeatureSpaceWarning` says how many
         there were.
+    text_format : {"libsvm", "vw"}, optional
+        The text's format, when declared (``--format``); by default the model's training text's. A model trained
+        on VW text reads text as VW text hashed alike; any other declaration is refused.
+    hash_bits, hash_all : optional
+        The hashing of VW text, when declared: refused unless it is the model's.
 
     Returns
     -------
@@ -132,11 +143,12 @@ def predict(
     space = _FeatureSpace(model, name, data, strict)
     writer = _Writer(output, model, decision_values, probability)
     tally = _Tally()
+    declared = text_format_for(model, name, text_format, hash_bits, hash_all)
     with writer:
         if data.is_dir():
-            _predict_store(model, BlockStore(data), writer, progress, space, tally)
+            _predict_store(model, BlockStore(data), writer, progress, space, tally, name)
         else:
-            _predict_text(model, data, writer, progress, space, tally)
+            _predict_text(model, data, writer, progress, space, tally, declared)
     summary = PredictSummary(
         tally.rows,
         tally.correct,
@@ -197,10 +209,46 @@ class _FeatureSpace:
         )
 
 
-def _predict_text(model: LinearModel, path: Path, writer, progress, space: _FeatureSpace, tally: _Tally) -> None:
+def text_format_for(
+    model: LinearModel, name: str, text_format: str | None, hash_bits: int | None, hash_all: bool | None
+) -> dict | None:
+    """How to read text for ``model``: its training text's format (``model.text_format``), or the one declared,
+    which must be the same.
+
+    Raises
+    ------
+    ModelError
+        A declaration that is not the model's: another format, or other hashing.
+    """
+    trained = model.text_format
+    if text_format is None and hash_bits is None and not hash_all:
+        return trained
+    if text_format == "libsvm":
+        text_format_of("libsvm", hash_bits, hash_all)  # refuses hashing options for LIBSVM's indices
+        if trained is not None:
+            raise ModelError(f"{name} was trained on {describe(trained)}: it cannot read LIBSVM text")
+        return None
+    text_format_of(text_format or "vw")  # an unknown format is refused by name
+    if trained is None:
+        raise ModelError(f"{name} was trained on {describe(None)}, not on hashed VW text: it cannot read VW text")
+    declared = Hashing(
+        trained["bits"] if hash_bits is None else hash_bits,
+        trained.get("hash_all", False) if hash_all is None else bool(hash_all),
+    ).to_dict()
+    if declared != trained:
+        raise ModelError(
+            f"{name} was trained on {describe(trained)}; the text is declared {describe(declared)}: the columns "
+            "would differ"
+        )
+    return trained
+
+
+def _predict_text(
+    model: LinearModel, path: Path, writer, progress, space: _FeatureSpace, tally: _Tally, text_format: dict | None
+) -> None:
     size = path.stat().st_size if path.exists() else None
     with progress_bar(size, "predict", unit="B", unit_scale=True, enabled=progress) as bar:
-        for chunk in iter_parsed(path, dtype=np.float64):
+        for chunk in iter_text(path, text_format, dtype=np.float64):
             if model.index_base == 1 and chunk.min_index == 0:
                 first = int(np.argmax(chunk.indices == 0))
                 line = chunk.lines[np.searchsorted(chunk.indptr, first, side="right") - 1]
@@ -218,8 +266,13 @@ def _predict_text(model: LinearModel, path: Path, writer, progress, space: _Feat
 
 
 def _predict_store(
-    model: LinearModel, store: BlockStore, writer, progress, space: _FeatureSpace, tally: _Tally
+    model: LinearModel, store: BlockStore, writer, progress, space: _FeatureSpace, tally: _Tally, name: str
 ) -> None:
+    if store.text_format != model.text_format:
+        raise ModelError(
+            f"{store.path} was read from {describe(store.text_format)}, but {name} was trained on "
+            f"{describe(model.text_format)}: they are different feature spaces"
+        )
     if store.index_base != model.index_base:
         raise ModelError(
             f"{store.path} has {store.index_base}-based feature indices but the model was trained on "

@@ -23,7 +23,8 @@ import numpy as np
 
 from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import BlocksvmError, CheckpointError, ModelError
-from blocksvm.io.libsvm import CHUNK_BYTES, iter_parsed
+from blocksvm.io.libsvm import CHUNK_BYTES
+from blocksvm.io.vw import describe, iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel
 from blocksvm.solvers.growing import GrowingLearner
@@ -116,7 +117,8 @@ def stream(
         Type the values are parsed to (float32, as a store keeps them, by default).
     **options
         The training parameters that ``stream`` reads and its run options (``checkpoint``,
-        ``checkpoint_every`` chunks, ``resume``, ``warm_start``, ``zero_based``): docs/PARAMETERS.md. Others
+        ``checkpoint_every`` chunks, ``resume``, ``warm_start``, ``zero_based``, ``text_format``, ``hash_bits``,
+        ``hash_all``: VW text, its names hashed as ``convert --format vw`` hashes them): docs/PARAMETERS.md. Others
         are refused.
 
     Returns
@@ -124,6 +126,8 @@ def stream(
     StreamResult
     """
     params, run = settle("stream", params, options)
+    text = text_format_of(run.text_format, run.hash_bits, run.hash_all)  # None: LIBSVM's indices
+    base = 0 if run.zero_based or text is not None else 1
     path = os.fspath(input)
     say = say or (lambda text: print(text, flush=True))  # the table is the command's output: standard output
     out = say if verbose else (lambda text: None)
@@ -133,7 +137,7 @@ def stream(
     if run.resume:
         state, learner = _resume(run.resume, params, identity, dtype, out)
     elif run.warm_start:
-        _warm_start(learner, LinearModel.load(run.warm_start), str(run.warm_start))
+        _warm_start(learner, LinearModel.load(run.warm_start), str(run.warm_start), text)
     progress = Progressive(out, state.sums)
     checkpoint = run.checkpoint or run.resume
     checkpointer = Checkpointer(checkpoint, every_blocks=run.checkpoint_every) if checkpoint else None
@@ -156,8 +160,8 @@ def stream(
             if checkpointer:
                 checkpointer.after_block(save, at_pass_end=False)
 
-        chunks = iter_parsed(path, dtype=learner.dtype, chunk_bytes=chunk_bytes)
-        pieces = _pieces(chunks, 0 if run.zero_based else 1, state.position, progress, text_bytes, chunk_done)
+        chunks = iter_text(path, text, dtype=learner.dtype, chunk_bytes=chunk_bytes)
+        pieces = _unweighted(_pieces(chunks, base, state.position, progress, text_bytes, chunk_done), path)
         if params.classes:
             pieces = _declared_only(pieces, np.asarray(params.classes, dtype=np.float64), path)
         the_pass = PassRun(state, params, stop, by_rows=True, on_block=lambda rows: progress.update())
@@ -170,7 +174,7 @@ def stream(
     progress.finish()
     if stopped_by and (learner.solver is None or len(learner.classes) < 2):  # nothing to save yet; the checkpoint is
         return StreamResult(None, {"examples": state.sums.rows}, stopped_by)
-    model = _model(learner, params, 0 if run.zero_based else 1, state.sums, time.perf_counter() - start, text_bytes[0])
+    model = _model(learner, params, base, state.sums, time.perf_counter() - start, text_bytes[0], text)
     return StreamResult(model, model.summary, stopped_by)
 
 
@@ -201,6 +205,19 @@ def _pieces(chunks, base: int, skip: int, progress: Progressive, text_bytes: lis
         chunk_done()
 
 
+def _unweighted(pieces, path: str):
+    """``pieces``, refusing a row whose importance weight (VW's) is not 1, naming its line: until the learners read
+    instance weights (issue 33)."""
+    for key, rows in pieces:
+        if rows.weights is not None and np.any(rows.weights != 1.0):
+            i = int(np.argmax(rows.weights != 1.0))
+            raise BlocksvmError(
+                f"{path}:{rows.lines[i]}: importance weight {rows.weights[i]:g}; this version's online learners do not "
+                "read instance weights yet"
+            )
+        yield key, rows
+
+
 def _declared_only(pieces, classes: np.ndarray, path: str):
     """``pieces``, refusing a row whose label is not among ``classes`` (``--classes``), naming its line."""
     for key, rows in pieces:
@@ -215,14 +232,18 @@ def _declared_only(pieces, classes: np.ndarray, path: str):
         yield key, rows
 
 
-def _warm_start(learner: GrowingLearner, model: LinearModel, source: str) -> None:
-    """Continue ``model``: its classes, features and weights."""
+def _warm_start(learner: GrowingLearner, model: LinearModel, source: str, text: dict | None) -> None:
+    """Continue ``model``: its classes, features and weights (columns of the same text format)."""
+    if model.text_format != text:
+        raise ModelError(f"{source} was trained on {describe(model.text_format)}; this stream is {describe(text)}")
     if model.bias != learner.params.bias and not (model.bias <= 0 and learner.params.bias <= 0):
         raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
     learner.start_from(model.weights(), model.classes, model.n_features, model.feature_map)
 
 
-def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: float, text_bytes: int) -> LinearModel:
+def _model(
+    learner: GrowingLearner, params, base: int, sums: PassSums, seconds: float, text_bytes: int, text: dict | None
+) -> LinearModel:
     if learner.solver is None or len(learner.classes) < 2:
         seen = learner.classes.tolist()
         raise BlocksvmError(
@@ -254,6 +275,7 @@ def _model(learner: GrowingLearner, params, base: int, sums: PassSums, seconds: 
         loss=learner.problem.loss.name,
         feature_map=feature_map,
         space_features=space_features,
+        text_format=text,
     )
 
 

@@ -48,6 +48,23 @@ def small_libsvm(tmp_path_factory) -> Path:
     return path
 
 
+def write_vw(source: Path, target: Path, weights=None) -> None:
+    """LIBSVM text as Vowpal Wabbit text with named features: index ``i`` becomes the name ``f<i>`` (bare when its
+    value is 1), in namespace ``a`` below index 40 and ``b`` from it on (a9a's first attributes and the others).
+    ``weights``: a callable of the row number (0-based) giving the text of its importance weight (None: the row has
+    none), or None."""
+    with open(source) as f, open(target, "w") as g:
+        for row, line in enumerate(f):
+            label, *pairs = line.split()
+            names = {"a": [], "b": []}
+            for pair in pairs:
+                index, value = pair.split(":")
+                names["a" if int(index) < 40 else "b"].append(f"f{index}" if value == "1" else f"f{index}:{value}")
+            weight = weights(row) if weights is not None else None
+            weight = f" {weight}" if weight is not None else ""
+            g.write(f"{label}{weight} |a {' '.join(names['a'])} |b {' '.join(names['b'])}\n")
+
+
 @pytest.fixture
 def write_text(tmp_path):
     """Write bytes (or str) to a file under ``tmp_path`` and return its path."""

@@ -24,7 +24,7 @@ import blocksvm.predict
 from blocksvm.cli import main
 from blocksvm.errors import ModelError
 from blocksvm.io import convert
-from blocksvm.io.libsvm import iter_parsed
+from blocksvm.io.vw import iter_text
 from blocksvm.model import LinearModel
 from blocksvm.predict import FeatureSpaceWarning, PredictSummary, predict
 
@@ -138,8 +138,8 @@ def test_distinct_indices_are_counted_across_chunks(tmp_path, model, monkeypatch
     outside = [i for _, x in rows for i in x if i > 5]
     path = tmp_path / "many.svm"
     path.write_text(libsvm_text(rows))
-    monkeypatch.setattr(blocksvm.predict, "iter_parsed", functools.partial(iter_parsed, chunk_bytes=256))
-    assert sum(1 for _ in blocksvm.predict.iter_parsed(path)) > 20  # many chunks indeed
+    monkeypatch.setattr(blocksvm.predict, "iter_text", functools.partial(iter_text, chunk_bytes=256))
+    assert sum(1 for _ in blocksvm.predict.iter_text(path)) > 20  # many chunks indeed
     with pytest.warns(FeatureSpaceWarning):
         summary = predict(model, path, progress=False)
     assert (summary.outside_indices, summary.outside_nonzeros) == (len(set(outside)), len(outside))

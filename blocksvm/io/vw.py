@@ -216,10 +216,12 @@ def parse_vw_chunk(
             (labels if kind == K.SLOW_LABEL else weights if kind == K.SLOW_WEIGHT else values)[at] = number * scale
     nnz = K.merge_rows(indptr, columns, values, n_rows)
     columns = columns[:nnz]
+    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused by _check_finite below
+        data = values[:nnz].astype(dtype)
     chunk = ParsedChunk(
         indptr[: n_rows + 1],
         columns,
-        values[:nnz].astype(dtype),
+        data,
         labels[:n_rows],
         lines[:n_rows],
         weights[:n_rows],
@@ -232,8 +234,7 @@ def parse_vw_chunk(
     )
     if n_slow:
         check_weights(chunk.weights, chunk.lines, path)  # a slow weight's sign is only known now
-    with np.errstate(over="ignore"):
-        _check_finite(chunk, path, skip_bad_lines)
+    _check_finite(chunk, path, skip_bad_lines)
     return chunk
 
 

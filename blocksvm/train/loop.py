@@ -311,6 +311,7 @@ class Trainer:
             loss=self.problem.loss.name,
             feature_map=self.store.feature_map,
             space_features=self.store.space_features,
+            text_format=self.store.text_format,
         )
 
 
