@@ -8,6 +8,8 @@ the held-out rows are compared with the folds' models of the search.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -249,3 +251,13 @@ def test_plot_draws_the_search(stores, tmp_path, capsys):
     png = tmp_path / "cv.png"
     assert main(["tune", str(stores[2].path), "--C-grid", "0.25,1", "--folds", "3", "--plot", str(png), "-q"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_each_values_line_says_pass_or_passes_as_its_count_does(stores, capsys):
+    """One pass is "1 pass", not "1 passes" (issue 33). A loose tolerance ends the warm-started values in one pass."""
+    from blocksvm.cli import main
+
+    assert main(["tune", str(stores[2].path), "--C-grid", "0.25,0.5,1", "--folds", "3", "--tol", "0.5"]) == 0
+    counts = re.findall(r"  (\d+) (pass|passes)  [\d.]+ s", "".join(capsys.readouterr()))  # (the lines: stderr)
+    assert len(counts) == 3 and ("1", "pass") in counts
+    assert all((n == "1") == (word == "pass") for n, word in counts)

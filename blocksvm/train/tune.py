@@ -317,7 +317,8 @@ class Tuner:
     def _line(self, p: CVPoint) -> str:
         score = f"accuracy {100 * p.score:.2f}% ± {100 * p.spread:.2f}" if not self.regression else f"MSE {p.score:.6g}"
         gap = "" if math.isnan(p.gap) else f"  gap {p.gap:.1e}"
-        return f"C {p.C:<10.4g} {score}  primal {p.primal:.6e}{gap}  {p.passes} passes  {p.seconds:.2f} s"
+        passes = f"{p.passes} pass{'es' * (p.passes != 1)}"
+        return f"C {p.C:<10.4g} {score}  primal {p.primal:.6e}{gap}  {passes}  {p.seconds:.2f} s"
 
     # ---- one C ----------------------------------------------------------------------------
 
