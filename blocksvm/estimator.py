@@ -4,6 +4,11 @@
 floats ``0 .. K-1``), trains on it exactly as :func:`blocksvm.train.train` trains on a store made
 by ``blocksvm convert``, and removes it; ``fit(store_path)`` trains on a store already on disk,
 for data larger than memory. Both end in one shared path, :meth:`BlockSVC._fit_store`.
+
+A fitted model is linear, so scikit-learn's own estimators carry it exactly: ``to_sklearn()`` gives the
+fitted ``LinearSVC``, ``LogisticRegression``, ``Perceptron`` or ``LinearSVR`` with the same ``coef_``,
+``intercept_`` (the bias weight times ``bias``, as their ``intercept_scaling``) and ``classes_``, so that
+their ``decision_function`` and ``predict`` are this estimator's; ``from_sklearn(est)`` goes the other way.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from blocksvm.features import translate
 from blocksvm.io.convert import write_store
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.losses import LOSSES, REGRESSION
+from blocksvm.model import LinearModel
 from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.solvers import SOLVERS
 from blocksvm.solvers.problem import empty_fold
@@ -301,6 +307,131 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         values = np.concatenate(scores)[order]
         return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order]
 
+    # ---- scikit-learn's own estimators -------------------------------------------------------
+
+    def to_sklearn(self):
+        """The equivalent fitted scikit-learn estimator, for code that expects one (pipelines, pickles, converters).
+
+        ``LinearSVC`` for the hinge and squared hinge losses, ``LogisticRegression`` for the logistic loss,
+        ``Perceptron`` for the Perceptron's; its ``coef_`` (one-vs-rest: a row per class with more than two),
+        ``intercept_`` (the bias weight times ``bias``: scikit-learn's ``intercept_scaling``), ``classes_`` and
+        ``n_features_in_`` are this estimator's, so its ``decision_function`` and ``predict`` equal this one's on any
+        input (``X @ coef_.T + intercept_`` both; to rounding where ``coef_`` is sparse). Its parameters (``C``,
+        ``loss``, ``fit_intercept``, ``intercept_scaling``, ``class_weight``) describe the problem that was solved.
+        With more than two classes, scikit-learn's ``LogisticRegression.predict_proba`` is the softmax of the
+        decision values, where blocksvm (as LIBLINEAR) normalizes each class's sigmoid: the decisions and predictions
+        agree, the probabilities do not.
+
+        Returns
+        -------
+        sklearn.svm.LinearSVC, sklearn.linear_model.LogisticRegression or sklearn.linear_model.Perceptron
+
+        Raises
+        ------
+        ModelError
+            A loss scikit-learn has no estimator for.
+        """
+        check_is_fitted(self)
+        from sklearn.linear_model import LogisticRegression, Perceptron
+        from sklearn.svm import LinearSVC
+
+        loss = self.model_.loss
+        fit_intercept, scaling = _intercept_of(self.bias)
+        common = {"fit_intercept": fit_intercept, "class_weight": _plain(self.class_weight)}
+        n_iter = int(self.n_iter_)
+        if loss in ("hinge", "squared-hinge"):
+            C = float(getattr(self, "C_", None) or self.C)
+            twin = LinearSVC(C=C, loss=loss.replace("-", "_"), intercept_scaling=scaling, **common)
+        elif loss == "logistic":
+            C = float(getattr(self, "C_", None) or self.C)
+            liblinear = {"solver": "liblinear", "dual": True} if len(self.classes_) == 2 else {}  # its -s 7, binary
+            twin = LogisticRegression(C=C, intercept_scaling=scaling, **liblinear, **common)
+            n_iter = np.full(1, n_iter, dtype=np.int32)
+        elif loss == "perceptron":
+            twin = Perceptron(**common)
+        else:
+            raise ModelError(f"{type(self).__name__} with loss {loss!r} has no scikit-learn counterpart")
+        return _fitted_twin(self, twin, np.array(self.intercept_, dtype=np.float64), n_iter)
+
+    @classmethod
+    def from_sklearn(cls, estimator) -> BlockSVC:
+        """A fitted BlockSVC from a fitted scikit-learn ``LinearSVC``, ``LogisticRegression`` or ``Perceptron``:
+        the same ``coef_``, ``intercept_`` and ``classes_``, hence the same decisions and predictions, and a
+        ``model_`` that ``save`` writes (``bias`` is its ``intercept_scaling``, or -1 without an intercept).
+
+        A multinomial ``LogisticRegression`` (more than two classes) keeps its decisions and predictions; its
+        probabilities become blocksvm's normalized sigmoids, not the softmax.
+        """
+        from sklearn.linear_model import LogisticRegression, Perceptron
+        from sklearn.svm import LinearSVC
+
+        if isinstance(estimator, LinearSVC):
+            loss = estimator.loss.replace("_", "-")
+        elif isinstance(estimator, LogisticRegression):
+            loss = "logistic"
+        elif isinstance(estimator, Perceptron):
+            loss = "perceptron"
+        else:
+            raise ParameterError(
+                f"BlockSVC.from_sklearn takes a fitted LinearSVC, LogisticRegression or Perceptron, not "
+                f"{type(estimator).__name__}"
+            )
+        check_is_fitted(estimator)
+        bias = _bias_of(estimator)
+        C = float(getattr(estimator, "C", 1.0))  # (a Perceptron has none)
+        learner = {"solver": "perceptron"} if loss == "perceptron" else {"C": C, "loss": loss}
+        fitted = cls(bias=bias, class_weight=estimator.class_weight, **learner)
+        fitted._reset()
+        coef = _dense(estimator.coef_)
+        intercept = np.broadcast_to(np.asarray(estimator.intercept_, dtype=np.float64), (coef.shape[0],)).copy()
+        classes = np.asarray(estimator.classes_)
+        model_classes = (
+            classes.astype(np.float64) if classes.dtype.kind in "biuf" else np.arange(len(classes), dtype=float)
+        )
+        fitted.model_ = LinearModel(coef, intercept, model_classes, bias, index_base=0, loss=loss)
+        fitted.coef_, fitted.intercept_, fitted.classes_ = coef, intercept, classes
+        _take_fitted(fitted, estimator)
+        return fitted
+
+
+def _intercept_of(bias: float) -> tuple[bool, float]:
+    """scikit-learn's ``fit_intercept`` and ``intercept_scaling`` of a blocksvm ``bias`` (<= 0: none)."""
+    bias = float(_plain(bias))
+    return (True, bias) if bias > 0 else (False, 1.0)
+
+
+def _bias_of(estimator) -> float:
+    """blocksvm's ``bias`` of a scikit-learn linear estimator: its ``intercept_scaling`` (1 if it has none), -1 without
+    an intercept."""
+    return float(getattr(estimator, "intercept_scaling", 1.0)) if estimator.fit_intercept else -1.0
+
+
+def _dense(coef) -> np.ndarray:
+    return np.asarray(coef.toarray() if sp.issparse(coef) else coef, dtype=np.float64).copy()
+
+
+def _fitted_twin(source, twin, intercept, n_iter):
+    """``twin`` given ``source``'s fitted attributes: its weights, intercept, classes and input features."""
+    twin.coef_ = source.coef_.copy()
+    twin.intercept_ = intercept
+    if hasattr(source, "classes_"):
+        twin.classes_ = np.array(source.classes_, copy=True)
+    twin.n_features_in_ = source.n_features_in_
+    if hasattr(source, "feature_names_in_"):
+        twin.feature_names_in_ = np.array(source.feature_names_in_, copy=True)
+    twin.n_iter_ = n_iter
+    return twin
+
+
+def _take_fitted(target, estimator) -> None:
+    """The fitted attributes a blocksvm estimator made ``from_sklearn`` shares with scikit-learn's ``estimator``."""
+    target.n_features_in_ = int(estimator.n_features_in_)
+    if hasattr(estimator, "feature_names_in_"):
+        target.feature_names_in_ = np.array(estimator.feature_names_in_, copy=True)
+    target.n_iter_ = int(np.max(getattr(estimator, "n_iter_", 0)))
+    target.history_ = []
+    target.stop_reason_ = f"from scikit-learn's {type(estimator).__name__}"
+
 
 def _space(model) -> tuple[np.ndarray, int]:
     return model.feature_map, model.space_features
@@ -362,6 +493,8 @@ def _regression_only(trained: TrainParams, regressor: str) -> TrainParams:
         raise ParameterError(f"{regressor} minimizes a regression loss, not loss={trained.loss!r}: use {classifier}")
     return trained
 
+
+_DENSE_LIMIT = 1 << 27  # features of a dense coef_ that to_sklearn writes out for LinearSVR (a gigabyte)
 
 # BlockSVR's training parameters: BlockSVC's but the class weights.
 REGRESSION_TRAINING = for_regression(TRAINING)
@@ -452,6 +585,64 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         if sp.issparse(self.coef_):
             return sparse_coef_scores(self.coef_.T, np.atleast_1d(self.intercept_), X)  # coef_: (n_features, 1)
         return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel() + self.intercept_
+
+    # ---- scikit-learn's own estimator --------------------------------------------------------
+
+    def to_sklearn(self):
+        """The equivalent fitted ``sklearn.svm.LinearSVR``: the same ``coef_`` (dense, as LinearSVR's always is),
+        ``intercept_`` (the bias weight times ``bias``, its ``intercept_scaling``) and ``n_features_in_``, so that its
+        ``predict`` equals this one's on any input; its ``C``, ``epsilon``, ``loss``, ``fit_intercept`` and
+        ``intercept_scaling`` describe the problem solved.
+
+        Raises
+        ------
+        ModelError
+            A sparse feature space too wide for a dense ``coef_`` (over 2**27 features: a gigabyte).
+        """
+        check_is_fitted(self)
+        from sklearn.svm import LinearSVR
+
+        coef = self.coef_
+        if sp.issparse(coef):
+            if coef.shape[0] > _DENSE_LIMIT:
+                raise ModelError(
+                    f"LinearSVR holds a dense coef_: {coef.shape[0]:,} features (a sparse space) are too many"
+                )
+            coef = coef.toarray().ravel()
+        fit_intercept, scaling = _intercept_of(self.bias)
+        twin = LinearSVR(
+            C=float(getattr(self, "C_", None) or self.C),
+            epsilon=float(self.epsilon),
+            loss=self.model_.loss.replace("-", "_"),
+            fit_intercept=fit_intercept,
+            intercept_scaling=scaling,
+        )
+        twin = _fitted_twin(self, twin, np.array([self.intercept_], dtype=np.float64), int(self.n_iter_))
+        twin.coef_ = np.array(coef, dtype=np.float64)
+        return twin
+
+    @classmethod
+    def from_sklearn(cls, estimator) -> BlockSVR:
+        """A fitted BlockSVR from a fitted ``sklearn.svm.LinearSVR``: the same ``coef_`` and ``intercept_``, hence the
+        same predictions, and a ``model_`` that ``save`` writes (``bias``: its ``intercept_scaling``, or -1 without
+        an intercept)."""
+        from sklearn.svm import LinearSVR
+
+        if not isinstance(estimator, LinearSVR):
+            raise ParameterError(f"BlockSVR.from_sklearn takes a fitted LinearSVR, not {type(estimator).__name__}")
+        check_is_fitted(estimator)
+        bias = _bias_of(estimator)
+        loss = estimator.loss.replace("_", "-")
+        fitted = cls(C=float(estimator.C), epsilon=float(estimator.epsilon), loss=loss, bias=bias)
+        fitted.__dict__.pop("model_", None)
+        coef = _dense(estimator.coef_).ravel()
+        intercept = float(np.asarray(estimator.intercept_, dtype=np.float64).ravel()[0])
+        fitted.model_ = LinearModel(
+            coef[None, :].copy(), np.array([intercept]), np.zeros(0), bias, index_base=0, loss=loss
+        )
+        fitted.coef_, fitted.intercept_ = coef, intercept
+        _take_fitted(fitted, estimator)
+        return fitted
 
 
 BlockSVR.__doc__ = BlockSVR.__doc__.replace("{parameters}", parameters_doc(REGRESSION_TRAINING, OWN_PARAMS))
