@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import write_vw
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -29,8 +30,10 @@ def commands(block: str) -> list[str]:
 
 
 def folder_with_a9a(tmp_path: Path, shared_data: Path) -> Path:
+    """a9a and a9a.t, and a9a.vw: a9a as Vowpal Wabbit text with named features, for the tour's VW line."""
     for name in ("a9a", "a9a.t"):
         (tmp_path / name).symlink_to(shared_data / name)
+    write_vw(shared_data / "a9a", tmp_path / "a9a.vw")
     return tmp_path
 
 
@@ -48,7 +51,8 @@ def test_the_command_line_tour_runs_as_written_on_a9a(tmp_path, shared_data):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count("$ blocksvm ") + done.stderr.count("$ cat ") == len(tour)
     assert "WARNING" not in done.stderr and "blocksvm: error" not in done.stderr, done.stderr[-3000:]
-    for made in ("a9a.bsvm", "model.h5", "lr.h5", "svr.h5", "probs.txt", "convergence.png", "online2.h5"):
+    made_files = ("a9a.bsvm", "a9a.vw.bsvm", "model.h5", "lr.h5", "svr.h5", "probs.txt", "convergence.png")
+    for made in (*made_files, "online2.h5"):
         assert (folder / made).exists(), made
 
 
