@@ -221,6 +221,8 @@ def text_format_for(
         A declaration that is not the model's: another format, or other hashing.
     """
     trained = model.text_format
+    if trained is not None:
+        Hashing.from_dict(trained, name)  # a record this blocksvm reads
     if text_format is None and hash_bits is None and not hash_all:
         return trained
     if text_format == "libsvm":

@@ -366,6 +366,34 @@ BAD_LINES = {
 }
 
 
+def vw_line(line: str, *options: str):
+    def build(e, t, mp):
+        text = write(t / "bad.vw", f"1 |a x\n{line}\n-1 |a y\n")
+        return ["convert", text, t / "o.bsvm", "--format", "vw", *options]
+
+    return build
+
+
+def weights_file(weights: str, *options: str):
+    return lambda e, t, mp: ["convert", e.text, t / "o.bsvm", "--weights", write(t / "w.txt", weights), *options]
+
+
+def vw_text(t: Path) -> Path:
+    return write(t / "d.vw", "".join(f"{1 if i % 2 else -1} |a x{i % 7} y{i % 3}\n" for i in range(60)))
+
+
+def vw_model(t: Path) -> Path:
+    """A model trained on VW text hashed into 2^18 columns."""
+    assert main(["convert", str(vw_text(t)), str(t / "d.bsvm"), "--format", "vw", "-q"]) == 0
+    assert main(["train", str(t / "d.bsvm"), str(t / "vw.h5"), "--max-outer", "2", "-q"]) == 0
+    return t / "vw.h5"
+
+
+def weighted_store(e, t: Path) -> Path:
+    assert main(["convert", str(e.text), str(t / "w.bsvm"), "--weights", str(write(t / "w", "2\n" * 1200)), "-q"]) == 0
+    return t / "w.bsvm"
+
+
 def convert_line(line: str, *options: str):
     def build(e, t, mp):
         return ["convert", write(t / "bad.txt", f"1 1:1\n{line}\n-1 2:1\n"), t / "o.bsvm", *options]
@@ -617,6 +645,117 @@ CASES = [
             lambda e, t, mp: ["generate", t / "g.txt", "--rows", "10", "--features", "5", "--nnz", "2"],
         ),
     ),
+    # -- VW text and instance weights (convert --format vw, --weights, predict, stream)
+    (
+        "<file>:<line>: no label before the first '|' (a last word that touches the bar is VW's tag, not a label)",
+        "parse",
+        vw_line("|a b"),
+    ),
+    ("<file>:<line>: importance weight <token> is not a number", "parse", vw_line("1 x |a b")),
+    (
+        "<file>:<line>: <token> before the first '|' looks like LIBSVM's index:value: VW's features follow a '|' "
+        "(convert LIBSVM text without --format vw)",
+        "parse",
+        vw_line("1 3:1 4:1"),
+    ),
+    (
+        "<file>:<line>: importance weight <token> is negative: instance weights must be >= 0",
+        "parse",
+        vw_line("1 -2 |a b"),
+    ),
+    ("<file>:<line>: importance weight <token> is not a finite number", "parse", vw_line("1 inf |a b")),
+    (
+        "<file>:<line>: <token> is one word too many before the first '|': VW's label, importance weight and tag are "
+        "read (an initial prediction, VW's third number, is not supported)",
+        "parse",
+        vw_line("1 2 3 |a b"),
+    ),
+    (
+        "<file>:<line>: the weight of namespace <token> is not a number (|namespace:weight)",
+        "parse",
+        vw_line("1 |a:q b"),
+    ),
+    ("<file>:<line>: feature <token> has no name", "parse", vw_line("1 |a :3")),
+    ("<file>:<line>: weight <w> is negative: instance weights must be >= 0", "error", weights_file("1\n-1\n")),
+    ("<file>:<line>: weight <w> is not a finite number", "error", weights_file("1\nnan\n")),
+    ("<file>:<line>: <text> is not a number: a weights file holds one a line", "error", weights_file("1\n2 3\n")),
+    (
+        "<file>: has <n> weights, fewer than the rows of <data> (the row of its line <m> has none): one weight a row",
+        "error",
+        weights_file("1\n2\n"),
+    ),
+    (
+        "<file>:<line>: one weight too many: <data> has <n> rows (one weight a row)",
+        "error",
+        weights_file("1\n" * 1201),
+    ),
+    (
+        "--weights pairs the k-th weight with the k-th row: it cannot be kept in step past skipped lines "
+        "(--skip-bad-lines)",
+        "error",
+        weights_file("1\n", "--skip-bad-lines"),
+    ),
+    (
+        "VW text carries its weights after each label: --weights is for LIBSVM and CSV text",
+        "error",
+        weights_file("1\n", "--format", "vw"),
+    ),
+    (
+        "give --csv or --format vw, not both: the input is CSV or VW text",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--csv", "0", "--format", "vw"],
+    ),
+    (
+        "--hash-bits and --hash-all hash VW's feature names: give --format vw (LIBSVM's indices are columns)",
+        "error",
+        lambda e, t, mp: ["convert", e.text, t / "o", "--hash-bits", "18"],
+    ),
+    ("hash_bits must be an integer in 1..30 (--hash-bits), not <n>", "error", vw_line("1 |a b", "--hash-bits", "31")),
+    (
+        "<where> records <format> text hashed by <hash>; this blocksvm reads VW text hashed by murmurhash3_x86_32 only",
+        "error",
+        lambda e, t, mp: [
+            "predict",
+            set_h5_attr(vw_model(t), text_format=json.dumps({"format": "vw", "hash": "xxhash", "bits": 18})),
+            vw_text(t),
+        ],
+    ),
+    (
+        "<store> has instance weights; this version's solvers do not read them yet",
+        "error",
+        lambda e, t, mp: ["train", weighted_store(e, t), t / "m.h5"],
+    ),
+    (
+        "<file>:<line>: importance weight <w>; this version's online learners do not read instance weights yet",
+        "error",
+        lambda e, t, mp: ["stream", write(t / "w.vw", "1 |a x\n-1 2 |a y\n"), t / "s.h5", "--format", "vw"],
+    ),
+    (
+        "the model <model> was trained on <format>: it cannot read LIBSVM text",
+        "error",
+        lambda e, t, mp: ["predict", vw_model(t), e.text, "--format", "libsvm"],
+    ),
+    (
+        "the model <model> was trained on LIBSVM text (integer indices), not on hashed VW text: it cannot read VW text",
+        "error",
+        lambda e, t, mp: ["predict", e.model, vw_text(t), "--format", "vw"],
+    ),
+    (
+        "the model <model> was trained on <format>; the text is declared <format>: the columns would differ",
+        "error",
+        lambda e, t, mp: ["predict", vw_model(t), vw_text(t), "--hash-bits", "12"],
+    ),
+    (
+        "<store> was read from <format>, but the model <model> was trained on <format>: they are different feature "
+        "spaces",
+        "error",
+        lambda e, t, mp: ["predict", vw_model(t), e.test_store],
+    ),
+    (
+        "<model> was trained on <format>; this stream is <format>",
+        "error",
+        lambda e, t, mp: ["stream", vw_text(t), t / "s.h5", "--format", "libsvm", "--warm-start", vw_model(t)],
+    ),
     # -- reading a block store (info, train, predict, --validation)
     ("<store>: no such block store", "error", lambda e, t, mp: ["info", t / "absent.bsvm"]),
     (
@@ -657,9 +796,9 @@ CASES = [
         lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), complete=False)],
     ),
     (
-        "<store> was written in store format version <n>; this blocksvm reads version 2 and older (upgrade blocksvm)",
+        "<store> was written in store format version <n>; this blocksvm reads version 3 and older (upgrade blocksvm)",
         "error",
-        lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=3), t / "m.h5"],
+        lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), version=4), t / "m.h5"],
     ),
     (
         "<store>: the feature map (features.h5) is damaged (<reason>): convert the store again",

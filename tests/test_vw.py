@@ -174,8 +174,9 @@ def test_numbers_beyond_19_digits_are_converted_exactly():
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        ("1 3:1 4:1", "'4:1' is one word too many before the first '|'"),
-        ("1 3:1", "importance weight '3:1' is not a number (LIBSVM text?"),
+        ("1 3:1 4:1", "'4:1' before the first '|' looks like LIBSVM's index:value: VW's features follow a '|'"),
+        ("1 3:1", "'3:1' before the first '|' looks like LIBSVM's index:value"),
+        ("1 x |a", "importance weight 'x' is not a number"),
         ("|a b", "no label before the first '|'"),
         ("1|a b", "no label before the first '|'"),  # VW reads a word touching the bar as the tag
         ("x |a", "label 'x' is not a number"),

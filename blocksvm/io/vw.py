@@ -50,7 +50,10 @@ _REASONS = {
     K.BAD_VALUE: "value in {token!r} is not a number",
     K.NONFINITE_VALUE: "value in {token!r} is NaN or infinite",
 }
-_LIBSVM_HINT = " (LIBSVM text? VW's features follow a '|'; convert LIBSVM text without --format vw)"
+_LIBSVM_LOOK = (
+    "{token!r} before the first '|' looks like LIBSVM's index:value: VW's features follow a '|' (convert LIBSVM text "
+    "without --format vw)"
+)
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,8 @@ class Hashing:
         know."""
         if record.get("format") != "vw" or record.get("hash") != HASH:
             raise ParameterError(
-                f"{where} was read from {record.get('format')!r} text hashed by {record.get('hash')!r}; this blocksvm "
-                f"reads VW text hashed by {HASH} only"
+                f"{where} records {record.get('format')!r} text hashed by {record.get('hash')!r}; this blocksvm reads "
+                f"VW text hashed by {HASH} only"
             )
         return cls(int(record["bits"]), bool(record.get("hash_all", False)))
 
@@ -240,9 +243,9 @@ def parse_vw_chunk(
 
 def _error_at(path: str, buf: np.ndarray, code: int, line: int, t_start: int, t_end: int) -> InputFormatError:
     token = bytes(buf[t_start:t_end]).decode("utf-8", "replace")
-    reason = _REASONS[code].format(token=token)
-    if code in (K.BAD_WEIGHT, K.EXTRA_HEADER) and ":" in token:
-        reason += _LIBSVM_HINT
+    reason = (_LIBSVM_LOOK if code in (K.BAD_WEIGHT, K.EXTRA_HEADER) and ":" in token else _REASONS[code]).format(
+        token=token
+    )
     line_start = int(t_start)
     while line_start > 0 and buf[line_start - 1] != 10:
         line_start -= 1
