@@ -151,4 +151,6 @@ def read_bucket(path: Path, records: list[Record], dtype, weighted: bool = False
 
 def permute_rows(block: Rows, order: np.ndarray) -> Rows:
     """The block's rows in the order ``order`` (a permutation of its rows)."""
-    return block.take(order)
+    indptr, indices, data = gather_rows(block.indptr, block.indices, block.data, order)
+    weights = None if block.weights is None else block.weights[order]
+    return Rows(indptr, indices, data, block.labels[order], block.lines[order], weights)
