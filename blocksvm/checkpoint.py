@@ -15,7 +15,6 @@ releases it when its process dies, even by SIGKILL.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -28,6 +27,7 @@ import h5py
 import numpy as np
 
 from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
+from blocksvm._locks import FileLock
 from blocksvm.errors import CheckpointError
 
 CHECKPOINT_FORMAT = "blocksvm-checkpoint"
@@ -178,57 +178,26 @@ def read_latest(path: str | os.PathLike) -> tuple[Checkpoint, str | None]:
             raise CheckpointError(f"{exc}; and the previous one: {older}") from None
 
 
-class CheckpointLock:
+class CheckpointLock(FileLock):
     """An exclusive ``flock`` on ``PATH.lock`` for the life of a run; the file is removed when the run ends.
 
     The file is unlinked while still locked, so a run that opened it just before sees, once it holds the lock,
-    that the path names another file (or none) and opens the path again.
+    that the path names another file (or none) and opens the path again (:mod:`blocksvm._locks`).
     """
 
     def __init__(self, path: Path):
-        self.path = path.with_name(path.name + ".lock")
-        self.file = None
+        super().__init__(path.with_name(path.name + ".lock"), holder=f"pid {os.getpid()}")
+
+    def _open(self):
+        return open(self.path, "a+")  # noqa: SIM115 - held until release()
 
     def acquire(self) -> None:
-        while not self._try_acquire():
-            pass  # the file was removed by the run that held it: lock the new one
-
-    def _try_acquire(self) -> bool:
-        """Lock ``self.path``; False if the file locked is no longer the one at the path."""
-        self.file = open(self.path, "a+")  # noqa: SIM115 - held until release()
-        try:
-            fcntl.flock(self.file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.file.seek(0)
-            owner = self.file.read().strip() or "another process"
-            self.file.close()
-            self.file = None
+        owner = self.try_acquire()
+        if owner is not None:
             raise CheckpointError(
-                f"checkpoint {self.path.with_suffix('')} is in use by another training run ({owner}); "
-                "two runs must not write the same checkpoint"
-            ) from None
-        if not self._is_at_path():
-            self.file.close()
-            self.file = None
-            return False
-        self.file.seek(0)
-        self.file.truncate()
-        self.file.write(f"pid {os.getpid()}")
-        self.file.flush()
-        return True
-
-    def _is_at_path(self) -> bool:
-        try:
-            return os.stat(self.path).st_ino == os.fstat(self.file.fileno()).st_ino
-        except FileNotFoundError:
-            return False
-
-    def release(self) -> None:
-        if self.file:
-            self.path.unlink(missing_ok=True)  # still locked: see the class's note
-            fcntl.flock(self.file.fileno(), fcntl.LOCK_UN)
-            self.file.close()
-            self.file = None
+                f"checkpoint {self.path.with_suffix('')} is in use by another training run "
+                f"({owner or 'another process'}); two runs must not write the same checkpoint"
+            )
 
 
 class Checkpointer:
