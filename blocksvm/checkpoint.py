@@ -10,7 +10,8 @@ Writing: a temporary file is written and fsync'ed, the current checkpoint become
 and the temporary file is renamed to ``PATH``; at no moment is a half-written file under either
 name. Reading falls back to ``PATH.prev`` when ``PATH`` is missing or damaged. A lock file
 (``PATH.lock``, ``flock``) keeps two runs from writing the same checkpoint; the operating system
-releases it when its process dies, even by SIGKILL.
+releases it when its process dies, even by SIGKILL. :func:`writing` locks a run's other outputs (its model
+and history) alike.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +30,7 @@ import numpy as np
 
 from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
 from blocksvm._locks import FileLock
-from blocksvm.errors import CheckpointError
+from blocksvm.errors import CheckpointError, InUseError
 
 CHECKPOINT_FORMAT = "blocksvm-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -198,6 +200,41 @@ class CheckpointLock(FileLock):
                 f"checkpoint {self.path.with_suffix('')} is in use by another training run "
                 f"({owner or 'another process'}); two runs must not write the same checkpoint"
             )
+
+
+@contextmanager
+def writing(outputs: dict) -> Iterator[None]:
+    """Hold an exclusive lock on ``PATH.lock`` of each output (``{"the model": path, "the history": path}``, None
+    paths skipped) for the block: one run per output.
+
+    A second run that would write one of them is refused in one line while this one runs; a finished output is
+    still overwritten (its lock went with its run), as LIBLINEAR overwrites a model file. The locks are
+    reentrant in one process, so a command and the function it calls may both lock the history they write.
+    A checkpoint has its own lock (:class:`CheckpointLock`).
+
+    Raises
+    ------
+    InUseError
+        Another process writes (or is reading, to warm-start from) one of the outputs.
+    """
+    held = []
+    try:
+        for what, path in outputs.items():
+            if path is None:
+                continue
+            path = Path(path)
+            lock = FileLock(path.with_name(path.name + ".lock"), holder=f"pid {os.getpid()}", reentrant=True)
+            owner = lock.try_acquire()
+            if owner is not None:
+                raise InUseError(
+                    f"{what} {path} is in use by another run ({owner or 'a run reading it'}): two runs must not "
+                    "write the same model, history or checkpoint; wait for it to end or write elsewhere"
+                )
+            held.append(lock)
+        yield
+    finally:
+        for lock in reversed(held):
+            lock.release()
 
 
 class Checkpointer:

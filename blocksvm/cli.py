@@ -357,6 +357,7 @@ def _flags_given(args) -> dict:
 
 
 def _run_train(args) -> int:
+    from blocksvm.checkpoint import writing
     from blocksvm.train import train
     from blocksvm.train.engines import check_solver, connect
 
@@ -368,17 +369,18 @@ def _run_train(args) -> int:
             check_writable(path, what)
     if args.scheduler:
         check_solver(params.solver)  # before connecting
-    with contextlib.ExitStack() as stack:
-        client = stack.enter_context(connect(args.scheduler)) if args.scheduler else None
-        result = train(
-            args.store,
-            params,
-            verbose=0 if args.quiet else 2 if args.verbose else 1,
-            progress=None if not args.quiet else False,
-            client=client,
-            **{**_given(run, "train"), "history_path": history},
-        )
-    path = result.model.save(args.model)
+    with writing({"the model": args.model, "the history": history}):  # one run per output, until its model is written
+        with contextlib.ExitStack() as stack:
+            client = stack.enter_context(connect(args.scheduler)) if args.scheduler else None
+            result = train(
+                args.store,
+                params,
+                verbose=0 if args.quiet else 2 if args.verbose else 1,
+                progress=None if not args.quiet else False,
+                client=client,
+                **{**_given(run, "train"), "history_path": history},
+            )
+        path = result.model.save(args.model)
     if args.json:
         _print_json({"model": str(path), "history": history, **result.model.summary})
     elif not args.quiet:
@@ -461,15 +463,20 @@ def _stream_args(p: argparse.ArgumentParser) -> None:
 
 
 def _run_stream(args) -> int:
+    from blocksvm.checkpoint import writing
     from blocksvm.stream import stream
 
     params, run = _settle(args, "stream")
     check_writable(args.model, "the model")
-    result = stream(args.input, params, verbose=0 if args.quiet or args.json else 1, **_given(run, "stream"))
-    if result.model is None:
-        print(f"no model written: stopped by {result.stopped_by} before the stream showed two classes", file=sys.stderr)
-    else:
-        _stream_summary(args, result)
+    with writing({"the model": args.model}):  # one run per output, until its model is written
+        result = stream(args.input, params, verbose=0 if args.quiet or args.json else 1, **_given(run, "stream"))
+        if result.model is None:
+            print(
+                f"no model written: stopped by {result.stopped_by} before the stream showed two classes",
+                file=sys.stderr,
+            )
+        else:
+            _stream_summary(args, result)
     if result.stopped_by:
         where = run.checkpoint or run.resume
         if where:

@@ -47,6 +47,14 @@ class StoreError(BlocksvmError):
     """A block store is missing, incomplete, of another format version or corrupted."""
 
 
+class StoreReplacedError(StoreError):
+    """A store was replaced (converted again, copied over) while a run read it: its blocks are of two data sets."""
+
+
+class InUseError(BlocksvmError):
+    """A file or store that this command would write or read is being written or read by another run."""
+
+
 class ModelError(BlocksvmError):
     """A model file is missing, corrupted, or does not fit the data it is applied to."""
 

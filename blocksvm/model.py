@@ -22,8 +22,9 @@ import h5py
 import numpy as np
 
 from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
+from blocksvm._locks import FileLock
 from blocksvm.decision import decision_values
-from blocksvm.errors import ModelError, check_writable
+from blocksvm.errors import InUseError, ModelError, check_writable
 from blocksvm.features import positions
 from blocksvm.liblinear_format import read_liblinear_model
 from blocksvm.losses import LOGISTIC_LOSS, LOSSES, REGRESSION
@@ -253,3 +254,29 @@ class LinearModel:
                 )
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path} is not a readable model: {exc}") from None
+
+
+def load_warm_start(path: str | os.PathLike) -> LinearModel:
+    """The model at ``path`` for a run to continue from (``--warm-start``), read under a shared lock on ``PATH.lock``.
+
+    Refused while another run writes ``path`` (its exclusive lock, :func:`blocksvm.checkpoint.writing`): that run
+    replaces the model when it ends, and this one would continue from the model it replaces. A run that writes
+    the model it starts from (``train DATA M --warm-start M``) holds that lock itself, and reads it.
+
+    Raises
+    ------
+    InUseError
+        Another run is writing ``path``.
+    """
+    path = Path(path)
+    lock = FileLock(path.with_name(path.name + ".lock"), shared=True, optional=True)
+    owner = lock.try_acquire()
+    if owner is not None:
+        raise InUseError(
+            f"the model {path} is being written by another run ({owner or 'another process'}): warm-start from it "
+            "once that run has ended"
+        )
+    try:
+        return LinearModel.load(path)
+    finally:
+        lock.release()

@@ -29,7 +29,7 @@ from blocksvm.errors import BlocksvmError, ModelError, check_writable
 from blocksvm.features import FeatureSet, translate
 from blocksvm.io.vw import Hashing, describe, iter_text, text_format_of
 from blocksvm.model import LinearModel
-from blocksvm.store import BlockStore
+from blocksvm.store import BlockStore, reading
 
 
 class FeatureSpaceWarning(UserWarning):
@@ -144,7 +144,7 @@ def predict(
     writer = _Writer(output, model, decision_values, probability)
     tally = _Tally()
     declared = text_format_for(model, name, text_format, hash_bits, hash_all)
-    with writer:
+    with reading(data), writer:  # a store: no conversion replaces it while its rows are predicted
         if data.is_dir():
             _predict_store(model, BlockStore(data), writer, progress, space, tally, name)
         else:

@@ -26,7 +26,7 @@ from blocksvm.errors import BlocksvmError, CheckpointError, ModelError
 from blocksvm.io.libsvm import CHUNK_BYTES
 from blocksvm.io.vw import describe, iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
-from blocksvm.model import LinearModel
+from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.solvers.growing import GrowingLearner
 from blocksvm.train.driver import PassRun
 from blocksvm.train.params import settle
@@ -137,7 +137,7 @@ def stream(
     if run.resume:
         state, learner = _resume(run.resume, params, identity, dtype, out)
     elif run.warm_start:
-        _warm_start(learner, LinearModel.load(run.warm_start), str(run.warm_start), text)
+        _warm_start(learner, load_warm_start(run.warm_start), str(run.warm_start), text)
     progress = Progressive(out, state.sums)
     checkpoint = run.checkpoint or run.resume
     checkpointer = Checkpointer(checkpoint, every_blocks=run.checkpoint_every) if checkpoint else None

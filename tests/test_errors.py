@@ -27,6 +27,7 @@ from pathlib import Path
 import h5py
 import pytest
 
+from blocksvm._locks import FileLock
 from blocksvm.checkpoint import CheckpointLock
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
@@ -319,6 +320,46 @@ def block_lost_while_training(damage):
     return build
 
 
+def store_replaced_while_training(e, t, mp):
+    """Train; after the second block read, the store is converted again (the same rows, another generation) behind
+    the run's back, as a copy over it would."""
+    store, again = e.copy(t, e.store), t / "again.bsvm"
+    assert main(["convert", str(e.text), str(again), "--block-size", "300", "-q"]) == 0
+    real, reads = BlockStore.read_block, []
+
+    def read_block(self, b):
+        reads.append(b)
+        block = real(self, b)
+        if len(reads) == 2:
+            shutil.rmtree(store)
+            shutil.copytree(again, store)
+        return block
+
+    mp.setattr(BlockStore, "read_block", read_block)
+    return ["train", store, t / "m.h5", "--prefetch", "0"]
+
+
+def holding(lock_file: Path, holder: str = "", shared: bool = False) -> Path:
+    """Hold a lock on ``lock_file`` as another process would (``flock`` on a second open file refuses)."""
+    lock = FileLock(lock_file, holder=holder, shared=shared)
+    assert lock.try_acquire() is None
+    HELD_LOCKS.append(lock)
+    return lock_file
+
+
+def store_converted_again_since_the_checkpoint(e, t, mp):
+    store = e.copy(t, e.store)
+    assert main(["train", str(store), str(t / "m.h5"), "--max-outer", "1", "--checkpoint", str(t / "c.h5"), "-q"]) == 0
+    assert main(["convert", str(e.text), str(store), "--block-size", "300", "--overwrite", "-q"]) == 0
+    return ["train", store, t / "m.h5", "--resume", t / "c.h5"]
+
+
+def warm_start_from_a_model_being_written(e, t, mp):
+    model = e.copy(t, e.model)
+    holding(model.with_name(model.name + ".lock"), "pid 4242")  # as the run writing it holds it
+    return ["stream", e.text, t / "o.h5", "--warm-start", model]
+
+
 def one_class_store(e, t, mp):
     text = write(t / "one.txt", "1 1:1\n1 2:1\n")
     assert main(["convert", str(text), str(t / "one.bsvm"), "-q"]) == 0
@@ -416,7 +457,7 @@ def resume_with(*options, prepare=None):
     return build
 
 
-HELD_LOCKS: list[CheckpointLock] = []
+HELD_LOCKS: list[CheckpointLock | FileLock] = []
 
 
 def hold_lock(e, t, ck):
@@ -858,6 +899,24 @@ CASES = [
     ),
     ("<store> holds a single class (<labels>); an SVM needs two or more", "error", one_class_store),
     (
+        "<store> was replaced while this run read it: block <n> (<file>) is of generation <id>, the run began on "
+        "generation <id> (the store was converted again or copied over); no model or predictions were written: run "
+        "again on the store as it is now",
+        "error",
+        store_replaced_while_training,
+    ),
+    (
+        "<store> is being replaced by a conversion (convert pid <n>): run again once it has ended",
+        "error",
+        lambda e, t, mp: ["train", holding(e.copy(t, e.store) / ".lock", "convert pid 4242").parent, t / "m.h5"],
+    ),
+    (
+        "cannot overwrite <store>: a run is reading it, or another conversion writing it (train, tune, predict, "
+        "convert); run again once it has ended, or write the new store under another name",
+        "error",
+        lambda e, t, mp: ["convert", e.text, holding(e.copy(t, e.store) / ".lock", shared=True).parent, "--overwrite"],
+    ),
+    (
         "validation store <store> has <b>-based feature indices, the training store <store> <b>-based: they are "
         "different feature spaces",
         "error",
@@ -952,6 +1011,12 @@ CASES = [
         "<m> nnz)",
         "error",
         lambda e, t, mp: ["train", e.test_store, t / "m.h5", "--resume", e.copy(t, e.ck)],
+    ),
+    (
+        "checkpoint <ck> was made for generation <id> of the store <store>, which now holds generation <id> (it was "
+        "converted again): resume on the store it was made for (or a copy of it), or start a new run",
+        "error",
+        store_converted_again_since_the_checkpoint,
     ),
     (
         "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
@@ -1103,6 +1168,11 @@ CASES = [
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--warm-start", e.model],
     ),
     (
+        "the model <model> is being written by another run (pid <n>): warm-start from it once that run has ended",
+        "error",
+        warm_start_from_a_model_being_written,
+    ),
+    (
         "<model> has the classes <labels>; <store> has <labels>: a warm start needs the same classes",
         "error",
         lambda e, t, mp: [
@@ -1146,6 +1216,25 @@ CASES = [
         lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "-1", "--warm-start", e.model],
     ),
     # -- writing outputs: model, history, checkpoint, predictions, LIBLINEAR model, plot
+    (
+        "<what> <path> is in use by another run (pid <n>): two runs must not write the same model, history or "
+        "checkpoint; wait for it to end or write elsewhere",
+        "error",
+        lambda e, t, mp: ["train", e.store, holding(t / "m.h5.lock", "pid 4242").with_suffix("")],
+    ),
+    (
+        "<what> <path> is in use by another run (pid <n>): two runs must not write the same model, history or "
+        "checkpoint; wait for it to end or write elsewhere",
+        "error",
+        lambda e, t, mp: [
+            "tune",
+            e.store,
+            "--C-grid",
+            "1",
+            "--refit",
+            holding(t / "r.h5.lock", "pid 4242").with_suffix(""),
+        ],
+    ),
     (
         "cannot write <what> <path>: folder <folder> does not exist",
         "error",

@@ -10,13 +10,15 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from blocksvm.errors import StoreError
+from blocksvm._locks import FileLock, lock_path
+from blocksvm.errors import InUseError, StoreError, StoreReplacedError
 from blocksvm.features import translate
 from blocksvm.rows import Rows, rows_sorted_increasing
 from blocksvm.store import format as F
@@ -106,13 +108,15 @@ class BlockStore:
         return len(self.blocks)
 
     @property
-    def store_id(self) -> str:
-        return self.manifest["store_id"]
+    def store_id(self) -> str | None:
+        """The store's generation: a random id of each store written, in its manifest and every block file (None
+        for a store written without one)."""
+        return self.manifest.get("store_id")
 
     @property
     def fingerprint(self) -> str:
         """A digest of the store's identity and content checksums (stable across copies)."""
-        ident = {k: self.manifest[k] for k in ("store_id", "rows", "features", "nnz", "index_base")}
+        ident = {k: self.manifest.get(k) for k in ("store_id", "rows", "features", "nnz", "index_base")}
         ident["blocks"] = [(b["rows"], b["nnz"], b["crc32"]) for b in self.blocks]
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -181,9 +185,11 @@ class BlockStore:
         where = f"{self.path}: block {b} ({entry['file']})"
         try:
             with h5py.File(self.path / entry["file"], "r") as f:
+                self._check_generation(b, f.attrs.get("store_id"))  # one attribute: before the arrays
                 names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if self.weighted else ()))
                 arrays = {name: f[name][()] for name in names}
         except (OSError, KeyError) as exc:
+            self._check_generation(b, _manifest_id(self.path))  # the whole store replaced since it was opened?
             problem = self._file_problem(b)  # deleted or cut since the store was opened?
             raise StoreError(
                 problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the store again"
@@ -191,10 +197,26 @@ class BlockStore:
         block = Block(**arrays, index=b, row_offset=int(self.row_offsets[b]))
         problem = self._check_block(block, entry)
         if problem:
+            self._check_generation(b, _manifest_id(self.path))
             raise StoreError(f"{where} is inconsistent: {problem}")
         if self.index_base and self.feature_map is None:  # a compact store's columns are zero-based
             block.indices -= np.int32(self.index_base)
         return block
+
+    def _check_generation(self, b: int, found) -> None:
+        """Refuse block ``b`` (or the store on disk) when its generation ``found`` is not the one this store was
+        opened with: the store was converted again or copied over meanwhile, and a run that went on would mix the
+        rows of two data sets. Without an id on either side (a store written without them) nothing is checked
+        here: the block's lengths are, as before ids were checked."""
+        if found is None or self.store_id is None:
+            return
+        found = found.decode() if isinstance(found, bytes) else str(found)
+        if found != self.store_id:
+            raise StoreReplacedError(
+                f"{self.path} was replaced while this run read it: block {b} ({self.blocks[b]['file']}) is of "
+                f"generation {found}, the run began on generation {self.store_id} (the store was converted again "
+                "or copied over); no model or predictions were written: run again on the store as it is now"
+            )
 
     def _check_block(self, block: Block, entry: dict) -> str | None:
         if block.n_rows != entry["rows"] or block.nnz != entry["nnz"]:
@@ -275,7 +297,7 @@ class BlockStore:
         return {
             "path": str(self.path),
             "format_version": m["version"],
-            "store_id": m["store_id"],
+            "store_id": m.get("store_id"),
             "created": m["created"],
             "rows": self.n_rows,
             "features": self.space_features,
@@ -293,6 +315,40 @@ class BlockStore:
             "text": m.get("text"),
             "block_sizes": [{"rows": b["rows"], "nnz": b["nnz"], "bytes": b["bytes"]} for b in self.blocks],
         }
+
+
+@contextmanager
+def reading(*stores) -> Iterator[None]:
+    """Hold a shared lock on each store of ``stores`` (paths or opened stores; None and text files skipped) for
+    the block, so that no ``convert --overwrite`` or ``write_store(overwrite=True)`` replaces them meanwhile.
+
+    Any number of runs read a store at once. The lock is the file ``.lock`` inside the store (:mod:`blocksvm._locks`):
+    a store in a folder this process cannot write is read without one (its generation is still checked block by
+    block).
+
+    Raises
+    ------
+    InUseError
+        A conversion is replacing one of the stores now.
+    """
+    held = []
+    try:
+        for store in stores:
+            path = getattr(store, "path", store)
+            if path is None or not Path(path).is_dir():
+                continue
+            lock = FileLock(lock_path(path), shared=True, optional=True)
+            owner = lock.try_acquire()
+            if owner is not None:
+                raise InUseError(
+                    f"{path} is being replaced by a conversion ({owner or 'another process'}): run again once it "
+                    "has ended"
+                )
+            held.append(lock)
+        yield
+    finally:
+        for lock in reversed(held):
+            lock.release()
 
 
 def same_space(a: BlockStore, b: BlockStore) -> bool:
@@ -391,6 +447,14 @@ def _label_key(value: float) -> str:
 def _short(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
+
+
+def _manifest_id(path: Path) -> str | None:
+    """The store id of the manifest now at ``path``, or None if none can be read."""
+    try:
+        return json.loads((path / F.MANIFEST).read_text()).get("store_id")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _read_manifest(path: Path) -> dict:

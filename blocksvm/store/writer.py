@@ -3,6 +3,12 @@
 A store is built inside ``OUTPUT.partial-<id>/`` and renamed to ``OUTPUT`` only after every block
 and the manifest are on disk (fsync'ed), so a conversion killed at any moment leaves either no
 store or a partial directory that the reader refuses.
+
+Replacing a store (``overwrite``) builds the new one beside it and swaps it in at the end, holding the old
+store's exclusive lock from the start: refused while a run reads it (its shared lock,
+:func:`blocksvm.store.reading`), and no run starts reading it meanwhile. Every store gets a new id, its
+generation, written into its manifest and every block, so that a reader notices a store replaced under it by
+other means (a copy, an older blocksvm) at the next block it opens.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ import h5py
 import numpy as np
 
 from blocksvm._hdf5 import fsync_dir, write_hdf5
-from blocksvm.errors import StoreError
+from blocksvm._locks import FileLock, lock_path
+from blocksvm.errors import InUseError, StoreError
 from blocksvm.rows import Rows
 from blocksvm.store import format as F
 
@@ -95,11 +102,32 @@ class StoreBuilder:
             raise StoreError(f"cannot create {self.output}: folder {self.output.parent} does not exist")
         self.store_id = uuid.uuid4().hex
         self.partial = self.output.with_name(f"{self.output.name}{F.PARTIAL_SUFFIX}-{self.store_id[:8]}")
+        self.overwrite = overwrite
+        self.lock: FileLock | None = None
+        self._lock_output()  # before any work: a store being read is not converted over
         try:
             self.partial.mkdir()
         except OSError as exc:  # permission denied, read-only file system, no space left, ...
+            self._unlock()
             raise StoreError(f"cannot create {self.output}: {exc.strerror or exc}") from None
-        self.overwrite = overwrite
+
+    def _lock_output(self) -> None:
+        """Take the exclusive lock of the store at ``output``, if there is one to replace; refuse while a run reads it
+        (or another conversion writes it)."""
+        if self.lock is not None or not self.output.is_dir():
+            return
+        lock = FileLock(lock_path(self.output), holder=f"convert pid {os.getpid()}", optional=True)
+        if lock.try_acquire() is not None:
+            raise InUseError(
+                f"cannot overwrite {self.output}: a run is reading it, or another conversion writing it (train, "
+                "tune, predict, convert); run again once it has ended, or write the new store under another name"
+            )
+        self.lock = lock
+
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def block_path(self, index: int) -> Path:
         return self.partial / F.BLOCK_FILE.format(index)
@@ -110,6 +138,7 @@ class StoreBuilder:
     def __exit__(self, kind, exc, tb) -> None:
         if self.partial.exists():
             shutil.rmtree(self.partial, ignore_errors=True)
+        self._unlock()
         if not isinstance(exc, OSError):
             return
         if exc.errno == errno.ENOSPC:
@@ -168,6 +197,9 @@ class StoreBuilder:
         }
         write_json_atomic(self.partial / F.MANIFEST, manifest)
         fsync_dir(self.partial)
+        if self.output.exists() and not self.overwrite:  # another conversion published it meanwhile
+            raise StoreError(f"{self.output} already exists (pass overwrite / --overwrite to replace it)")
+        self._lock_output()  # a store that appeared meanwhile: not replaced under its readers either
         if self.output.exists():
             trash = self.output.with_name(f"{self.output.name}.old-{self.store_id[:8]}")
             os.rename(self.output, trash)

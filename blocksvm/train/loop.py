@@ -22,13 +22,13 @@ from functools import partial
 
 import numpy as np
 
-from blocksvm.checkpoint import Checkpointer, read_latest
+from blocksvm.checkpoint import Checkpointer, read_latest, writing
 from blocksvm.errors import CheckpointError, ModelError
 from blocksvm.losses import REGRESSION
-from blocksvm.model import LinearModel
+from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
-from blocksvm.store import BlockStore, ReadStats, SpaceView, same_space
+from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
 from blocksvm.train.driver import PassRun
 from blocksvm.train.params import TrainParams, settle
@@ -397,30 +397,31 @@ def train(
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
-    trainer = Trainer(
-        store,
-        params,
-        validation=validation,
-        history_path=run.history_path,
-        verbose=verbose,
-        progress=progress,
-        checkpointer=checkpointer,
-        client=client,
-    )
-    if warm_start and not resume:
-        trainer.start_from(LinearModel.load(warm_start), str(warm_start))
-    if checkpointer is None:
-        return trainer.run()
-    with checkpointer:  # holds the lock for the whole run
-        if resume:
-            trainer.restore(read_resumed(resume, trainer.monitor), f"checkpoint {resume}")
-            trainer.monitor.say(
-                f"resuming at iteration {trainer.state.outer}, block {trainer.state.position}/{trainer.store.n_blocks}"
-            )
-        result = trainer.run()
-    result.model.summary["checkpoints"] = checkpointer.count
-    result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
-    return result
+    # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34)
+    with reading(store, validation), writing({"the history": run.history_path}):
+        trainer = Trainer(
+            store,
+            params,
+            validation=validation,
+            history_path=run.history_path,
+            verbose=verbose,
+            progress=progress,
+            checkpointer=checkpointer,
+            client=client,
+        )
+        if warm_start and not resume:
+            trainer.start_from(load_warm_start(warm_start), str(warm_start))
+        if checkpointer is None:
+            return trainer.run()
+        with checkpointer:  # holds the lock for the whole run
+            if resume:
+                trainer.restore(read_resumed(resume, trainer.monitor), f"checkpoint {resume}")
+                st = trainer.state
+                trainer.monitor.say(f"resuming at iteration {st.outer}, block {st.position}/{trainer.store.n_blocks}")
+            result = trainer.run()
+        result.model.summary["checkpoints"] = checkpointer.count
+        result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
+        return result
 
 
 def checkpointer_of(run) -> Checkpointer | None:

@@ -41,6 +41,7 @@ def store_identity(store) -> dict:
     """What a checkpoint of training on ``store`` was made for."""
     return {
         "fingerprint": store.fingerprint,
+        "store_id": store.store_id,  # the store's generation: named when a store converted again is refused
         "rows": store.n_rows,
         "nnz": store.nnz,
         "blocks": store.n_blocks,
@@ -95,6 +96,12 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
             else f"{source} was written by blocksvm tune: continue the search with 'blocksvm tune --resume'"
         )
     theirs = checkpoint.store
+    if theirs.get("fingerprint") != identity["fingerprint"] and _replaced(theirs, identity):
+        raise CheckpointError(
+            f"{source} was made for generation {theirs['store_id']} of the store {identity['path']}, which now holds "
+            f"generation {identity['store_id']} (it was converted again): resume on the store it was made for (or "
+            "a copy of it), or start a new run"
+        )
     if theirs.get("fingerprint") != identity["fingerprint"]:
         raise CheckpointError(
             f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
@@ -106,6 +113,14 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
             f"{source} was made with other parameters ({changed}); only "
             f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
         )
+
+
+def _replaced(theirs: dict, ours: dict) -> bool:
+    """Whether a checkpoint's store and this run's are two generations of one store path (checkpoints written before
+    generations were recorded name none)."""
+    ids = theirs.get("store_id"), ours.get("store_id")
+    paths = theirs.get("path"), ours.get("path")
+    return None not in ids + paths and ids[0] != ids[1] and Path(paths[0]).resolve() == Path(paths[1]).resolve()
 
 
 def _read(name: str, params) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 
-from blocksvm.checkpoint import Checkpoint
+from blocksvm.checkpoint import Checkpoint, writing
 from blocksvm.errors import CheckpointError, ParameterError
 from blocksvm.losses import EPSILON, LOGISTIC, REGRESSION
 from blocksvm.model import LinearModel
@@ -34,7 +34,7 @@ from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import empty_fold
-from blocksvm.store import BlockStore, ReadStats
+from blocksvm.store import BlockStore, ReadStats, reading
 from blocksvm.train import engines
 from blocksvm.train.driver import PassRun
 from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
@@ -556,14 +556,16 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
-    tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
-    with checkpointer or contextlib.nullcontext():  # the checkpoint's lock, for the whole search
-        if run.resume:
-            tuner.restore(read_resumed(run.resume, tuner.monitor), f"checkpoint {run.resume}")
-        result = tuner.run()
-    if options["refit"] and not result.interrupted:
-        refit = tuner.refit_run(result.best_C, verbose=verbose)
-        result.model, result.interrupted = refit.model, refit.interrupted
-        result.model.summary["tune"] = result.to_dict()
-        result.model.save(options["refit"])
-    return result
+    # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
+    with reading(store), writing({"the model": options["refit"]}):
+        tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
+        with checkpointer or contextlib.nullcontext():  # the checkpoint's lock, for the whole search
+            if run.resume:
+                tuner.restore(read_resumed(run.resume, tuner.monitor), f"checkpoint {run.resume}")
+            result = tuner.run()
+        if options["refit"] and not result.interrupted:
+            refit = tuner.refit_run(result.best_C, verbose=verbose)
+            result.model, result.interrupted = refit.model, refit.interrupted
+            result.model.summary["tune"] = result.to_dict()
+            result.model.save(options["refit"])
+        return result

@@ -1,0 +1,294 @@
+"""Data that changes under a run (issue 34): a store replaced while a run reads it, a text file edited in place,
+two runs writing one model. None of them may end in a model that looks complete.
+
+Every replacement happens at a fixed point of the run (a hook wrapped around a block read, the checkpoint
+writer's test-only pause), never after a delay, so these tests do not depend on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from blocksvm import write_store
+from blocksvm.cli import main
+from blocksvm.errors import InUseError, StoreError, StoreReplacedError
+from blocksvm.model import LinearModel
+from blocksvm.store import BlockStore, reading
+from blocksvm.store import format as F
+from blocksvm.train import train, tune
+
+RUN = ["--max-outer", "3", "--tol", "0", "-q"]
+
+
+def rows(seed: int = 0, n: int = 600, features: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, features)) * (rng.random((n, features)) < 0.3)
+    y = np.where(X @ rng.normal(size=features) > 0, 1.0, -1.0)
+    return X, y
+
+
+def a_store(path: Path, scale: float = 1.0, block_rows: int = 100) -> Path:
+    X, y = rows()
+    write_store((scale * X, y), path, block_rows=block_rows, progress=False)
+    return path
+
+
+def replaced_after(monkeypatch, store: Path, by: Path, reads: int) -> list[int]:
+    """Replace the directory ``store`` by a copy of ``by`` right after this process's ``reads``-th block read, as a
+    copy or an older blocksvm would, past the store's lock. Returns the blocks asked for (filled in as they are)."""
+    read = BlockStore.read_block
+    asked: list[int] = []
+
+    def read_then_replace(self, b: int):
+        asked.append(b)
+        block = read(self, b)
+        if len(asked) == reads:
+            os.rename(store, store.with_name(store.name + ".gone"))
+            shutil.copytree(by, store)
+        return block
+
+    monkeypatch.setattr(BlockStore, "read_block", read_then_replace)
+    return asked
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = err.rstrip("\n").split("\n")
+    assert len(lines) == 1 and lines[0].startswith("blocksvm: error: ") and "Traceback" not in err, err
+    return lines[0].removeprefix("blocksvm: error: ")
+
+
+def lock_files(folder: Path) -> list[str]:
+    """The lock files left under ``folder`` (but in a store that replaced_after put aside: its run let go of a lock
+    file that was no longer at the store's path)."""
+    return sorted(p.name for p in folder.rglob("*.lock") if not p.parent.name.endswith(".gone"))
+
+
+# ---- 1. a store has an identity --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("block_rows", [100, 150], ids=["same shapes", "other shapes"])
+def test_a_store_replaced_mid_run_ends_in_one_line_and_no_model(tmp_path, monkeypatch, capsys, block_rows):
+    """The issue's user: the same rows with every value doubled, converted over the store while it trains (same
+    block shapes: before, the run mixed the two and ended 'optimization finished' on a negative gap)."""
+    store, other = a_store(tmp_path / "s.bsvm"), a_store(tmp_path / "x2.bsvm", scale=2.0, block_rows=block_rows)
+    ours, theirs = BlockStore(store).store_id, BlockStore(other).store_id
+    asked = replaced_after(monkeypatch, store, other, reads=2)
+    assert main(["train", str(store), str(tmp_path / "m.h5"), "--prefetch", "0", *RUN]) == 2
+    message = one_error_line(capsys)
+    assert len(asked) == 3  # the third block read is the first of the new store: refused
+    file = F.BLOCK_FILE.format(asked[-1])
+    assert message == (
+        f"{store} was replaced while this run read it: block {asked[-1]} ({file}) is of generation {theirs}, the "
+        f"run began on generation {ours} (the store was converted again or copied over); no model or predictions "
+        "were written: run again on the store as it is now"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("m.h5")) == ["m.h5.history.jsonl"]
+    assert lock_files(tmp_path) == []
+
+
+def test_predict_on_a_replaced_store_writes_no_predictions(tmp_path, monkeypatch):
+    store, other = a_store(tmp_path / "s.bsvm"), a_store(tmp_path / "x2.bsvm", scale=2.0)
+    model = train(store, verbose=0, max_outer=2).model
+    replaced_after(monkeypatch, store, other, reads=1)
+    with pytest.raises(StoreReplacedError, match=f"^{store} was replaced while this run read it: block"):
+        blocksvm_predict(model, store, tmp_path / "p.txt")
+    assert not list(tmp_path.glob("p.txt*"))  # no predictions that look complete
+
+
+def blocksvm_predict(model, data, output):
+    from blocksvm.predict import predict
+
+    return predict(model, data, output, progress=False)
+
+
+def test_resume_refuses_a_checkpoint_of_another_generation(tmp_path, capsys):
+    X, y = rows()
+    store = a_store(tmp_path / "s.bsvm")
+    ck = tmp_path / "ck.h5"
+    assert main(["train", str(store), str(tmp_path / "m.h5"), "--checkpoint", str(ck), *RUN]) == 0
+    before = BlockStore(store).store_id
+    write_store((X, y), store, block_rows=100, overwrite=True, progress=False)  # the same rows, converted again
+    after = BlockStore(store).store_id
+    assert main(["train", str(store), str(tmp_path / "m.h5"), "--resume", str(ck), "--max-outer", "5", "-q"]) == 2
+    assert one_error_line(capsys) == (
+        f"checkpoint {ck} was made for generation {before} of the store {store}, which now holds generation "
+        f"{after} (it was converted again): resume on the store it was made for (or a copy of it), or start a new run"
+    )
+
+
+def without_ids(store: Path) -> Path:
+    """``store`` as a writer without generations would have left it: no ``store_id`` in the manifest or a block."""
+    manifest = json.loads((store / F.MANIFEST).read_text())
+    del manifest["store_id"]
+    (store / F.MANIFEST).write_text(json.dumps(manifest))
+    for block in manifest["blocks"]:
+        path = store / block["file"]
+        with h5py.File(path, "r+") as f:
+            del f.attrs["store_id"]
+        block["bytes"], block["crc32"] = path.stat().st_size, F.file_crc32(path)  # h5py may move the file's end
+    (store / F.MANIFEST).write_text(json.dumps(manifest))
+    return store
+
+
+def test_a_store_without_generations_still_reads_and_trains_the_same_model(tmp_path, monkeypatch):
+    with_ids = a_store(tmp_path / "s.bsvm")
+    old = without_ids(a_store(tmp_path / "old.bsvm"))
+    assert BlockStore(old).store_id is None and BlockStore(old).info()["store_id"] is None
+    params = {"verbose": 0, "max_outer": 4, "tol": 0.0, "seed": 3}
+    expected, got = train(with_ids, **params).model, train(old, **params).model
+    np.testing.assert_array_equal(got.coef, expected.coef)
+    np.testing.assert_array_equal(got.intercept, expected.intercept)
+    assert BlockStore(old).verify() == []
+    # what is checked without ids is what was checked before: a block of other lengths is refused, as today
+    other = a_store(tmp_path / "x.bsvm", block_rows=150)
+    replaced_after(monkeypatch, old, without_ids(other), reads=1)
+    with pytest.raises(StoreError, match="is missing|is inconsistent") as caught:
+        train(old, **params, prefetch=0)
+    assert not isinstance(caught.value, StoreReplacedError)
+
+
+# ---- 2. no overwrite under a reader ----------------------------------------------------------------------------
+
+
+def test_convert_overwrite_refuses_while_a_reader_holds_the_store_and_succeeds_after(tmp_path, capsys):
+    X, y = rows()
+    text = tmp_path / "d.txt"
+    text.write_text("".join(f"{int(label)} 1:{v:.3f}\n" for label, v in zip(y, X[:, 0] + 2)))
+    store = tmp_path / "s.bsvm"
+    assert main(["convert", str(text), str(store), "-q"]) == 0
+    before = BlockStore(store).store_id
+    with reading(store):
+        assert main(["convert", str(text), str(store), "--overwrite", "-q"]) == 2
+        assert one_error_line(capsys) == (
+            f"cannot overwrite {store}: a run is reading it, or another conversion writing it (train, tune, predict, "
+            "convert); run again once it has ended, or write the new store under another name"
+        )
+        with pytest.raises(InUseError):
+            write_store((X, y), store, overwrite=True, progress=False)
+        assert BlockStore(store).store_id == before  # untouched
+        assert not list(tmp_path.glob("s.bsvm.partial-*"))
+    assert main(["convert", str(text), str(store), "--overwrite", "-q"]) == 0
+    assert BlockStore(store).store_id != before
+    assert lock_files(tmp_path) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.txt", "s.bsvm"]  # the old store went, nothing aside
+
+
+@pytest.mark.parametrize("command", ["train", "tune", "predict", "validation"])
+def test_every_reader_holds_the_store_while_it_reads_it(tmp_path, monkeypatch, command):
+    """A conversion over the store, tried in the middle of each reader's block reads, is refused."""
+    store = a_store(tmp_path / "s.bsvm")
+    model = train(store, verbose=0, max_outer=1).model
+    X, y = rows()
+    refused = []
+    read = BlockStore.read_block
+
+    def read_and_overwrite(self, b: int):
+        if not refused:
+            try:
+                write_store((X, y), store, overwrite=True, progress=False)
+            except InUseError as exc:
+                refused.append(str(exc))
+            else:
+                refused.append(None)
+        return read(self, b)
+
+    monkeypatch.setattr(BlockStore, "read_block", read_and_overwrite)
+    if command == "train":
+        train(store, verbose=0, max_outer=1)
+    elif command == "tune":
+        tune(store, verbose=0, folds=2, C_grid=(1.0,), max_outer=1)
+    elif command == "predict":
+        blocksvm_predict(model, store, None)
+    else:
+        train(a_store(tmp_path / "t.bsvm"), verbose=0, max_outer=1, validation=store)
+    assert len(refused) == 1 and refused[0] is not None
+    assert refused[0].startswith(f"cannot overwrite {store}: a run is reading it")
+    write_store((X, y), store, overwrite=True, progress=False)  # the reader has ended: the store is replaced
+    assert lock_files(tmp_path) == []
+
+
+def test_a_reader_is_refused_while_a_conversion_replaces_the_store(tmp_path, monkeypatch):
+    store = a_store(tmp_path / "s.bsvm")
+    X, y = rows()
+    tried = []
+    converter = importlib.import_module("blocksvm.io.convert")  # the package's `convert` is the function
+    write_blocks = converter._write_blocks
+
+    def write_blocks_then_read(*args, **kwargs):
+        with pytest.raises(InUseError) as caught:
+            train(store, verbose=0, max_outer=1)
+        tried.append(str(caught.value))
+        return write_blocks(*args, **kwargs)
+
+    monkeypatch.setattr(converter, "_write_blocks", write_blocks_then_read)
+    write_store((X, y), store, block_rows=100, overwrite=True, progress=False)
+    assert tried == [
+        f"{store} is being replaced by a conversion (convert pid {os.getpid()}): run again once it has ended"
+    ]
+
+
+# ---- 4. one run per output ---------------------------------------------------------------------------------------
+
+
+def test_a_second_run_on_the_same_outputs_is_refused_while_the_first_holds_them(tmp_path, capsys, wait_for):
+    """A first run paused (at its first checkpoint write) holds its model, history and store; a second run writing
+    them, a conversion over the store and a warm start from the model are refused; once it is killed, its lock
+    files lock nothing and all of them go ahead."""
+    store = a_store(tmp_path / "s.bsvm")
+    model, ck, marker = tmp_path / "m.h5", tmp_path / "ck.h5", tmp_path / "paused"
+    text = tmp_path / "x.txt"
+    text.write_text("1 1:1\n-1 2:1\n")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model), "--checkpoint", str(ck), *RUN],
+        env={**os.environ, "BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE": f"1:before:{marker}"},
+    )
+    try:
+        wait_for(marker.exists, first, "the first run's pause")
+        pid = f"pid {first.pid}"
+        assert main(["train", str(store), str(model), *RUN]) == 2
+        assert one_error_line(capsys) == (
+            f"the model {model} is in use by another run ({pid}): two runs must not write the same model, history "
+            "or checkpoint; wait for it to end or write elsewhere"
+        )
+        assert main(["train", str(store), str(tmp_path / "other.h5"), "--history", f"{model}.history.jsonl", *RUN]) == 2
+        assert one_error_line(capsys).startswith(f"the history {model}.history.jsonl is in use by another run")
+        assert main(["convert", str(text), str(store), "--overwrite", "-q"]) == 2
+        assert one_error_line(capsys).startswith(f"cannot overwrite {store}: a run is reading it")
+        assert main(["stream", str(text), str(tmp_path / "o.h5"), "--warm-start", str(model), "-q"]) == 2
+        assert one_error_line(capsys) == (
+            f"the model {model} is being written by another run ({pid}): warm-start from it once that run has ended"
+        )
+        assert not (tmp_path / "other.h5").exists()
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    assert lock_files(tmp_path)  # a killed run leaves its lock files ...
+    assert main(["train", str(store), str(model), *RUN]) == 0  # ... which lock nothing
+    assert main(["convert", str(text), str(store), "--overwrite", "-q"]) == 0
+    assert lock_files(tmp_path) == ["ck.h5.lock"]  # the others' next holders removed them; this one may be deleted
+
+
+def test_a_finished_model_is_overwritten_and_a_run_may_continue_its_own(tmp_path):
+    store = a_store(tmp_path / "s.bsvm")
+    model, kept = tmp_path / "m.h5", tmp_path / "kept.h5"
+    perceptron = ["--solver", "perceptron", "-q"]
+    assert main(["train", str(store), str(model), *perceptron, "--max-outer", "1"]) == 0
+    assert main(["train", str(store), str(model), *perceptron, "--max-outer", "2"]) == 0  # a finished one: written over
+    assert LinearModel.load(model).summary["outer_iterations"] == 2
+    shutil.copy(model, kept)
+    assert main(["train", str(store), str(model), *perceptron, "--max-outer", "1", "--warm-start", str(model)]) == 0
+    expected = train(store, verbose=0, solver="perceptron", max_outer=1, warm_start=kept).model
+    np.testing.assert_array_equal(LinearModel.load(model).coef, expected.coef)  # it went on from its own model
+    assert lock_files(tmp_path) == []
