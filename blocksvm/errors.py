@@ -55,6 +55,10 @@ class InUseError(BlocksvmError):
     """A file or store that this command would write or read is being written or read by another run."""
 
 
+class NegativeGapError(BlocksvmError):
+    """The dual objective exceeds the primal, which no single data set allows: the data or the state changed."""
+
+
 class ModelError(BlocksvmError):
     """A model file is missing, corrupted, or does not fit the data it is applied to."""
 

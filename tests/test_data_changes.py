@@ -22,11 +22,14 @@ import pytest
 
 from blocksvm import write_store
 from blocksvm.cli import main
-from blocksvm.errors import InUseError, StoreError, StoreReplacedError
+from blocksvm.errors import InUseError, NegativeGapError, StoreError, StoreReplacedError
 from blocksvm.model import LinearModel
+from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore, reading
 from blocksvm.store import format as F
 from blocksvm.train import train, tune
+from blocksvm.train.params import TrainParams
+from blocksvm.train.records import NEGATIVE_GAP, StopRules, make_exact
 
 RUN = ["--max-outer", "3", "--tol", "0", "-q"]
 
@@ -237,6 +240,65 @@ def test_a_reader_is_refused_while_a_conversion_replaces_the_store(tmp_path, mon
     assert tried == [
         f"{store} is being replaced by a conversion (convert pid {os.getpid()}): run again once it has ended"
     ]
+
+
+# ---- 3. a negative gap is never convergence ---------------------------------------------------------------------
+
+
+def test_a_negative_gap_ends_the_run_with_the_error(tmp_path, monkeypatch, capsys):
+    """The dual's sums raised past the primal, as a store changed under the run would."""
+    store = a_store(tmp_path / "s.bsvm")
+    dual = SOLVERS["dual-cd"].dual_objectives
+    monkeypatch.setattr(SOLVERS["dual-cd"], "dual_objectives", lambda self: dual(self) + 1e6)
+    assert main(["train", str(store), str(tmp_path / "m.h5"), "--tol", "1e-3", "--max-outer", "5", "-q"]) == 2
+    message = one_error_line(capsys)
+    assert message.startswith("relative duality gap -")
+    assert message.endswith(
+        " in pass 1: the dual objective exceeds the primal, which no single data set allows: the data changed under "
+        "the run (a store converted again or copied over, a text file edited) or it resumed from a damaged "
+        "checkpoint; no model written: train again on the data as it is now"
+    )
+    assert not (tmp_path / "m.h5").exists()
+    with pytest.raises(NegativeGapError):  # tune's exact evaluations too
+        tune(store, verbose=0, folds=2, C_grid=(1.0,))
+
+
+class _Solver:
+    """What make_exact reads of a solver: a problem whose primal is 10 and whose dual is given."""
+
+    def __init__(self, dual: float):
+        self.dual = dual
+        self.problem = type("P", (), {"task": "classification"})()
+
+    def weights(self):
+        return np.zeros((2, 3))
+
+    def objective_terms(self, W, losses):
+        return {"loss": np.asarray(losses, dtype=float)}
+
+    def dual_objectives(self):
+        return np.array([5.0, self.dual])
+
+
+@pytest.mark.parametrize("dual", [10.0, 10.0 * (1 + 0.5 * NEGATIVE_GAP), 10.0 * (1 - 2 * NEGATIVE_GAP)])
+def test_each_problems_exact_gap_is_checked_rounding_aside(dual):
+    record = {"outer": 7}
+    figures = (np.array([10.0, 10.0]), 0, 0.0)
+    if dual > 10.0 * (1 - NEGATIVE_GAP):  # one problem's gap below -1e-10, the other's (0.5) fine
+        with pytest.raises(NegativeGapError, match=r"^relative duality gap -2\.00e-10 in pass 7: the dual"):
+            make_exact(record, _Solver(dual), figures, 10)
+    else:
+        make_exact(record, _Solver(dual), figures, 10)
+        assert record["gap"] == 0.5
+
+
+def test_the_stop_rule_never_takes_a_negative_exact_gap():
+    rules = StopRules(TrainParams(tol=1e-3), frozenset({"gap"}))
+    exact = {"outer": 2, "primal_exact": True, "gap": -1e-3, "pg_violation": None}
+    with pytest.raises(NegativeGapError):
+        rules.reason(exact, out_of_time=False)
+    assert rules.reason({**exact, "gap": -1e-11}, out_of_time=False).startswith("relative duality gap")
+    assert rules.reason({**exact, "primal_exact": False}, out_of_time=False) is None  # an estimate is confirmed first
 
 
 # ---- 4. one run per output ---------------------------------------------------------------------------------------

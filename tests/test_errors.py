@@ -33,6 +33,7 @@ from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import _parse_kernels as K
 from blocksvm.io.libsvm import _REASONS
+from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "TROUBLESHOOTING.md"
@@ -358,6 +359,12 @@ def warm_start_from_a_model_being_written(e, t, mp):
     model = e.copy(t, e.model)
     holding(model.with_name(model.name + ".lock"), "pid 4242")  # as the run writing it holds it
     return ["stream", e.text, t / "o.h5", "--warm-start", model]
+
+
+def dual_past_the_primal(e, t, mp):
+    dual = SOLVERS["dual-cd"].dual_objectives
+    mp.setattr(SOLVERS["dual-cd"], "dual_objectives", lambda self: dual(self) + 1e6)
+    return ["train", e.store, t / "m.h5", "--tol", "1e-3"]
 
 
 def one_class_store(e, t, mp):
@@ -915,6 +922,13 @@ CASES = [
         "convert); run again once it has ended, or write the new store under another name",
         "error",
         lambda e, t, mp: ["convert", e.text, holding(e.copy(t, e.store) / ".lock", shared=True).parent, "--overwrite"],
+    ),
+    (
+        "relative duality gap <x> in pass <n>: the dual objective exceeds the primal, which no single data set "
+        "allows: the data changed under the run (a store converted again or copied over, a text file edited) or it "
+        "resumed from a damaged checkpoint; no model written: train again on the data as it is now",
+        "error",
+        dual_past_the_primal,
     ),
     (
         "validation store <store> has <b>-based feature indices, the training store <store> <b>-based: they are "

@@ -18,9 +18,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from blocksvm.errors import NegativeGapError
 from blocksvm.losses import CLASSIFICATION, LOGISTIC
 
 TIME_LIMIT = "time limit reached"
+NEGATIVE_GAP = -1e-10
+"""The relative duality gap below which an exact evaluation is refused: weak duality (P(w) >= D(alpha)) holds for
+every w and alpha of one data set, so a gap below minus the rounding of the sums means the rows changed."""
 
 
 @dataclass
@@ -116,7 +120,30 @@ def make_exact(record: dict, solver, figures: tuple, n_rows: int) -> None:
     if dual is not None:
         record["gap"] = relative_gap(primal, dual)
         record["per_problem_dual"] = dual.tolist()
+        smallest = float(np.min((primal - dual) / np.maximum(np.abs(primal), 1e-300)))
+        refuse_negative_gap(smallest, record)  # every problem's gap, not only the largest: each must hold
     record["per_problem_primal"] = primal.tolist()
+
+
+def refuse_negative_gap(gap: float, record: dict) -> None:
+    """Stop the run when an exact relative duality ``gap`` is negative beyond rounding (:data:`NEGATIVE_GAP`).
+
+    A negative gap is no convergence: the dual objective exceeds the primal, which no single data set allows. The
+    rows the dual's ``alpha`` was made on are not the rows the primal was just evaluated on (a store replaced or a
+    text file edited during the run; a resume on another data set), or the state is damaged.
+
+    Raises
+    ------
+    NegativeGapError
+        One line: the gap, the pass, and the likely causes.
+    """
+    if gap < NEGATIVE_GAP:
+        where = f" in pass {record['outer']}" if "outer" in record else ""
+        raise NegativeGapError(
+            f"relative duality gap {gap:.2e}{where}: the dual objective exceeds the primal, which no single data "
+            "set allows: the data changed under the run (a store converted again or copied over, a text file "
+            "edited) or it resumed from a damaged checkpoint; no model written: train again on the data as it is now"
+        )
 
 
 class StopRules:
@@ -151,6 +178,8 @@ class StopRules:
 
     def reason(self, record: dict, out_of_time: bool) -> str | None:
         p = self.params
+        if record.get("primal_exact") and record.get("gap") is not None:
+            refuse_negative_gap(record["gap"], record)  # never "optimization finished" (issue 34)
         if self.own and record.get("stop"):
             return record["stop"]
         if record["primal_exact"] and self.gap_met(record):
