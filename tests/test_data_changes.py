@@ -23,6 +23,7 @@ import pytest
 from blocksvm import write_store
 from blocksvm.cli import main
 from blocksvm.errors import InUseError, NegativeGapError, StoreError, StoreReplacedError
+from blocksvm.io.text_cache import store_for
 from blocksvm.model import LinearModel
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore, reading
@@ -354,3 +355,60 @@ def test_a_finished_model_is_overwritten_and_a_run_may_continue_its_own(tmp_path
     expected = train(store, verbose=0, solver="perceptron", max_outer=1, warm_start=kept).model
     np.testing.assert_array_equal(LinearModel.load(model).coef, expected.coef)  # it went on from its own model
     assert lock_files(tmp_path) == []
+
+
+# ---- 5. the text cache keys on what can change ------------------------------------------------------------------
+
+
+def flip_labels_in_place(path: Path) -> None:
+    """Every label negated, the same bytes count, the same inode; then the modification time set back."""
+    st = path.stat()
+    text = path.read_text()
+    with open(path, "r+") as f:  # in place: the inode stays
+        f.write("\n".join(("-" if line[0] == "+" else "+") + line[1:] for line in text.splitlines()) + "\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # as cp -p, rsync -t or touch -r would
+
+
+@pytest.mark.parametrize("how", ["edited in place", "copied over"])
+def test_a_text_file_changed_with_its_size_and_time_kept_is_converted_again(tmp_path, capsys, how):
+    X, y = rows()
+    text = tmp_path / "d.txt"
+    text.write_text("".join(f"{'+1' if label > 0 else '-1'} 1:{v:+.3f}\n" for label, v in zip(y, X[:, 0])))
+    assert main(["train", str(text), str(tmp_path / "m1.h5"), *RUN]) == 0
+    cache = tmp_path / "d.txt.bsvm-cache"
+    recorded = json.loads((cache / "source.json").read_text())
+    size, mtime = text.stat().st_size, text.stat().st_mtime_ns
+    if how == "edited in place":
+        flip_labels_in_place(text)
+        assert text.stat().st_ctime_ns != recorded["ctime_ns"]  # the premise: a write sets the change time
+        why = "the file was written since, its size and modification time kept"
+    else:
+        copy = tmp_path / "copy.txt"
+        shutil.copy2(text, copy)
+        flip_labels_in_place(copy)
+        os.replace(copy, text)
+        why = "the file is another one now, a copy or a move over it"
+    assert (text.stat().st_size, text.stat().st_mtime_ns) == (size, mtime)
+    capsys.readouterr()
+    assert main(["train", str(text), str(tmp_path / "m2.h5"), "--max-outer", "3", "--tol", "0"]) == 0
+    assert f"converting {text} into the cached store {cache} (again: {why})" in capsys.readouterr().err
+    old, new = LinearModel.load(tmp_path / "m1.h5"), LinearModel.load(tmp_path / "m2.h5")
+    np.testing.assert_array_equal(new.coef, -old.coef)  # y -> -y: dual CD follows it sign for sign
+
+
+def test_a_cache_made_before_change_times_were_recorded_is_converted_again_once(tmp_path):
+    X, y = rows()
+    text = tmp_path / "d.txt"
+    text.write_text("".join(f"{int(label)} 1:{v:.3f}\n" for label, v in zip(y, X[:, 0])))
+    said = []
+    cache = store_for(text, say=said.append)
+    source = json.loads((cache / "source.json").read_text())
+    older = {key: value for key, value in source.items() if key not in ("ctime_ns", "file")}
+    (cache / "source.json").write_text(json.dumps(older))
+    assert store_for(text, say=said.append) == cache
+    assert store_for(text, say=said.append) == cache
+    assert said[1:] == [
+        f"converting {text} into the cached store {cache} (again: an older blocksvm made the cache, "
+        "without the file's change time and identity)",
+        f"using the cached store {cache}",
+    ]

@@ -2,9 +2,15 @@
 
 ``blocksvm train data.txt model.h5`` trains from ``data.txt.bsvm-cache/`` beside the file (or under
 ``--cache-dir``). The cache is a plain store (docs/FORMAT.md) plus ``source.json``, the fingerprint
-it was made from: the text file's size and mtime (ns), the conversion options and the blocksvm
-version, and the store's id. The cache is reused only while all of them match; otherwise it is
-converted again, atomically replacing the stale one.
+it was made from: the text file's size, modification time and change time (ns), its identity (device and
+inode), the conversion options and the blocksvm version, and the store's id. The cache is reused only while
+all of them match; otherwise it is converted again, atomically replacing the stale one, and the line that
+says so names what changed.
+
+Why the change time and the identity: a file edited in place and given its old modification time back (``cp
+-p``, ``rsync -t``, ``touch -r`` do that) keeps its size and mtime, but every write sets its change time
+(``st_ctime_ns``), which no copy tool can set back, and a copy over it is another inode. The price: a file
+moved or restored from a backup is converted again, although its bytes may be the same.
 
 Why a kill never leaves a cache that looks valid: the converter publishes the store by one
 rename, and ``source.json`` is written (atomically) only after that; a store without a matching
@@ -85,12 +91,13 @@ def store_for(
     stat = path.stat()  # before converting: a file changed meanwhile must not match afterwards
     wanted = _fingerprint(path, stat, options)
     found = _cached_fingerprint(cache)
-    if found is not None and _same_source(found, wanted):
+    changed = _what_changed(found, wanted) if found is not None else None
+    if found is not None and not changed:
         _say(say, f"using the cached store {cache}")
         return cache
     _check_cache_location(cache, path)
     _check_is_text(path)
-    why = "again: the file or the conversion options changed" if found else "once; reused while the file is unchanged"
+    why = f"again: {changed}" if found else "once; reused while the file is unchanged"
     _say(say, f"converting {path} into the cached store {cache} ({why})")
     jobs = options.pop("jobs", None)
     convert(path, cache, overwrite=True, progress=progress, jobs=jobs, **options)
@@ -143,16 +150,33 @@ def conversion_options(given: dict | None = None) -> dict:
 def _fingerprint(path: Path, stat: os.stat_result, options: dict) -> dict:
     kept = {name: value for name, value in options.items() if name not in NOT_FINGERPRINTED}
     return {
-        "source": str(path.resolve()),  # for a reader; moving file and cache together keeps the cache
+        "source": str(path.resolve()),  # for a reader
         "bytes": stat.st_size,
         "mtime_ns": stat.st_mtime_ns,
+        "ctime_ns": stat.st_ctime_ns,  # set by every write, and by nothing a user can turn back
+        "file": [stat.st_dev, stat.st_ino],  # a copy over the file is another inode
         "options": json.loads(json.dumps(kept)),  # as read back: tuples become lists, keys strings
         "blocksvm": __version__,
     }
 
 
-def _same_source(found: dict, wanted: dict) -> bool:
-    return all(found.get(key) == wanted[key] for key in ("bytes", "mtime_ns", "options", "blocksvm"))
+# What differs between a cache's fingerprint and the file's, in the words of the line that says so; the first
+# that differs is named. A cache made before change times were recorded is converted again once.
+_CHANGES = (
+    ("options", "the conversion options changed"),
+    ("blocksvm", "another blocksvm version made the cache"),
+    ("bytes", "the file's size changed"),
+    ("mtime_ns", "the file's modification time changed"),
+    ("file", "the file is another one now, a copy or a move over it"),
+    ("ctime_ns", "the file was written since, its size and modification time kept"),
+)
+
+
+def _what_changed(found: dict, wanted: dict) -> str | None:
+    """Why the cache of fingerprint ``found`` is not the file's of fingerprint ``wanted`` (None: it is)."""
+    if "ctime_ns" not in found:
+        return "an older blocksvm made the cache, without the file's change time and identity"
+    return next((why for key, why in _CHANGES if found.get(key) != wanted[key]), None)
 
 
 def _cached_fingerprint(cache: Path) -> dict | None:
