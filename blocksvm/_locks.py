@@ -30,6 +30,7 @@ _HELD: dict[str, FileLock] = {}
 # Errors that mean the lock file cannot be created where it goes (a read-only store, a folder of someone else's):
 # an optional lock is then skipped, since the process that could overwrite the file could also ignore the lock.
 _CANNOT_CREATE = (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR)
+_NO_FLOCK = (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL)
 
 
 def lock_path(path: str | os.PathLike) -> Path:
@@ -96,6 +97,14 @@ class FileLock:
                 holder = file.read().strip()
                 file.close()
                 return holder
+            except OSError as exc:
+                empty = os.fstat(file.fileno()).st_size == 0  # nobody can hold a lock there: no holder wrote in it
+                file.close()
+                if self.optional and exc.errno in _NO_FLOCK:
+                    if empty:
+                        self.path.unlink(missing_ok=True)
+                    return None  # a file system without flock (some network ones): no lock, as where none can be made
+                raise
             if _same_file(self.path, file):
                 break
             file.close()  # its holder removed it once we had opened it: lock the file now at the path

@@ -210,7 +210,8 @@ def writing(outputs: dict) -> Iterator[None]:
     A second run that would write one of them is refused in one line while this one runs; a finished output is
     still overwritten (its lock went with its run), as LIBLINEAR overwrites a model file. The locks are
     reentrant in one process, so a command and the function it calls may both lock the history they write.
-    A checkpoint has its own lock (:class:`CheckpointLock`).
+    Where no lock can be taken (a file system without ``flock``) the run goes on without one, as it did before
+    outputs were locked. A checkpoint has its own lock (:class:`CheckpointLock`).
 
     Raises
     ------
@@ -223,7 +224,9 @@ def writing(outputs: dict) -> Iterator[None]:
             if path is None:
                 continue
             path = Path(path)
-            lock = FileLock(path.with_name(path.name + ".lock"), holder=f"pid {os.getpid()}", reentrant=True)
+            lock = FileLock(
+                path.with_name(path.name + ".lock"), holder=f"pid {os.getpid()}", optional=True, reentrant=True
+            )
             owner = lock.try_acquire()
             if owner is not None:
                 raise InUseError(

@@ -7,6 +7,7 @@ writer's test-only pause), never after a delay, so these tests do not depend on 
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -20,7 +21,7 @@ import h5py
 import numpy as np
 import pytest
 
-from blocksvm import write_store
+from blocksvm import _locks, write_store
 from blocksvm.cli import main
 from blocksvm.errors import InUseError, NegativeGapError, StoreError, StoreReplacedError
 from blocksvm.io.text_cache import store_for
@@ -355,6 +356,26 @@ def test_a_finished_model_is_overwritten_and_a_run_may_continue_its_own(tmp_path
     expected = train(store, verbose=0, solver="perceptron", max_outer=1, warm_start=kept).model
     np.testing.assert_array_equal(LinearModel.load(model).coef, expected.coef)  # it went on from its own model
     assert lock_files(tmp_path) == []
+
+
+def test_where_flock_is_missing_runs_go_on_without_locks(tmp_path, monkeypatch):
+    """A file system without flock (some network ones) must not stop a run that worked before locks existed."""
+    store = a_store(tmp_path / "s.bsvm")
+
+    def no_flock(fd, operation):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(_locks.fcntl, "flock", no_flock)
+    assert main(["train", str(store), str(tmp_path / "m.h5"), *RUN]) == 0
+    assert main(["stream", str(a_text(tmp_path)), str(tmp_path / "o.h5"), "--warm-start", str(tmp_path / "m.h5")]) == 0
+    write_store(rows(), store, overwrite=True, progress=False)
+    assert lock_files(tmp_path) == []
+
+
+def a_text(folder: Path) -> Path:
+    text = folder / "x.txt"
+    text.write_text("1 1:1\n-1 2:1\n")
+    return text
 
 
 # ---- 5. the text cache keys on what can change ------------------------------------------------------------------
