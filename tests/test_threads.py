@@ -211,3 +211,44 @@ def test_resume_ends_within_the_tolerance(generated, tmp_path, train_in_cuts):
     for r in (whole, result):
         assert r.stop_reason.startswith("relative duality gap")
     assert result.model.summary["primal"] == pytest.approx(whole.model.summary["primal"], rel=2e-5)
+
+
+# ---- the merge of the threads' replicas -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared-hinge", "logistic", "squared-epsilon-insensitive"])
+def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss):
+    """``dual_line_search`` against the dual itself, written in numpy from ``Loss.dual_terms`` and maximized on a
+    fine grid of the steps that keep every alpha in its box."""
+    from blocksvm.solvers import _dual_cd_kernels as K
+
+    rng = np.random.default_rng(3)
+    the = LOSSES[loss].with_epsilon(0.1)
+    upper, diag = the.dual_tables(0.7, 1.3)
+    n, n_w = 40, 9
+    X = rng.normal(size=(n, n_w))
+    y = rng.normal(size=n) if the.kind == 2 else np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    cap = np.where(y > 0, upper[1], upper[0]) if the.kind != 2 else np.full(n, upper[1])
+    cap = np.where(np.isinf(cap), 5.0, cap)
+    low = -cap if the.kind == 2 else 0.0 * cap
+    alpha0 = rng.uniform(0.05, 0.95, n) * (cap - low) + low
+    alpha1 = np.clip(alpha0 + rng.normal(scale=0.3, size=n) * cap, low + 1e-6 * cap, cap * (1 - 1e-6))
+    d = alpha1 - alpha0
+    signed = np.ones(n) if the.kind == 2 else y
+    w = X.T @ (alpha0 * signed) + rng.normal(scale=0.1, size=n_w)
+    u = X.T @ (d * signed)
+    sigma = 1.5
+
+    def dual(gamma):
+        terms = the.dual_terms(y, alpha0 + gamma * d, upper, diag).sum(axis=0)
+        return terms[0] - 0.5 * terms[1] - gamma * (w @ u) - 0.5 * sigma * gamma**2 * (u @ u)
+
+    box = np.where(y > 0, upper[1], upper[0]) if the.kind != 2 else np.full(n, upper[1])  # (inf: no bound)
+    floor = -box if the.kind == 2 else np.zeros(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d > 0, (box - alpha0) / d, np.where(d < 0, (floor - alpha0) / d, np.inf))
+    grid = np.linspace(0.0, min(room.min(), 16.0) * (1 - 1e-9), 20001)[1:]
+    best = grid[np.argmax([dual(g) for g in grid])]
+    gamma = K.dual_line_search(the.kind, alpha0, d, y, upper, diag, the.threshold, w @ u, u @ u, sigma)
+    assert dual(gamma) >= dual(best) - 1e-9 * abs(dual(best))
+    assert abs(gamma - best) <= 2 * (grid[1] - grid[0]) + 1e-6

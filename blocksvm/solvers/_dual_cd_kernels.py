@@ -107,6 +107,13 @@ def epsilon_step(G, beta, H, U, epsilon):
 
 @njit(cache=True, nogil=True)
 def solve_block(a, b, w, box, hyper, loss, seed, members):
+    """Dual CD passes from a fresh start of shrinking: :func:`solve_rows` with every member active."""
+    shrink = (members.copy(), np.array([members.shape[0]], np.int64), np.array([INF, -INF]))
+    return solve_rows(a, b, w, box, hyper, loss, seed, members, shrink)
+
+
+@njit(cache=True, nogil=True)
+def solve_rows(a, b, w, box, hyper, loss, seed, members, shrink):
     """Run dual CD passes over the rows of block A and companion rows B, updating alpha and w.
 
     The free coordinates are A's rows and B's rows, visited together in one random order per
@@ -142,7 +149,12 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
         Seed of the row orders (< 0: the rows in stored order, every pass).
     members : ndarray of int64, increasing
         The working rows this call may change (A's rows are ``0 .. n_a - 1``, B's ``n_a ..``): all of
-        them, or one thread's share (:func:`solve_in_threads`); the others' alpha is left alone.
+        them, or one thread's share (:func:`solve_in_replicas`); the others' alpha is left alone.
+    shrink : tuple (active, count, pg_old)
+        LIBLINEAR's shrinking, carried from one call to the next (a thread's sweeps, one call each): the rows
+        not shrunk are ``active[:count[0]]`` (a subset of ``members``, increasing; ``active`` as long as
+        ``members``), and ``pg_old`` the last pass's ``[max PG, min PG]`` bounds (``[inf, -inf]``: none yet);
+        updated in place.
 
     Returns
     -------
@@ -173,11 +185,11 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
     line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
     loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
     n_members = members.shape[0]
-    active = members.copy()  # rows not shrunk, increasing
+    active, count, pg_old = shrink  # rows not shrunk, increasing
     shrunk = np.zeros(n_rows, np.bool_)
     order = np.empty(n_rows, np.int64)
-    active_size = n_members
-    pg_max_old, pg_min_old = INF, -INF
+    active_size = count[0]
+    pg_max_old, pg_min_old = pg_old[0], pg_old[1]
     pg_max_new, pg_min_new = -INF, INF
     passes = 0
     updates = 0
@@ -299,6 +311,7 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
             continue
         pg_max_old = pg_max_new if pg_max_new > 0 else INF
         pg_min_old = pg_min_new if pg_min_new < 0 else -INF
+    count[0], pg_old[0], pg_old[1] = active_size, pg_max_old, pg_min_old
     for p in range(n_members):  # back to A's and B's alpha: this call's rows only
         i = members[p]
         if i < n_a:
@@ -315,33 +328,117 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def solve_in_threads(a, b, w, box, hyper, loss, seeds, members, bounds):
-    """:func:`solve_block` on ``len(seeds)`` threads at once, each on its own rows, sharing ``w``.
-
-    Thread ``t`` changes the rows ``members[bounds[t]:bounds[t + 1]]`` (disjoint), with ``seeds[t]``; every
-    thread reads and updates the one ``w`` without locks (PASSCoDe-Wild, Hsieh, Yu & Dhillon, ICML 2015), so
-    an update of one thread can overwrite another's: ``w`` drifts from ``sum_i alpha_i y_i x_i``, and the
-    caller makes it exact again with :func:`add_steps`. Returns each thread's stats, shape (threads, N_STATS).
-    """
+def solve_in_replicas(a, b, w, replicas, box, hyper, loss, seeds, members, bounds, actives, counts, pg_olds):
+    """One sweep of :func:`solve_rows` on ``len(seeds)`` threads at once, each on its own rows and its own copy of
+    ``w``: thread ``t`` starts ``replicas[t]`` at ``w`` and changes the rows ``members[bounds[t]:bounds[t + 1]]``
+    (disjoint) with ``seeds[t]`` and its shrinking state (``actives`` laid out as ``members``, ``counts[t]``,
+    ``pg_olds[t]``). No thread writes what another reads: the caller adds the replicas' steps
+    (:func:`replica_steps`) and scales them by the dual's line search. Returns each thread's stats, shape
+    (threads, N_STATS)."""
     n_threads = seeds.shape[0]
     stats = np.empty((n_threads, N_STATS))
     for t in prange(n_threads):
-        stats[t] = solve_block(a, b, w, box, hyper, loss, seeds[t], members[bounds[t] : bounds[t + 1]])
+        lo, hi = bounds[t], bounds[t + 1]
+        replicas[t, :] = w
+        shrink = (actives[lo:hi], counts[t : t + 1], pg_olds[t])
+        stats[t] = solve_rows(a, b, replicas[t], box, hyper, loss, seeds[t], members[lo:hi], shrink)
     return stats
 
 
 @njit(cache=True, nogil=True)
-def add_steps(indptr, indices, data, y, alpha, alpha_before, w, bias, scale):
-    """``w += scale sum_i (alpha_i - alpha_before_i) y_i x_i`` over some rows, the bias feature included."""
-    n_w = w.shape[0] - 1
-    for i in range(indptr.shape[0] - 1):
-        d = (alpha[i] - alpha_before[i]) * y[i] * scale
-        if d == 0.0:
+def replica_steps(w, replicas):
+    """``u = sum_t (replicas[t] - w)``, the threads' steps of ``w`` added in thread order."""
+    u = np.empty_like(w)
+    for j in range(w.shape[0]):
+        total = 0.0
+        for t in range(replicas.shape[0]):
+            total += replicas[t, j] - w[j]
+        u[j] = total
+    return u
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def replica_steps_in_threads(w, replicas):
+    """:func:`replica_steps` with the features cut among the threads (the same bits: each feature's sum is one
+    thread's), for a ``w`` long enough to pay for waking them (a parallel region costs tens of microseconds, and
+    milliseconds on a busy machine)."""
+    u = np.empty_like(w)
+    for j in prange(w.shape[0]):
+        total = 0.0
+        for t in range(replicas.shape[0]):
+            total += replicas[t, j] - w[j]
+        u[j] = total
+    return u
+
+
+@njit(cache=True, nogil=True)
+def _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon):
+    """``d/dgamma`` and ``-d^2/dgamma^2`` of the rows' part of the dual at ``alpha0 + gamma d`` (the hinge family:
+    ``sum alpha - 1/2 sum D alpha^2``; logistic: the entropy; SVR: ``sum y beta - eps |beta| - 1/2 sum D beta^2``)."""
+    slope, curve = 0.0, 0.0
+    for i in range(alpha0.shape[0]):
+        di = d[i]
+        if di == 0.0:
             continue
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            w[np.uint32(indices[k])] += d * data[k]
-        if bias > 0:
-            w[n_w] += d * bias
+        c = 1 if (kind == EPSILON or y[i] > 0) else 0
+        a = alpha0[i] + gamma * di
+        if kind == LOGISTIC:
+            C = upper[c]
+            slope += di * math.log((C - a) / a)
+            curve += di * di * (1.0 / a + 1.0 / (C - a))
+            continue
+        slope -= diag[c] * a * di
+        curve += diag[c] * di * di
+        if kind == MARGIN:
+            slope += di
+        else:
+            side = a if a != 0.0 else di  # (at a kink: the side the step goes)
+            slope += y[i] * di - epsilon * (di if side > 0 else -di)
+    return slope, curve
+
+
+@njit(cache=True, nogil=True)
+def dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma):
+    """The step ``gamma`` along the threads' summed step ``d`` of the alphas that maximizes the dual (the local
+    subproblem's, with CoCoA+'s ``sigma``), keeping every alpha in its box: the dual along ``gamma`` is concave,
+    ``phi'(gamma) = rows' slope - w.u - gamma sigma ||u||^2`` with ``u = sum_i d_i y_i x_i``. The hinge family: the
+    vertex of a quadratic; the logistic and SVR duals: Newton's steps on ``phi'`` kept inside a bracket that
+    bisection shrinks. ``gamma = 1`` is the threads' own steps, always in the box."""
+    # the box: the largest gamma keeping each alpha in [0, U] (logistic: inside (0, C); SVR: [-U, U])
+    limit = INF
+    for i in range(alpha0.shape[0]):
+        di = d[i]
+        if di == 0.0:
+            continue
+        c = 1 if (kind == EPSILON or y[i] > 0) else 0
+        high, low = upper[c], (-upper[c] if kind == EPSILON else 0.0)
+        room = (high - alpha0[i]) / di if di > 0 else (low - alpha0[i]) / di
+        limit = min(limit, room)
+    if kind == LOGISTIC:
+        limit *= 1.0 - 1.0e-12  # strictly inside (0, C)
+    limit = max(limit, 1.0)
+    if kind == MARGIN:
+        slope, curve = _dual_slope(kind, 0.0, alpha0, d, y, upper, diag, epsilon)
+        slope -= wu
+        curve += sigma * uu
+        return min(max(slope / curve, 0.0), limit) if curve > 0.0 else 1.0
+    low, high = 0.0, min(limit, 16.0)
+    gamma = 1.0
+    for _ in range(60):
+        slope, curve = _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon)
+        slope -= wu + gamma * sigma * uu
+        curve += sigma * uu
+        if slope > 0.0:
+            low = gamma
+        else:
+            high = gamma
+        step = gamma + slope / curve if curve > 0.0 else 0.5 * (low + high)
+        if not (low < step < high):
+            step = 0.5 * (low + high)
+        if abs(step - gamma) <= 1.0e-12 * max(1.0, gamma) or high - low <= 1.0e-12:
+            return step
+        gamma = step
+    return gamma
 
 
 @njit(cache=True, nogil=True, parallel=True)

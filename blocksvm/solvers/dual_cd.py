@@ -6,15 +6,15 @@ import contextlib
 
 import numpy as np
 
-from blocksvm.losses import CLASSIFICATION
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, TOL, WORKERS, C, Param, boolean, count, non_negative, positive
 from blocksvm.solvers import _dual_cd_kernels as K
-from blocksvm.solvers._common import row_norms_squared
+from blocksvm.solvers._common import dot, row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import correct_predictions
 
 WORKING_SETS = ("cache", "pair", "block")
+PARALLEL_MERGE = 1 << 20  # weights from which the threads' replicas are added on the threads
 
 
 def at_least_one(x) -> bool:
@@ -175,29 +175,58 @@ class DualCDSolver(Solver):
     def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int, members: np.ndarray) -> np.ndarray:
         """Dual CD on the working rows ``a`` and ``b`` (kernel tuples) for one problem; its stats. ``members``: the
         working rows the problem may change (A's ``0 .. n_a - 1``, B's from ``n_a``: all but a held-out fold's).
-
-        With ``threads > 1`` the rows are cut into as many contiguous shares (rows are stored in a random
-        order: each share is a random set of rows, read as a stream), solved at once on one shared ``w``
-        without locks (PASSCoDe-Wild); then ``w`` is recomputed exactly from where it stood and the alphas'
-        changes, ``w = w_start + sigma sum_i (alpha_i - alpha_start_i) y_i x_i``, so that ``w = sum_i alpha_i
-        y_i x_i`` holds at every block boundary and the dual, the gap and checkpoints stay exact.
-        docs/PARALLEL.md has the measurements behind this choice.
-        """
+        With ``threads > 1``: :meth:`_solve_in_replicas`."""
         hyper = np.array([self.problem.bias, self.inner_passes, self.inner_eps, self.sigma])
         loss = self.problem.loss.table
-        n_a, n_b = len(a[0]) - 1, len(b[0]) - 1
         if self.threads == 1:
             return K.solve_block(a, b, w, box, hyper, loss, seed, members)
-        w_start, a_start, b_start = w.copy(), a[5].copy(), b[5].copy()
-        members, bounds = _shares(n_a, n_b, self.threads)
-        seeds = np.array([-1 if seed < 0 else (seed + t * 0x9E3779B1) % 2**62 for t in range(self.threads)])
-        with _numba_threads(self.threads):
-            stats = K.solve_in_threads(a, b, w, box, hyper, loss, seeds, members, bounds)
-        w[...] = w_start
-        for rows, start in ((a, a_start), (b, b_start)):
-            y = rows[3] if self.problem.task == CLASSIFICATION else np.ones_like(rows[3])  # w = sum beta_i x_i
-            K.add_steps(rows[0], rows[1], rows[2], y, rows[5], start, w, self.problem.bias, self.sigma)
-        return _combined(stats)
+        return self._solve_in_replicas(a, b, w, box, hyper, loss, seed, members)
+
+    def _solve_in_replicas(self, a, b, w, box, hyper, loss, seed: int, members: np.ndarray) -> np.ndarray:
+        """Dual CD on ``threads`` threads, each on a contiguous share of the working rows (rows are stored in a random
+        order: each share is a random set of rows, read as a stream) and its own copy of ``w`` (SySCD's replicas,
+        Ioannou, Mendler-Duenner & Parnell, NeurIPS 2019), merged after every sweep: the threads' steps of the alphas
+        are added and scaled by the ``gamma`` that maximizes the dual along them (:func:`~._dual_cd_kernels.
+        dual_line_search`; exact for the hinge family, Newton's on the logistic and SVR duals), and ``w`` moves
+        with them, so ``w = sum_i alpha_i y_i x_i`` holds after every sweep and the dual never decreases. No
+        thread writes a cache line another reads, whatever the features' popularity; each keeps LIBLINEAR's
+        shrinking from sweep to sweep. docs/PARALLEL.md has the measurements behind this choice."""
+        threads, sigma = self.threads, self.sigma
+        members, bounds = _shares(members, len(a[5]), threads)
+        actives, counts = members.copy(), np.diff(bounds)
+        pg_olds = np.tile(np.array([np.inf, -np.inf]), (threads, 1))
+        replicas = np.empty((threads, len(w)))
+        sweep = hyper.copy()
+        sweep[1] = 1  # one pass a call: the merge comes between
+        y = np.concatenate((a[3], b[3]))
+        upper, diag = box[0], box[1]
+        kind, epsilon = loss[3], loss[0]
+        every = []
+        for s in range(self.inner_passes):
+            seeds = np.array([_thread_seed(seed, t, s) for t in range(threads)])
+            alpha0 = np.concatenate((a[5], b[5]))
+            with _numba_threads(threads):
+                stats = K.solve_in_replicas(
+                    a, b, w, replicas, box, sweep, loss, seeds, members, bounds, actives, counts, pg_olds
+                )
+                steps = K.replica_steps_in_threads if len(w) >= PARALLEL_MERGE else K.replica_steps
+                u = steps(w, replicas)  # sigma sum_i d_i y_i x_i
+            every.append(stats)
+            d = np.concatenate((a[5], b[5])) - alpha0
+            wu, uu = dot(w, u) / sigma, dot(u, u) / (sigma * sigma)
+            gamma = K.dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma)
+            w += gamma * u
+            n_a = len(a[5])
+            a[5][...] = alpha0[:n_a] + gamma * d[:n_a]
+            b[5][...] = alpha0[n_a:] + gamma * d[n_a:]
+            violation = np.max(stats[:, K.PG_MAX_LAST]) - np.min(stats[:, K.PG_MIN_LAST])
+            if violation <= self.inner_eps and np.array_equal(counts, np.diff(bounds)):
+                break
+        first, last = _combined(every[0]), _combined(every[-1])
+        first[K.PG_MAX_LAST], first[K.PG_MIN_LAST] = last[K.PG_MAX_LAST], last[K.PG_MIN_LAST]
+        first[K.PASSES] = len(every)
+        first[K.UPDATES] = sum(float(stats[:, K.UPDATES].sum()) for stats in every)
+        return first
 
     def _solve_problems(
         self, a: dict, b: dict, A: np.ndarray, B: np.ndarray, W: np.ndarray, seeds, row_folds: np.ndarray
@@ -347,16 +376,22 @@ def _numba_threads(threads: int):
         numba.set_num_threads(before)
 
 
-def _shares(n_a: int, n_b: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each thread's working rows: a contiguous share of A's rows and one of B's (B's numbered from
-    ``n_a``), as ``members[bounds[t]:bounds[t + 1]]``, increasing."""
-    cuts_a = np.linspace(0, n_a, threads + 1).astype(np.int64)
-    cuts_b = np.linspace(0, n_b, threads + 1).astype(np.int64) + n_a
-    parts = [
-        np.concatenate((np.arange(cuts_a[t], cuts_a[t + 1]), np.arange(cuts_b[t], cuts_b[t + 1])))
-        for t in range(threads)
-    ]
-    return np.concatenate(parts), np.cumsum([0] + [len(part) for part in parts]).astype(np.int64)
+def _thread_seed(seed: int, thread: int, sweep: int) -> int:
+    """The row order's seed of a thread's sweep (-1, file order, stays -1)."""
+    return -1 if seed < 0 else (seed + thread * 0x9E3779B1 + sweep * 0x85EBCA6B) % 2**62
+
+
+def _shares(members: np.ndarray, n_a: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each thread's working rows: a contiguous share of ``members``' rows of A and one of its rows of B (B's numbered
+    from ``n_a``), as ``shares[bounds[t]:bounds[t + 1]]``, increasing."""
+    members = np.asarray(members, np.int64)
+    split = np.searchsorted(members, n_a)
+    parts = []
+    for rows in (members[:split], members[split:]):
+        cuts = np.linspace(0, len(rows), threads + 1).astype(np.int64)
+        parts.append([rows[cuts[t] : cuts[t + 1]] for t in range(threads)])
+    shares = [np.concatenate((parts[0][t], parts[1][t])) for t in range(threads)]
+    return np.concatenate(shares), np.cumsum([0] + [len(share) for share in shares]).astype(np.int64)
 
 
 def _combined(stats: np.ndarray) -> np.ndarray:
