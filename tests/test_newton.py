@@ -219,6 +219,7 @@ def test_iterates_are_liblinears_newton_transcribed(generated):
 def small_pieces(monkeypatch):
     """Pieces of 256 rows: several a block, so that threads and shards split blocks' pieces."""
     monkeypatch.setattr(blocksvm.sums, "PIECE_NNZ", 1000)
+    monkeypatch.setattr(blocksvm.sums, "PIECE_WEIGHTS", 0)
 
 
 @pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])

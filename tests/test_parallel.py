@@ -291,6 +291,7 @@ def test_newton_on_the_cluster_is_the_serial_model_bit_for_bit(store, client, mo
     import blocksvm.sums
 
     monkeypatch.setattr(blocksvm.sums, "PIECE_NNZ", 1000)  # several pieces a block
+    monkeypatch.setattr(blocksvm.sums, "PIECE_WEIGHTS", 0)
     params = {**QUICK, "solver": "newton", "loss": "logistic", "eps": 1e-4}
     serial = train(store, **params)
     on_cluster = train(store, client=client, **params)

@@ -72,6 +72,7 @@ def test_pieces_cut_blocks_every_piece_rows_rows():
     assert [layout.rows(0, p) for p in range(3)] == [(0, 256), (256, 512), (512, 600)]
     assert layout.rows(1, 3) == (0, 0)  # an empty block is one empty piece
     assert layout.n_pieces == 9
-    # about max(PIECE_NNZ, n_weights) nonzeros a piece, at least 256 rows
-    assert PieceLayout.of(np.array([10_000]), nnz=100_000, n_weights=1_000_001).piece_rows == 100_001
-    assert PieceLayout.of(np.array([10_000]), nnz=10_000_000, n_weights=10).piece_rows == 256
+    # about max(PIECE_NNZ, 4 n_weights) nonzeros a piece, at least 256 rows
+    assert PieceLayout.of(np.array([10_000]), nnz=100_000, n_weights=1_000_000).piece_rows == 400_000
+    assert PieceLayout.of(np.array([10_000]), nnz=1_000_000, n_weights=10).piece_rows == 2_622  # 2^18 / 100
+    assert PieceLayout.of(np.array([10_000]), nnz=100_000_000, n_weights=10).piece_rows == 256

@@ -107,13 +107,47 @@ def epsilon_step(G, beta, H, U, epsilon):
 
 @njit(cache=True, nogil=True)
 def solve_block(a, b, w, box, hyper, loss, seed, members):
-    """Dual CD passes from a fresh start of shrinking: :func:`solve_rows` with every member active."""
+    """Dual CD passes over A's and B's rows from a fresh start of shrinking (:func:`solve_rows`), their alphas
+    (``a[5]``, ``b[5]``) updated in place."""
+    rows = working_rows(a, b, box, hyper)
     shrink = (members.copy(), np.array([members.shape[0]], np.int64), np.array([INF, -INF]))
-    return solve_rows(a, b, w, box, hyper, loss, seed, members, shrink)
+    stats = solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink)
+    scatter_alpha(rows[1], a[5], b[5], members)
+    return stats
 
 
 @njit(cache=True, nogil=True)
-def solve_rows(a, b, w, box, hyper, loss, seed, members, shrink):
+def working_rows(a, b, box, hyper):
+    """The working rows' scalars side by side, A's rows then B's, so that a step reads one array of each whichever
+    block its row comes from: ``y``, ``alpha`` (a copy: :func:`scatter_alpha` puts it back) and ``1 / Qbar_ii = 1 /
+    (sigma (||x_i||^2 + B^2) + D_ii)``."""
+    diag, bias, sigma = box[1], hyper[0], hyper[3]
+    bias_sq = bias * bias if bias > 0 else 0.0
+    y = np.concatenate((a[3], b[3]))
+    alpha = np.concatenate((a[5], b[5]))
+    qd_inv = np.concatenate((a[4], b[4]))
+    for i in range(y.shape[0]):
+        qd = sigma * (qd_inv[i] + bias_sq) + diag[1 if y[i] > 0 else 0]
+        # A row with no features, no bias and the hinge loss has Qbar_ii = 0: as in LIBLINEAR,
+        # G / Qbar_ii is then -inf (G = -1), and the step clips alpha_i to its upper bound C.
+        qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
+    return y, alpha, qd_inv
+
+
+@njit(cache=True, nogil=True)
+def scatter_alpha(alpha, a_alpha, b_alpha, members):
+    """The working rows' ``alpha`` back to A's and B's: the ``members`` only (the others' are left alone)."""
+    n_a = a_alpha.shape[0]
+    for p in range(members.shape[0]):
+        i = members[p]
+        if i < n_a:
+            a_alpha[i] = alpha[i]
+        else:
+            b_alpha[i - n_a] = alpha[i]
+
+
+@njit(cache=True, nogil=True)
+def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     """Run dual CD passes over the rows of block A and companion rows B, updating alpha and w.
 
     The free coordinates are A's rows and B's rows, visited together in one random order per
@@ -130,6 +164,8 @@ def solve_rows(a, b, w, box, hyper, loss, seed, members, shrink):
         variables, updated in place.
     b : tuple, as ``a``
         The companion rows B (n_b rows, may be 0).
+    rows : tuple (y, alpha, qd_inv)
+        :func:`working_rows`: the rows' scalars side by side; ``alpha`` is the one updated (the members' only).
     w : ndarray of float64, shape (n_features + 1,)
         Last entry: weight of the bias feature (unused if ``bias <= 0``).
     box : tuple (upper, diag, cost)
@@ -163,25 +199,15 @@ def solve_rows(a, b, w, box, hyper, loss, seed, members, shrink):
         ``w`` each row saw) and count of positive margins. Over the last pass: max and min PG.
         Then passes made and updates made.
     """
-    a_indptr, a_indices, a_data, a_y, a_sq_norms, a_alpha = a
-    b_indptr, b_indices, b_data, b_y, b_sq_norms, b_alpha = b
+    a_indptr, a_indices, a_data = a[0], a[1], a[2]
+    b_indptr, b_indices, b_data = b[0], b[1], b[2]
+    y, alpha, qd_inv = rows  # working rows 0 .. n_rows - 1: A's rows, then B's
     upper, diag, cost = box
     bias, max_passes, inner_eps, sigma = hyper[0], int(hyper[1]), hyper[2], hyper[3]
     kind = loss[3]
     n_a = a_indptr.shape[0] - 1
     n_rows = n_a + b_indptr.shape[0] - 1
     n_w = w.shape[0] - 1
-    bias_sq = bias * bias if bias > 0 else 0.0
-    # Working rows 0 .. n_rows - 1: A's rows, then B's. Their scalars sit side by side, so the
-    # step reads one array of each whichever block a row comes from.
-    y = np.concatenate((a_y, b_y))
-    alpha = np.concatenate((a_alpha, b_alpha))  # copied back to a_alpha and b_alpha at the end
-    qd_inv = np.concatenate((a_sq_norms, b_sq_norms))  # 1 / Qbar_ii = 1 / (sigma (||x_i||^2 + B^2) + D_ii)
-    for i in range(n_rows):
-        qd = sigma * (qd_inv[i] + bias_sq) + diag[1 if y[i] > 0 else 0]
-        # A row with no features, no bias and the hinge loss has Qbar_ii = 0: as in LIBLINEAR,
-        # G / Qbar_ii is then -inf (G = -1), and the step clips alpha_i to its upper bound C.
-        qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
     line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
     loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
     n_members = members.shape[0]
@@ -312,12 +338,6 @@ def solve_rows(a, b, w, box, hyper, loss, seed, members, shrink):
         pg_max_old = pg_max_new if pg_max_new > 0 else INF
         pg_min_old = pg_min_new if pg_min_new < 0 else -INF
     count[0], pg_old[0], pg_old[1] = active_size, pg_max_old, pg_min_old
-    for p in range(n_members):  # back to A's and B's alpha: this call's rows only
-        i = members[p]
-        if i < n_a:
-            a_alpha[i] = alpha[i]
-        else:
-            b_alpha[i - n_a] = alpha[i]
     stats = np.empty(N_STATS, np.float64)
     stats[PG_MAX_FIRST], stats[PG_MIN_FIRST] = first_max, first_min
     stats[LOSS_FIRST], stats[CORRECT_FIRST] = loss_sum, correct
@@ -328,20 +348,20 @@ def solve_rows(a, b, w, box, hyper, loss, seed, members, shrink):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def solve_in_replicas(a, b, w, replicas, box, hyper, loss, seeds, members, bounds, actives, counts, pg_olds):
+def solve_in_replicas(a, b, rows, w, replicas, box, hyper, loss, seeds, members, bounds, actives, counts, pg_olds):
     """One sweep of :func:`solve_rows` on ``len(seeds)`` threads at once, each on its own rows and its own copy of
     ``w``: thread ``t`` starts ``replicas[t]`` at ``w`` and changes the rows ``members[bounds[t]:bounds[t + 1]]``
-    (disjoint) with ``seeds[t]`` and its shrinking state (``actives`` laid out as ``members``, ``counts[t]``,
-    ``pg_olds[t]``). No thread writes what another reads: the caller adds the replicas' steps
-    (:func:`replica_steps`) and scales them by the dual's line search. Returns each thread's stats, shape
-    (threads, N_STATS)."""
+    (disjoint) of ``rows`` (:func:`working_rows`, shared: each thread writes its rows' alphas only) with
+    ``seeds[t]`` and its shrinking state (``actives`` laid out as ``members``, ``counts[t]``, ``pg_olds[t]``). No
+    thread writes what another reads: the caller adds the replicas' steps (:func:`replica_steps`) and scales them
+    by the dual's line search. Returns each thread's stats, shape (threads, N_STATS)."""
     n_threads = seeds.shape[0]
     stats = np.empty((n_threads, N_STATS))
     for t in prange(n_threads):
         lo, hi = bounds[t], bounds[t + 1]
         replicas[t, :] = w
         shrink = (actives[lo:hi], counts[t : t + 1], pg_olds[t])
-        stats[t] = solve_rows(a, b, replicas[t], box, hyper, loss, seeds[t], members[lo:hi], shrink)
+        stats[t] = solve_rows(a, b, rows, replicas[t], box, hyper, loss, seeds[t], members[lo:hi], shrink)
     return stats
 
 

@@ -198,30 +198,30 @@ class DualCDSolver(Solver):
         replicas = np.empty((threads, len(w)))
         sweep = hyper.copy()
         sweep[1] = 1  # one pass a call: the merge comes between
-        y = np.concatenate((a[3], b[3]))
+        rows = K.working_rows(a, b, box, hyper)
+        y, alpha = rows[0], rows[1]
         upper, diag = box[0], box[1]
         kind, epsilon = loss[3], loss[0]
         every = []
         for s in range(self.inner_passes):
             seeds = np.array([_thread_seed(seed, t, s) for t in range(threads)])
-            alpha0 = np.concatenate((a[5], b[5]))
+            alpha0 = alpha.copy()
             with _numba_threads(threads):
                 stats = K.solve_in_replicas(
-                    a, b, w, replicas, box, sweep, loss, seeds, members, bounds, actives, counts, pg_olds
+                    a, b, rows, w, replicas, box, sweep, loss, seeds, members, bounds, actives, counts, pg_olds
                 )
                 steps = K.replica_steps_in_threads if len(w) >= PARALLEL_MERGE else K.replica_steps
                 u = steps(w, replicas)  # sigma sum_i d_i y_i x_i
             every.append(stats)
-            d = np.concatenate((a[5], b[5])) - alpha0
+            d = alpha - alpha0
             wu, uu = dot(w, u) / sigma, dot(u, u) / (sigma * sigma)
             gamma = K.dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma)
             w += gamma * u
-            n_a = len(a[5])
-            a[5][...] = alpha0[:n_a] + gamma * d[:n_a]
-            b[5][...] = alpha0[n_a:] + gamma * d[n_a:]
+            alpha[...] = alpha0 + gamma * d
             violation = np.max(stats[:, K.PG_MAX_LAST]) - np.min(stats[:, K.PG_MIN_LAST])
             if violation <= self.inner_eps and np.array_equal(counts, np.diff(bounds)):
                 break
+        K.scatter_alpha(alpha, a[5], b[5], members)
         first, last = _combined(every[0]), _combined(every[-1])
         first[K.PG_MAX_LAST], first[K.PG_MIN_LAST] = last[K.PG_MAX_LAST], last[K.PG_MIN_LAST]
         first[K.PASSES] = len(every)
