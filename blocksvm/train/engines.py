@@ -12,7 +12,7 @@ Two kinds of learner make passes (docs/ARCHITECTURE.md):
   way the sums add in the fixed tree of :mod:`blocksvm.sums`, so the model does not depend on the number of
   threads or workers, to the last bit.
 
-An engine maps work and keeps shards: :class:`ThreadEngine` (joblib threads of this process: the numba
+An engine maps work and keeps shards: :class:`ThreadEngine` (threads of this process: the numba
 kernels release the GIL) and :class:`DaskEngine` (each shard a future on a dask worker). ``map(function,
 tasks)`` runs ``function(task)`` for each task, results in order; ``keep(shards)`` holds shards where they run,
 ``run_kept(function, *shared)`` runs ``function(shard, *shared)`` on each (a shard that changes is changed on
@@ -139,8 +139,11 @@ class DaskEngine:
     def keep(self, shards: list) -> None:
         # submitted, not scattered: a lost shard can be rebuilt from its task
         self.shards = [self._submit(_same, shard, shard=k) for k, shard in enumerate(shards)]
+        self.mutable = any(shard.mutable for shard in shards)
 
     def run_kept(self, function, *shared) -> list:
+        if not self.mutable:  # the shards stay as they are (a cache aside): one task each, no new roots
+            return self.read_kept(function, *shared)
         shared = self._shared(shared)
         tasks = [self._submit(_on_a_copy, function, s, *shared, shard=k) for k, s in enumerate(self.shards)]
         self.shards = [self._submit(operator.itemgetter(0), t, shard=k) for k, t in enumerate(tasks)]
