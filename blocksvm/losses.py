@@ -113,18 +113,25 @@ class Loss:
         boxes = (self.dual_box(c_negative), self.dual_box(c_positive))
         return np.array([boxes[0][0], boxes[1][0]]), np.array([boxes[0][1], boxes[1][1]])
 
-    def dual_terms(self, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, diag: np.ndarray) -> np.ndarray:
+    def dual_terms(
+        self, y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, diag: np.ndarray, weights: np.ndarray | None = None
+    ) -> np.ndarray:
         """Each row's two terms of the dual objective ``sum a_i - 1/2 ||w||^2 - 1/2 sum b_i``, shape (rows, 2).
 
         margin: ``a = alpha, b = D alpha^2``; logistic: ``a = -(alpha log alpha + (C - alpha) log(C - alpha) -
         C log C)``, ``b = 0``; epsilon (``alpha`` is beta, of either sign): ``a = y beta - eps |beta|``,
-        ``b = D beta^2``.
+        ``b = D beta^2``. ``weights``: each row's instance weight (None: 1), which multiplies its C (so its upper
+        bound, and divides its ``D``); a row of weight 0 has ``alpha = 0`` and no terms.
         """
         y, alpha = np.asarray(y, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
         positive = y > 0 if self.kind != EPSILON else np.ones(len(y), bool)
         d = np.where(positive, diag[1], diag[0])
+        if weights is not None:  # C_i = C weight_i: D_ii = D / weight_i (0 for a row of weight 0: alpha_i = 0)
+            d = np.divide(d, weights, out=np.zeros(len(y)), where=weights > 0)
         if self.kind == LOGISTIC:
             C = np.where(positive, upper[1], upper[0])
+            if weights is not None:
+                C = C * weights
             a = -(_xlogx(alpha) + _xlogx(C - alpha) - _xlogx(C))
             return np.stack([a, np.zeros_like(a)], axis=-1)
         if self.kind == EPSILON:

@@ -48,7 +48,8 @@ class StreamResult:
 
 class Progressive:
     """The VW-style table of progressive validation, a line at doubling example counts, read from the sums
-    of the pass (examples, loss, rows predicted right)."""
+    of the pass (examples, loss, rows predicted right). With importance weights the losses are means weighted by
+    them and the mistakes their weight (Vowpal Wabbit's average loss over its weighted example sum)."""
 
     HEADER = f"{'average loss':>14} {'since last':>12} {'examples':>12} {'mistakes':>10}"
 
@@ -57,7 +58,7 @@ class Progressive:
         self.next_line = 1
         while self.next_line <= sums.rows:
             self.next_line *= 2
-        self._last = (sums.rows, self.loss)
+        self._last = (sums.rows, self.loss, sums.seen)
 
     @property
     def loss(self) -> float:
@@ -74,14 +75,16 @@ class Progressive:
                 self.next_line *= 2
 
     def line(self) -> None:
-        examples = self.sums.rows
+        examples, seen = self.sums.rows, self.sums.seen
         if self._last[0] == 0:
             self.say(self.HEADER)
-        since = examples - self._last[0]
+        since = seen - self._last[2]
         since_loss = (self.loss - self._last[1]) / since if since else 0.0
-        average = self.loss / max(examples, 1)
-        self.say(f"{average:14.6f} {since_loss:12.6f} {examples:12d} {examples - self.sums.correct:10d}")
-        self._last = (examples, self.loss)
+        average = self.loss / seen if seen > 0 else 0.0
+        mistakes = seen - self.sums.correct
+        shown = f"{mistakes:10d}" if self.sums.weight is None else f"{mistakes:10.6g}"
+        self.say(f"{average:14.6f} {since_loss:12.6f} {examples:12d} {shown}")
+        self._last = (examples, self.loss, seen)
 
     def finish(self) -> None:
         """The last line, unless it was just printed."""
@@ -161,7 +164,7 @@ def stream(
                 checkpointer.after_block(save, at_pass_end=False)
 
         chunks = iter_text(path, text, dtype=learner.dtype, chunk_bytes=chunk_bytes)
-        pieces = _unweighted(_pieces(chunks, base, state.position, progress, text_bytes, chunk_done), path)
+        pieces = _pieces(chunks, base, state.position, progress, text_bytes, chunk_done)
         if params.classes:
             pieces = _declared_only(pieces, np.asarray(params.classes, dtype=np.float64), path)
         the_pass = PassRun(state, params, stop, by_rows=True, on_block=lambda rows: progress.update())
@@ -197,25 +200,14 @@ def _pieces(chunks, base: int, skip: int, progress: Progressive, text_bytes: lis
                 "file numbers features from 0"
             )
         rows.indices = (rows.indices - base).astype(np.int32)
+        if rows.weights is not None and np.all(rows.weights == 1.0):
+            rows.weights = None  # importance weights of 1 are none: the rows of unweighted text (docs/FORMAT.md)
         start = 0
         while start < rows.n_rows:  # (a few dozen cuts in all: the lines double)
             stop = min(rows.n_rows, start + progress.rows_until_line())
             yield 0, rows.slice(start, stop)
             start = stop
         chunk_done()
-
-
-def _unweighted(pieces, path: str):
-    """``pieces``, refusing a row whose importance weight (VW's) is not 1, naming its line: until the learners read
-    instance weights (issue 33)."""
-    for key, rows in pieces:
-        if rows.weights is not None and np.any(rows.weights != 1.0):
-            i = int(np.argmax(rows.weights != 1.0))
-            raise BlocksvmError(
-                f"{path}:{rows.lines[i]}: importance weight {rows.weights[i]:g}; this version's online learners do not "
-                "read instance weights yet"
-            )
-        yield key, rows
 
 
 def _declared_only(pieces, classes: np.ndarray, path: str):
@@ -250,12 +242,13 @@ def _model(
             f"the stream held {sums.rows} examples of {len(seen)} class(es) {seen}: a classifier needs two or more"
         )
     W, feature_map, space_features = learner.model_weights()
-    examples = max(sums.rows, 1)
+    seen = sums.seen if sums.seen > 0 else 1
     summary = {
         "examples": sums.rows,
-        "progressive_accuracy": sums.correct / examples,
-        "progressive_loss": float(np.sum(sums.loss)) / examples,
-        "mistakes": sums.rows - sums.correct,
+        **({} if sums.weight is None else {"weight": sums.weight}),  # (VW's weighted example sum)
+        "progressive_accuracy": sums.correct / seen,
+        "progressive_loss": float(np.sum(sums.loss)) / seen,
+        "mistakes": sums.seen - sums.correct,
         "nonzero_weights": int(np.count_nonzero(W)),
         "features": learner.n_features,
         "classes": learner.classes.tolist(),

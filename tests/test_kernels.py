@@ -58,7 +58,8 @@ def test_paired_working_set_keeps_w_equal_to_the_dual_sum_of_both_blocks():
             box = (upper, diag, np.array([0.7, 1.3]))
             hyper = np.array([1.0, 3, -1.0, 1.0])  # bias, passes, inner eps (none), sigma
             members = np.arange(len(a_alpha) + len(b_alpha))
-            stats = K.solve_block((*parts[0], a_alpha), (*parts[1], b_alpha), w, box, hyper, loss.table, call, members)
+            a_rows, b_rows = (*parts[0], a_alpha, np.zeros(0)), (*parts[1], b_alpha, np.zeros(0))  # (no weights)
+            stats = K.solve_block(a_rows, b_rows, w, box, hyper, loss.table, call, members)
             alpha[a], alpha[b] = a_alpha, b_alpha
             assert stats[K.PASSES] == 3
         X32 = sp.csr_matrix((X.data.astype(np.float32).astype(np.float64), X.indices, X.indptr), shape=X.shape)

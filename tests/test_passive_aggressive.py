@@ -201,7 +201,8 @@ def test_cumulative_squared_loss_on_separable_data_is_within_the_bound(tmp_path)
         for indptr, indices, data, label in rows:  # one row a call: the kernel reports each loss at the w it saw
             setup = (-1.0, HINGE.table, np.ones(2), np.ones(2))
             state = (np.zeros_like(w), np.ones(1))  # the mean of the iterates: not read here
-            stats = K.pa_block((indptr, indices, data), label, w, state, np.array([math.inf, 0.0]), setup, -1)
+            one_row = (indptr, indices, data, np.zeros(0))  # (no instance weights)
+            stats = K.pa_block(one_row, label, w, state, np.array([math.inf, 0.0]), setup, -1)
             squared += stats[LOSS_SEEN] ** 2
             mistakes += 1 - int(stats[CORRECT_SEEN])
     assert squared <= (u @ u) * radius**2

@@ -216,10 +216,12 @@ def test_resume_ends_within_the_tolerance(generated, tmp_path, train_in_cuts):
 # ---- the merge of the threads' replicas -----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("loss", ["hinge", "squared-hinge", "logistic", "squared-epsilon-insensitive"])
-def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss):
+def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss, weighted):
     """``dual_line_search`` against the dual itself, written in numpy from ``Loss.dual_terms`` and maximized on a
-    fine grid of the steps that keep every alpha in its box."""
+    fine grid of the steps that keep every alpha in its box (with instance weights: each row's C times its
+    weight)."""
     from blocksvm.solvers import _dual_cd_kernels as K
 
     rng = np.random.default_rng(3)
@@ -228,8 +230,9 @@ def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss):
     n, n_w = 40, 9
     X = rng.normal(size=(n, n_w))
     y = rng.normal(size=n) if the.kind == 2 else np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    weights = rng.uniform(0.3, 3.0, n) if weighted else None
     cap = np.where(y > 0, upper[1], upper[0]) if the.kind != 2 else np.full(n, upper[1])
-    cap = np.where(np.isinf(cap), 5.0, cap)
+    cap = np.where(np.isinf(cap), 5.0, cap) * (1.0 if weights is None else weights)
     low = -cap if the.kind == 2 else 0.0 * cap
     alpha0 = rng.uniform(0.05, 0.95, n) * (cap - low) + low
     alpha1 = np.clip(alpha0 + rng.normal(scale=0.3, size=n) * cap, low + 1e-6 * cap, cap * (1 - 1e-6))
@@ -240,15 +243,17 @@ def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss):
     sigma = 1.5
 
     def dual(gamma):
-        terms = the.dual_terms(y, alpha0 + gamma * d, upper, diag).sum(axis=0)
+        terms = the.dual_terms(y, alpha0 + gamma * d, upper, diag, weights).sum(axis=0)
         return terms[0] - 0.5 * terms[1] - gamma * (w @ u) - 0.5 * sigma * gamma**2 * (u @ u)
 
     box = np.where(y > 0, upper[1], upper[0]) if the.kind != 2 else np.full(n, upper[1])  # (inf: no bound)
+    box = box * (1.0 if weights is None else weights)
     floor = -box if the.kind == 2 else np.zeros(n)
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(d > 0, (box - alpha0) / d, np.where(d < 0, (floor - alpha0) / d, np.inf))
     grid = np.linspace(0.0, min(room.min(), 16.0) * (1 - 1e-9), 20001)[1:]
     best = grid[np.argmax([dual(g) for g in grid])]
-    gamma = K.dual_line_search(the.kind, alpha0, d, y, upper, diag, the.threshold, w @ u, u @ u, sigma)
+    kernel_weights = np.zeros(0) if weights is None else weights
+    gamma = K.dual_line_search(the.kind, alpha0, d, y, upper, diag, the.threshold, w @ u, u @ u, sigma, kernel_weights)
     assert dual(gamma) >= dual(best) - 1e-9 * abs(dual(best))
     assert abs(gamma - best) <= 2 * (grid[1] - grid[0]) + 1e-6

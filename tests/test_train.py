@@ -44,12 +44,20 @@ def test_kernel_keeps_w_equal_to_its_dual_sum():
     X = sp.random(300, 40, density=0.2, format="csr", random_state=1, dtype=np.float64)
     y = np.where(rng.random(300) > 0.5, 1.0, -1.0)
     indptr = X.indptr.astype(np.int64)
-    empty = (np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
+    empty = (
+        np.zeros(1, np.int64),
+        np.zeros(0, np.int32),
+        np.zeros(0),
+        np.zeros(0),
+        np.zeros(0),
+        np.zeros(0),
+        np.zeros(0),
+    )
     for loss in (HINGE, SQUARED_HINGE):
         upper, diag = loss.dual_tables(0.7, 1.3)
         alpha, w = np.zeros(300), np.zeros(41)
         for seed in range(5):
-            a = (indptr, X.indices, X.data, y, row_norms_squared(indptr, X.data), alpha)
+            a = (indptr, X.indices, X.data, y, row_norms_squared(indptr, X.data), alpha, np.zeros(0))  # (no weights)
             box = (upper, diag, np.array([0.7, 1.3]))
             K.solve_block(a, empty, w, box, np.array([1.0, 2, -1.0, 1.0]), loss.table, seed, np.arange(300))
         Xb = sp.hstack([X, np.ones((300, 1))]).tocsr()

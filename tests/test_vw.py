@@ -369,15 +369,15 @@ def test_stream_reads_vw_text_and_its_model_predicts_vw_text(small_split, tmp_pa
     assert code == 2 and "was trained on LIBSVM text (integer indices); this stream is VW text" in err
 
 
-def test_stream_refuses_importance_weights_until_the_learners_read_them(tmp_path, small_split, capsys):
-    write_vw(small_split / "test.txt", tmp_path / "w.vw", weights=lambda row: "1" if row != 6 else "2.5")
-    code, _, err = run(capsys, "stream", tmp_path / "w.vw", tmp_path / "s.h5", "--format", "vw", "-q")
-    assert code == 2
-    assert err == (
-        f"blocksvm: error: {tmp_path / 'w.vw'}:7: importance weight 2.5; this version's online learners do not read "
-        "instance weights yet\n"
-    )
-    assert not (tmp_path / "s.h5").exists()
+def test_stream_learns_importance_weights_and_refuses_an_unknown_text_format(tmp_path, small_split, capsys):
+    """An importance weight scales the row's update (tests/test_instance_weights.py has the oracles): the weighted
+    stream's model is not the unweighted one's, and its summary gives the weight of the rows seen."""
+    write_vw(small_split / "test.txt", tmp_path / "w.vw", weights=lambda row: "1" if row != 0 else "2.5")  # a mistake
+    write_vw(small_split / "test.txt", tmp_path / "u.vw")
+    weighted = stream(tmp_path / "w.vw", verbose=0, text_format="vw")
+    plain = stream(tmp_path / "u.vw", verbose=0, text_format="vw")
+    assert weighted.summary["weight"] == weighted.summary["examples"] + 1.5 and "weight" not in plain.summary
+    assert not np.array_equal(weighted.model.coef, plain.model.coef)
     with pytest.raises(ParameterError, match="text_format"):
         stream(tmp_path / "w.vw", verbose=0, text_format="csv")
 

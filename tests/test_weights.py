@@ -1,6 +1,7 @@
 """Instance weights in the data layer (issue 33): kept per row by ``write_store(sample_weight=)``, ``convert --weights
-FILE`` and VW's importance weights (tests/test_vw.py), reported by ``info``, refused by the trainers until the solvers
-read them. A store without weights, or whose weights are all 1, is the store blocksvm wrote before weights."""
+FILE`` and VW's importance weights (tests/test_vw.py), reported by ``info`` (the solvers read them:
+tests/test_instance_weights.py). A store without weights, or whose weights are all 1, is the store blocksvm wrote
+before weights."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from blocksvm.cli import main
 from blocksvm.rows import Rows
 from blocksvm.store import BlockStore
 from blocksvm.store.format import BLOCK_DATASETS, DENSE_VERSION, MAPPED_VERSION, WEIGHTED_VERSION
-from blocksvm.train import train, tune
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
@@ -216,22 +216,3 @@ def test_convert_refuses_weights_with_skipped_lines_or_vw(tmp_path, small_libsvm
     assert code == 2 and "--skip-bad-lines" in err and err.count("\n") == 1
     code, _, err = run(capsys, "convert", small_libsvm, tmp_path / "o", "--weights", path, "--format", "vw")
     assert code == 2 and "VW text carries its weights after each label" in err
-
-
-# ---- the trainers refuse weights until the solvers read them --------------------------------------------------
-
-
-def test_train_and_tune_refuse_a_weighted_store_in_one_line(tmp_path, rows, capsys):
-    X, y, w = rows
-    write_store((X, y), tmp_path / "w.bsvm", sample_weight=w)
-    message = f"{tmp_path / 'w.bsvm'} has instance weights; this version's solvers do not read them yet"
-    with pytest.raises(ParameterError) as caught:
-        train(tmp_path / "w.bsvm", verbose=0)
-    assert str(caught.value) == message
-    with pytest.raises(ParameterError, match="has instance weights"):
-        tune(tmp_path / "w.bsvm", verbose=0, C_grid=[1.0])
-    for command in (["train", tmp_path / "w.bsvm", tmp_path / "m.h5"], ["tune", tmp_path / "w.bsvm"]):
-        code, _, err = run(capsys, *command)
-        assert code == 2 and err == f"blocksvm: error: {message}\n"
-    write_store((X, y), tmp_path / "ones.bsvm", sample_weight=np.ones(len(y)))  # weights of 1: no weights at all
-    assert train(tmp_path / "ones.bsvm", verbose=0, max_outer=2).model.coef.shape == (1, X.shape[1])

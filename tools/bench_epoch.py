@@ -157,8 +157,9 @@ def kernel_call(data: Data, w, alpha, loss: Loss, C: float, max_passes: int, eps
         np.zeros(0),
         np.zeros(0),
         np.zeros(0),
+        np.zeros(0),
     )
-    a = (data.indptr, data.indices, data.values, data.y, data.sq_norms, alpha)
+    a = (data.indptr, data.indices, data.values, data.y, data.sq_norms, alpha, np.zeros(0))  # (no instance weights)
     box = (upper, diag, np.array([C, C]))
     hyper = np.array([BIAS, max_passes, eps, 1.0])
     return K.solve_block(a, empty, w, box, hyper, loss.table, seed, np.arange(len(data.y)))

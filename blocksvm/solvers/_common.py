@@ -159,13 +159,16 @@ def row_slope(loss, margin):
 #
 #     stats = kernel(rows, y, w, state, hyper, setup, seed)
 #
-# rows: the block's CSR arrays (indptr, indices, data); y: the targets of one problem (+1 or -1); w: the array
-# the learner's model is made of (n_features + 1 entries, the bias feature's last), updated in place; state: a
-# tuple of the learner's other arrays of this problem, updated in place; hyper: its numbers (float64 array);
-# setup: (bias, loss, cost, step) -- the bias feature's value (<= 0: none), the loss table of blocksvm.losses,
-# the weight of the reported loss of negative and positive rows, and the class weights (1 without them) that
-# scale their updates; seed: the row order's (< 0: file order). It returns the stats below, each row judged
-# before its update (progressive validation): loss sum and rows with a positive margin at the w each row saw,
+# rows: the block's CSR arrays and its rows' instance weights (indptr, indices, data, weights; weights empty:
+# every row weighs 1); y: the targets of one problem (+1 or -1); w: the array the learner's model is made of
+# (n_features + 1 entries, the bias feature's last), updated in place; state: a tuple of the learner's other
+# arrays of this problem, updated in place; hyper: its numbers (float64 array); setup: (bias, loss, cost, step)
+# -- the bias feature's value (<= 0: none), the loss table of blocksvm.losses, the weight of the reported loss
+# of negative and positive rows, and the class weights (1 without them) that scale their updates; seed: the row
+# order's (< 0: file order). A row's instance weight multiplies its class weight wherever the learner reads one
+# (docs/ALGORITHMS.md says what that does in each learner), and a row of weight 0 is skipped as if absent (no
+# judgement, no step counted). It returns the stats below, each row judged before its update (progressive
+# validation): loss sum and rows with a positive margin at the w each row saw (each counted weight_i times),
 # and rows that changed the model.
 LOSS_SEEN, CORRECT_SEEN, UPDATES = range(3)
 N_ONLINE_STATS = 3
@@ -189,19 +192,20 @@ def predicted_right(margin, label):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def judge(stats, loss, cost, label, margin):
-    """Progressive validation of one row, before its update: add its loss (weighted by ``cost[label]``) and
-    whether it is predicted right to ``stats``; return its slack ``threshold - margin``."""
-    stats[LOSS_SEEN] += cost[label] * row_loss(loss, margin)
+def judge(stats, loss, cost, label, margin, weight):
+    """Progressive validation of one row of instance weight ``weight``, before its update: add its loss (weighted
+    by ``cost[label]`` and ``weight``) and, if it is predicted right, its weight to ``stats``; return its slack
+    ``threshold - margin``."""
+    stats[LOSS_SEEN] += cost[label] * weight * row_loss(loss, margin)
     if predicted_right(margin, label):
-        stats[CORRECT_SEEN] += 1
+        stats[CORRECT_SEEN] += weight
     return loss[0] - margin
 
 
 @njit(cache=True, nogil=True, inline="always")
-def judge_slope(stats, loss, cost, label, margin):
+def judge_slope(stats, loss, cost, label, margin, weight):
     """:func:`judge`, for the gradient learners: return ``-d loss / d m`` at the margin (0: no step)."""
-    judge(stats, loss, cost, label, margin)
+    judge(stats, loss, cost, label, margin, weight)
     return row_slope(loss, margin)
 
 
@@ -232,20 +236,28 @@ def row_norms_squared(indptr, data):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def row_weight(weights, i):
+    """Row ``i``'s instance weight: ``weights[i]``, or 1 when ``weights`` is empty (rows without weights)."""
+    return weights[i] if weights.shape[0] > 0 else 1.0
+
+
 @njit(cache=True, nogil=True)
-def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
+def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost, weights):
     """At fixed ``w``: ``sum_i cost_i * loss_i``, the rows predicted right (:func:`predicted_right`) and
-    ``sum_i (y_i - w.x_i)^2``.
+    ``sum_i (y_i - w.x_i)^2``, each row counted ``weight_i`` times.
 
     ``loss`` is the table of :mod:`blocksvm.losses`; ``cost`` holds the C of negative and positive rows:
-    ``cost[0]`` for y = -1, ``cost[1]`` for +1 (regression: ``cost[1]`` for every row). Features beyond ``w``
-    (minus its bias entry) are ignored.
+    ``cost[0]`` for y = -1, ``cost[1]`` for +1 (regression: ``cost[1]`` for every row); ``weights`` each row's
+    instance weight, which multiplies its cost (empty: every row weighs 1). Features beyond ``w`` (minus its bias
+    entry) are ignored.
     """
     n_w = w.shape[0] - 1
     regression = loss[3] == EPSILON
     total, squared = 0.0, 0.0
-    correct = 0
+    correct = 0.0
     for i in range(indptr.shape[0] - 1):
+        weight = row_weight(weights, i)
         dot = w[n_w] * bias if bias > 0 else 0.0
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             j = np.uint32(indices[k])
@@ -253,14 +265,14 @@ def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost):
                 dot += w[j] * data[k]
         if regression:
             residual = y[i] - dot
-            total += cost[1] * row_loss(loss, residual)
-            squared += residual * residual
+            total += cost[1] * weight * row_loss(loss, residual)
+            squared += weight * residual * residual
             continue
         margin = y[i] * dot
         label = 1 if y[i] > 0 else 0
-        total += cost[label] * row_loss(loss, margin)
+        total += cost[label] * weight * row_loss(loss, margin)
         if predicted_right(margin, label):
-            correct += 1
+            correct += weight
     return total, correct, squared
 
 

@@ -27,7 +27,8 @@ The bias feature is one more coordinate. ``Sigma`` is kept as its diagonal, each
 bias) changes nothing: ``alpha = 0``. A class weight ``c`` of the row's class: AROW weights the
 row's loss by it (``r / c`` in place of ``r``, as LIBLINEAR's ``-wi`` weights C); CW, which has no
 loss to weight, asks rows of a heavier class for more confidence: ``c phi`` in place of ``phi``
-(scaling ``alpha`` instead would overshoot the constraint, and diverges).
+(scaling ``alpha`` instead would overshoot the constraint, and diverges). A row's instance weight
+multiplies ``c``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass
+from blocksvm.solvers._common import UPDATES, judge, online_pass, row_weight
 
 
 @njit(cache=True, nogil=True)
@@ -62,15 +63,18 @@ def confidence_pass(rows, y, mu, state, setup, seed, rule, a):
     """One pass of updates by ``rule`` (:func:`cw_rule` or :func:`arow_rule`, whose parameter is ``a``).
     ``state``: ``(sigma, u, count)``: the diagonal of ``Sigma``, and Daume's sum and the step count of the mean
     of the iterates (``AveragingSolver``)."""
-    indptr, indices, data = rows
+    indptr, indices, data, weights = rows
     sigma, u, count = state
     bias, loss, cost, weight = setup
     n_w = mu.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
-    c = count[0]  # the step of the block's first row
+    c = count[0]  # the step of the row
     for s in range(order.shape[0]):
         i = order[s]
+        own = row_weight(weights, i)  # the row's instance weight
+        if own == 0.0:
+            continue  # a row of weight 0 is not there
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # M = y mu.x and V = x^T Sigma x
         dot = mu[n_w] * bias if bias > 0 else 0.0
@@ -82,10 +86,11 @@ def confidence_pass(rows, y, mu, state, setup, seed, rule, a):
             V += sigma[j] * x * x
         M = y[i] * dot
         label = 1 if y[i] > 0 else 0
-        judge(stats, loss, cost, label, M)
+        judge(stats, loss, cost, label, M, own)
+        at, c = c, c + 1.0  # the row's step, and the next row's
         if V <= 0:
             continue  # x = 0: nothing can change
-        alpha, gain = rule(M, V, weight[label], a)
+        alpha, gain = rule(M, V, weight[label] * own, a)
         if alpha <= 0:
             continue
         # mu <- mu + alpha y Sigma x (the Sigma of before), then Sigma^-1 <- Sigma^-1 + gain x^2
@@ -94,14 +99,14 @@ def confidence_pass(rows, y, mu, state, setup, seed, rule, a):
             j = np.uint32(indices[k])
             x = np.float64(data[k])
             mu[j] += d * sigma[j] * x
-            u[j] += (c + s) * d * sigma[j] * x
+            u[j] += at * d * sigma[j] * x
             sigma[j] = 1.0 / (1.0 / sigma[j] + gain * x * x)
         if bias > 0:
             mu[n_w] += d * sigma[n_w] * bias
-            u[n_w] += (c + s) * d * sigma[n_w] * bias
+            u[n_w] += at * d * sigma[n_w] * bias
             sigma[n_w] = 1.0 / (1.0 / sigma[n_w] + gain * bias_sq)
         stats[UPDATES] += 1
-    count[0] = c + order.shape[0]
+    count[0] = c
     return stats
 
 

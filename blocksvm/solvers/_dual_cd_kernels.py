@@ -8,6 +8,7 @@ Problem (LIBLINEAR's ``solve_l2r_l1l2_svc``; Hsieh, Chang, Lin, Keerthi & Sundar
 
     L1-loss (hinge):          U_i = C_i,       D_ii = 0
     L2-loss (squared hinge):  U_i = infinity,  D_ii = 1 / (2 C_i)
+    C_i = C * class_weight(y_i) * weight_i     (weight_i: the row's instance weight, 1 without them)
 
 with ``w = sum_i alpha_i y_i x_i`` kept up to date. Coordinate ``i`` takes the clipped Newton step
 ``alpha_i <- min(max(alpha_i - G / Qbar_ii, 0), U_i)`` where ``G = y_i w^T x_i - 1 + D_ii alpha_i``,
@@ -119,19 +120,41 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
 @njit(cache=True, nogil=True)
 def working_rows(a, b, box, hyper):
     """The working rows' scalars side by side, A's rows then B's, so that a step reads one array of each whichever
-    block its row comes from: ``y``, ``alpha`` (a copy: :func:`scatter_alpha` puts it back) and ``1 / Qbar_ii = 1 /
-    (sigma (||x_i||^2 + B^2) + D_ii)``."""
+    block its row comes from: ``y``, ``alpha`` (a copy: :func:`scatter_alpha` puts it back), ``1 / Qbar_ii = 1 /
+    (sigma (||x_i||^2 + B^2) + D_ii)`` and the instance weights (empty: none; ``D_ii = diag / weight_i``)."""
     diag, bias, sigma = box[1], hyper[0], hyper[3]
     bias_sq = bias * bias if bias > 0 else 0.0
     y = np.concatenate((a[3], b[3]))
     alpha = np.concatenate((a[5], b[5]))
     qd_inv = np.concatenate((a[4], b[4]))
+    weights = np.concatenate((a[6], b[6]))
+    weighted = weights.shape[0] > 0
     for i in range(y.shape[0]):
-        qd = sigma * (qd_inv[i] + bias_sq) + diag[1 if y[i] > 0 else 0]
+        d = diag[1 if y[i] > 0 else 0]
+        if weighted and weights[i] > 0:  # (a row of weight 0 is no member: never solved)
+            d = d / weights[i]
+        qd = sigma * (qd_inv[i] + bias_sq) + d
         # A row with no features, no bias and the hinge loss has Qbar_ii = 0: as in LIBLINEAR,
         # G / Qbar_ii is then -inf (G = -1), and the step clips alpha_i to its upper bound C.
         qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
-    return y, alpha, qd_inv
+    return y, alpha, qd_inv, weights
+
+
+@njit(cache=True, nogil=True)
+def live_members(members, a_weights, b_weights):
+    """``members`` without the rows of weight 0 (A's rows ``0 .. n_a - 1``, B's from ``n_a``): a row that costs
+    nothing is no coordinate, its alpha stays 0. ``members`` itself when the rows have no weights."""
+    if a_weights.shape[0] + b_weights.shape[0] == 0:
+        return members
+    n_a = a_weights.shape[0]
+    keep = np.empty(members.shape[0], np.int64)
+    n = 0
+    for p in range(members.shape[0]):
+        i = members[p]
+        if (a_weights[i] if i < n_a else b_weights[i - n_a]) > 0:
+            keep[n] = i
+            n += 1
+    return keep[:n].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -158,14 +181,16 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
 
     Parameters
     ----------
-    a : tuple (indptr, indices, data, y, sq_norms, alpha)
+    a : tuple (indptr, indices, data, y, sq_norms, alpha, weights)
         Block A: its CSR arrays (see :mod:`blocksvm.solvers._common`); ``y`` (n_a,), +1 or -1;
         ``sq_norms`` (n_a,), ``||x_i||^2`` without the bias feature; ``alpha`` (n_a,), A's dual
-        variables, updated in place.
+        variables, updated in place; ``weights`` (n_a,), each row's instance weight, or empty (every row
+        weighs 1: both A and B have weights, or neither).
     b : tuple, as ``a``
         The companion rows B (n_b rows, may be 0).
-    rows : tuple (y, alpha, qd_inv)
-        :func:`working_rows`: the rows' scalars side by side; ``alpha`` is the one updated (the members' only).
+    rows : tuple (y, alpha, qd_inv, weights)
+        :func:`working_rows`: the rows' scalars side by side; ``alpha`` is the one updated (the members' only). Row
+        ``i``'s cost is ``weights[i]`` times its class's: ``U_i = upper * weight_i``, ``D_ii = diag / weight_i``.
     w : ndarray of float64, shape (n_features + 1,)
         Last entry: weight of the bias feature (unused if ``bias <= 0``).
     box : tuple (upper, diag, cost)
@@ -185,7 +210,8 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
         Seed of the row orders (< 0: the rows in stored order, every pass).
     members : ndarray of int64, increasing
         The working rows this call may change (A's rows are ``0 .. n_a - 1``, B's ``n_a ..``): all of
-        them, or one thread's share (:func:`solve_in_replicas`); the others' alpha is left alone.
+        them, or one thread's share (:func:`solve_in_replicas`); the others' alpha is left alone. None of
+        weight 0 (:func:`live_members`).
     shrink : tuple (active, count, pg_old)
         LIBLINEAR's shrinking, carried from one call to the next (a thread's sweeps, one call each): the rows
         not shrunk are ``active[:count[0]]`` (a subset of ``members``, increasing; ``active`` as long as
@@ -196,12 +222,13 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     -------
     stats : ndarray of float64, shape (N_STATS,)
         Over A's rows in the first pass: max and min PG, loss sum (``sum C_i loss_i`` at the
-        ``w`` each row saw) and count of positive margins. Over the last pass: max and min PG.
-        Then passes made and updates made.
+        ``w`` each row saw) and count of positive margins (with instance weights: their weight). Over the last
+        pass: max and min PG. Then passes made and updates made.
     """
     a_indptr, a_indices, a_data = a[0], a[1], a[2]
     b_indptr, b_indices, b_data = b[0], b[1], b[2]
-    y, alpha, qd_inv = rows  # working rows 0 .. n_rows - 1: A's rows, then B's
+    y, alpha, qd_inv, weights = rows  # working rows 0 .. n_rows - 1: A's rows, then B's
+    weighted = weights.shape[0] > 0
     upper, diag, cost = box
     bias, max_passes, inner_eps, sigma = hyper[0], int(hyper[1]), hyper[2], hyper[3]
     kind = loss[3]
@@ -209,7 +236,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     n_rows = n_a + b_indptr.shape[0] - 1
     n_w = w.shape[0] - 1
     line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
-    loss_sum, correct, first_max, first_min = 0.0, 0, -INF, INF  # over A's rows, first pass
+    loss_sum, correct, first_max, first_min = 0.0, 0.0, -INF, INF  # over A's rows, first pass
     n_members = members.shape[0]
     active, count, pg_old = shrink  # rows not shrunk, increasing
     shrunk = np.zeros(n_rows, np.bool_)
@@ -263,11 +290,12 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
                 dot += w[n_w] * bias
             yi = y[i]
             alpha_old = alpha[i]
+            weight = weights[i] if weighted else 1.0  # C_i = cost * weight_i
             if kind == MARGIN:
                 c = 1 if yi > 0 else 0
                 z = yi * dot
-                G = z - 1.0 + diag[c] * alpha_old  # G = y_i w.x_i - 1 + D_ii alpha_i
-                U = upper[c]
+                G = z - 1.0 + diag[c] / weight * alpha_old  # G = y_i w.x_i - 1 + D_ii alpha_i
+                U = upper[c] * weight
                 # projected gradient; shrink alpha_i away if it sits at a bound it will keep
                 PG = G
                 if alpha_old == 0.0:
@@ -286,21 +314,21 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
             elif kind == LOGISTIC:
                 c = 1 if yi > 0 else 0
                 z = yi * dot
-                PG, alpha_new = logistic_step(1.0 / qd_inv[i], z, alpha_old, upper[c])
+                PG, alpha_new = logistic_step(1.0 / qd_inv[i], z, alpha_old, upper[c] * weight)
                 scale = yi * sigma
             else:  # EPSILON: alpha is beta, w = sum beta_i x_i
                 c = 1
                 z = yi - dot
                 PG, alpha_new = epsilon_step(
-                    dot - yi + diag[1] * alpha_old, alpha_old, 1.0 / qd_inv[i], upper[1], loss[0]
+                    dot - yi + diag[1] / weight * alpha_old, alpha_old, 1.0 / qd_inv[i], upper[1] * weight, loss[0]
                 )
                 scale = sigma
             pg_max_new = max(pg_max_new, PG)
             pg_min_new = min(pg_min_new, PG)
             if first and i < n_a:
-                loss_sum += cost[c] * row_loss(loss, z)
+                loss_sum += cost[c] * weight * row_loss(loss, z)
                 if kind != EPSILON and predicted_right(z, c):
-                    correct += 1
+                    correct += weight
                 first_max = max(first_max, PG)
                 first_min = min(first_min, PG)
             if alpha_new == alpha_old:
@@ -392,23 +420,27 @@ def replica_steps_in_threads(w, replicas):
 
 
 @njit(cache=True, nogil=True)
-def _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon):
+def _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon, weights):
     """``d/dgamma`` and ``-d^2/dgamma^2`` of the rows' part of the dual at ``alpha0 + gamma d`` (the hinge family:
-    ``sum alpha - 1/2 sum D alpha^2``; logistic: the entropy; SVR: ``sum y beta - eps |beta| - 1/2 sum D beta^2``)."""
+    ``sum alpha - 1/2 sum D alpha^2``; logistic: the entropy; SVR: ``sum y beta - eps |beta| - 1/2 sum D beta^2``),
+    each row's ``C_i`` its class's times its weight (``weights`` empty: 1)."""
+    weighted = weights.shape[0] > 0
     slope, curve = 0.0, 0.0
     for i in range(alpha0.shape[0]):
         di = d[i]
         if di == 0.0:
             continue
         c = 1 if (kind == EPSILON or y[i] > 0) else 0
+        weight = weights[i] if weighted else 1.0
         a = alpha0[i] + gamma * di
         if kind == LOGISTIC:
-            C = upper[c]
+            C = upper[c] * weight
             slope += di * math.log((C - a) / a)
             curve += di * di * (1.0 / a + 1.0 / (C - a))
             continue
-        slope -= diag[c] * a * di
-        curve += diag[c] * di * di
+        D = diag[c] / weight
+        slope -= D * a * di
+        curve += D * di * di
         if kind == MARGIN:
             slope += di
         else:
@@ -418,34 +450,37 @@ def _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon):
 
 
 @njit(cache=True, nogil=True)
-def dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma):
+def dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma, weights):
     """The step ``gamma`` along the threads' summed step ``d`` of the alphas that maximizes the dual (the local
     subproblem's, with CoCoA+'s ``sigma``), keeping every alpha in its box: the dual along ``gamma`` is concave,
     ``phi'(gamma) = rows' slope - w.u - gamma sigma ||u||^2`` with ``u = sum_i d_i y_i x_i``. The hinge family: the
     vertex of a quadratic; the logistic and SVR duals: Newton's steps on ``phi'`` kept inside a bracket that
-    bisection shrinks. ``gamma = 1`` is the threads' own steps, always in the box."""
+    bisection shrinks. ``gamma = 1`` is the threads' own steps, always in the box. ``weights``: the rows' instance
+    weights (empty: none), which multiply their ``C``."""
     # the box: the largest gamma keeping each alpha in [0, U] (logistic: inside (0, C); SVR: [-U, U])
+    weighted = weights.shape[0] > 0
     limit = INF
     for i in range(alpha0.shape[0]):
         di = d[i]
         if di == 0.0:
             continue
         c = 1 if (kind == EPSILON or y[i] > 0) else 0
-        high, low = upper[c], (-upper[c] if kind == EPSILON else 0.0)
+        U = upper[c] * weights[i] if weighted else upper[c]
+        high, low = U, (-U if kind == EPSILON else 0.0)
         room = (high - alpha0[i]) / di if di > 0 else (low - alpha0[i]) / di
         limit = min(limit, room)
     if kind == LOGISTIC:
         limit *= 1.0 - 1.0e-12  # strictly inside (0, C)
     limit = max(limit, 1.0)
     if kind == MARGIN:
-        slope, curve = _dual_slope(kind, 0.0, alpha0, d, y, upper, diag, epsilon)
+        slope, curve = _dual_slope(kind, 0.0, alpha0, d, y, upper, diag, epsilon, weights)
         slope -= wu
         curve += sigma * uu
         return min(max(slope / curve, 0.0), limit) if curve > 0.0 else 1.0
     low, high = 0.0, min(limit, 16.0)
     gamma = 1.0
     for _ in range(60):
-        slope, curve = _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon)
+        slope, curve = _dual_slope(kind, gamma, alpha0, d, y, upper, diag, epsilon, weights)
         slope -= wu + gamma * sigma * uu
         curve += sigma * uu
         if slope > 0.0:
@@ -465,14 +500,15 @@ def dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma):
 def solve_problems(a, b, Y_a, Y_b, alpha_a, alpha_b, W, uppers, diags, costs, hyper, loss, seeds, row_folds, held):
     """:func:`solve_block` for every problem of a one-vs-rest model at once, one problem a thread: each has its
     own targets (``Y_a``, ``Y_b``), alphas and row of ``W``, so the threads share nothing they write and every
-    problem takes the path it takes alone, bit for bit. ``a``, ``b``: ``(indptr, indices, data, sq_norms)``
-    of the working rows; ``row_folds`` (n_a + n_b,): each working row's cross-validation fold, and problem ``k``
-    leaves out the rows of fold ``held[k]`` (-1: none); returns the stats, shape (n_problems, N_STATS)."""
+    problem takes the path it takes alone, bit for bit. ``a``, ``b``: ``(indptr, indices, data, sq_norms,
+    weights)`` of the working rows; ``row_folds`` (n_a + n_b,): each working row's cross-validation fold, and
+    problem ``k`` leaves out the rows of fold ``held[k]`` (-1: none), and every problem the rows of weight 0;
+    returns the stats, shape (n_problems, N_STATS)."""
     n_problems = seeds.shape[0]
     stats = np.empty((n_problems, N_STATS))
     for k in prange(n_problems):
-        members = np.flatnonzero(row_folds != held[k])
-        rows_a = (a[0], a[1], a[2], Y_a[k], a[3], alpha_a[k])
-        rows_b = (b[0], b[1], b[2], Y_b[k], b[3], alpha_b[k])
+        members = live_members(np.flatnonzero(row_folds != held[k]), a[4], b[4])
+        rows_a = (a[0], a[1], a[2], Y_a[k], a[3], alpha_a[k], a[4])
+        rows_b = (b[0], b[1], b[2], Y_b[k], b[3], alpha_b[k], b[4])
         stats[k] = solve_block(rows_a, rows_b, W[k], (uppers[k], diags[k], costs[k]), hyper, loss, seeds[k], members)
     return stats

@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge_slope, online_pass
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, row_weight
 
 # Indices into the clock array (per problem): the step count t and the shrinkage U.
 STEP, SHRINK = range(2)
@@ -48,7 +48,7 @@ def fobos_block(rows, y, w, state, hyper, setup, seed):
     taken and shrinkage so far. ``hyper``: ``[eta, sqrt_steps, lambda1]`` (``eta_t = eta / sqrt(t)`` when
     ``sqrt_steps`` is 1, else ``eta``). ``UPDATES`` counts the rows with a nonzero gradient.
     """
-    indptr, indices, data = rows
+    indptr, indices, data, weights = rows
     last, clock = state
     bias, loss, cost, step = setup
     eta, sqrt_steps, l1 = hyper[0], hyper[1] > 0, hyper[2]
@@ -57,6 +57,9 @@ def fobos_block(rows, y, w, state, hyper, setup, seed):
     t, owed_total = clock[STEP], clock[SHRINK]
     for s in range(order.shape[0]):
         i = order[s]
+        own = row_weight(weights, i)  # the row's instance weight
+        if own == 0.0:
+            continue  # a row of weight 0 is not there
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         t += 1.0
         eta_t = eta / math.sqrt(t) if sqrt_steps else eta
@@ -72,10 +75,10 @@ def fobos_block(rows, y, w, state, hyper, setup, seed):
             last[j] = owed_total
             dot += w[j] * data[k]
         label = 1 if y[i] > 0 else 0
-        slope = judge_slope(stats, loss, cost, label, y[i] * dot)
-        if slope > 0:  # w <- w - eta_t g_t
+        slope = judge_slope(stats, loss, cost, label, y[i] * dot, own)
+        if slope > 0:  # w <- w - eta_t g_t (g_t times the row's class and own weight)
             stats[UPDATES] += 1
-            d = eta_t * y[i] * step[label] * slope
+            d = eta_t * y[i] * step[label] * own * slope
             for k in range(start, stop):
                 w[np.uint32(indices[k])] += d * data[k]
             if bias > 0:

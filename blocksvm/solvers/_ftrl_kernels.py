@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge_slope, online_pass
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, row_weight
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -46,7 +46,7 @@ def ftrl_block(rows, y, z, state, hyper, setup, seed):
     summed (both per coordinate, updated in place; the weights are computed from them). ``hyper``: the
     paper's ``[alpha, beta, lambda1, lambda2]``. ``UPDATES`` counts the rows with a nonzero gradient.
     """
-    indptr, indices, data = rows
+    indptr, indices, data, weights = rows
     n = state[0]
     bias, loss, cost, step = setup
     alpha, beta, l1, l2 = hyper[0], hyper[1], hyper[2], hyper[3]
@@ -58,6 +58,9 @@ def ftrl_block(rows, y, z, state, hyper, setup, seed):
     w_row = np.empty(longest, np.float64)  # the row's w_i, kept for the update
     for s in range(order.shape[0]):
         i = order[s]
+        own = row_weight(weights, i)  # the row's instance weight
+        if own == 0.0:
+            continue  # a row of weight 0 is not there
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # w.x with w_i computed from z_i, n_i
         w_bias = ftrl_weight(z[n_w], n[n_w], alpha, beta, l1, l2) if bias > 0 else 0.0
@@ -68,12 +71,12 @@ def ftrl_block(rows, y, z, state, hyper, setup, seed):
             w_row[k - start] = w_j
             dot += w_j * data[k]
         label = 1 if y[i] > 0 else 0
-        slope = judge_slope(stats, loss, cost, label, y[i] * dot)
+        slope = judge_slope(stats, loss, cost, label, y[i] * dot, own)
         if slope <= 0:
             continue
         stats[UPDATES] += 1
-        # g_i = g x_i with g = -y l'(m): the gradient of the row's loss in w.x
-        g = -y[i] * step[label] * slope
+        # g_i = g x_i with g = -y l'(m): the gradient of the row's loss in w.x (times its class and own weight)
+        g = -y[i] * step[label] * own * slope
         for k in range(start, stop):
             j = np.uint32(indices[k])
             g_j = g * data[k]

@@ -1,8 +1,8 @@
 """The Newton solver's kernel: one piece of rows' share of a pass's sums.
 
 Each problem ``k`` of a pass asks one of two things of every row ``i`` it trains on, with ``t = w_k.x_i``,
-``u = d_k.x_i`` (``d_k``: a direction), ``C_i`` the row's cost and ``l(t)`` its loss as a function of its
-decision value (margin ``y t`` or residual ``t - y``)::
+``u = d_k.x_i`` (``d_k``: a direction), ``C_i`` the row's cost (its class's C times its instance weight) and
+``l(t)`` its loss as a function of its decision value (margin ``y t`` or residual ``t - y``)::
 
     HV     sum_i C_i l''(t) u x_i                          the data's part of the Hessian times d (CG's step)
     VALUE  sum_i C_i l(t + a_j u)   for a_j = a 2^-j, j < N_CANDIDATES      loss values along d (line search)
@@ -22,13 +22,15 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON, LOGISTIC
-from blocksvm.solvers._common import dot, predicted_right, slack_loss, slack_slope  # noqa: F401 (dot: the driver's)
+from blocksvm.solvers._common import dot, predicted_right, row_weight, slack_loss, slack_slope  # noqa: F401 (dot: the driver's)
 
 NONE, HV, VALUE = 0, 1, 2  # what a problem asks of a pass
 N_CANDIDATES = 4  # line-search steps valued per pass: a, a/2, a/4, a/8
-# the scalar sums of each problem: the candidates' losses, then these (taken at the first candidate)
-CORRECT, SQUARED, POSITIVE, ROWS = range(N_CANDIDATES, N_CANDIDATES + 4)
-N_SCALARS = N_CANDIDATES + 4
+# the scalar sums of each problem: the candidates' losses, then these (taken at the first candidate): the weight
+# of the rows predicted right, their squared errors (weighted), the rows of the positive class and the rows
+# (counts: LIBLINEAR's stopping rule), and the rows' weight
+CORRECT, SQUARED, POSITIVE, ROWS, WEIGHT = range(N_CANDIDATES, N_CANDIDATES + 5)
+N_SCALARS = N_CANDIDATES + 5
 MAIN, DIAGONAL, AT_ZERO = range(3)  # a problem's vectors: Hv or the gradient, the Hessian diagonal, g(0)
 
 
@@ -76,8 +78,9 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
 
     Parameters
     ----------
-    rows : (indptr, indices, data)
-        The piece's CSR arrays.
+    rows : (indptr, indices, data, weights)
+        The piece's CSR arrays and its rows' instance weights (empty: every row weighs 1), which multiply their
+        costs; a row of weight 0 is not trained on (nor counted).
     targets : ndarray (n_problems, n_rows)
         ±1 (classification) or the labels (regression).
     costs : ndarray (n_problems, 2)
@@ -94,7 +97,7 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
     scalars : ndarray (n_problems, N_SCALARS)
     vectors : ndarray (n_slots, n_weights)
     """
-    indptr, indices, data = rows
+    indptr, indices, data, weights = rows
     kinds, alphas, slots = request
     bias, loss = setup
     n_w = W.shape[1] - 1
@@ -108,9 +111,12 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
         for i in range(indptr.shape[0] - 1):
             if not member[k, i]:
                 continue
+            weight = row_weight(weights, i)
+            if weight == 0.0:
+                continue
             y = targets[k, i]
             label = 1 if (regression or y > 0) else 0
-            C = costs[k, 1] if regression else costs[k, label]
+            C = (costs[k, 1] if regression else costs[k, label]) * weight
             start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
             t = w[n_w] * bias if bias > 0 else 0.0
             for p in range(start, stop):
@@ -155,8 +161,9 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                 if bias > 0:
                     zero[n_w] += g0 * bias
             scalars[k, ROWS] += 1.0
+            scalars[k, WEIGHT] += weight
             scalars[k, POSITIVE] += label
             if regression:
-                scalars[k, SQUARED] += (t1 - y) * (t1 - y)
+                scalars[k, SQUARED] += weight * (t1 - y) * (t1 - y)
             elif predicted_right(y * t1, label):
-                scalars[k, CORRECT] += 1.0
+                scalars[k, CORRECT] += weight

@@ -19,8 +19,9 @@ with ``eta_t lambda = rate * (t + t0_t)^-power``: ``(1, 1)`` or ``(eta lambda, 1
 makes the steps ``1 / (lambda t + L_t)``, never longer than ``1 / L_t``, ``L_t`` the curvature of the row's loss
 (Pegasos's smooth schedule with batches of one, :mod:`._pegasos_kernels`).
 The ball holds the optimum (:meth:`blocksvm.losses.Loss.pegasos_radius`). A row's class weight
-scales its ``g_t``. The online-to-batch average (Cesa-Bianchi, Conconi & Gentile, IEEE Trans. Inf.
-Theory 2004) is ``1/T sum_t w_{t+1}``, the mean of ``w`` after each of the ``T`` rows seen.
+and its instance weight scale its ``g_t`` (and its loss's curvature, in ``t0_t``). The online-to-batch
+average (Cesa-Bianchi, Conconi & Gentile, IEEE Trans. Inf. Theory 2004) is ``1/T sum_t w_{t+1}``, the mean of
+``w`` after each of the ``T`` rows seen.
 
 A row costs O(nnz) by a scale trick: ``w = scale * v``, so the shrink and the projection change
 ``scale`` only, and ``||w||^2`` is tracked as rows change ``v``. The sum of the iterates is kept as
@@ -40,7 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge_slope, online_pass
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, row_weight
 
 # Indices into the OGD state array: w = scale * v, ||w||^2, the step t, the sum's coefficient q.
 SCALE, SQ_NORM, STEP, SUM_SCALE = range(4)
@@ -70,7 +71,7 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
     ``eta_t lambda = rate * (t + curvature ||x_t||^2 / lambda)^-power``. ``UPDATES`` counts the rows with a
     nonzero loss gradient.
     """
-    indptr, indices, data = rows
+    indptr, indices, data, weights = rows
     total, steps = state
     bias, loss, cost, weight = setup
     lam, R, rate, power, curvature = hyper[0], hyper[1], hyper[2], hyper[3], hyper[4]
@@ -79,6 +80,9 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
     order, stats = online_pass(indptr, seed)
     for s in range(order.shape[0]):
         i = order[s]
+        own = row_weight(weights, i)  # the row's instance weight
+        if own == 0.0:
+            continue  # a row of weight 0 is not there
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # v.x and ||x||^2 in one sweep of the row; w.x = scale v.x
         dot = v[n_w] * bias if bias > 0 else 0.0
@@ -88,13 +92,13 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
             dot += v[np.uint32(indices[k])] * x
             x_sq += x * x
         label = 1 if y[i] > 0 else 0
-        slope = judge_slope(stats, loss, cost, label, y[i] * steps[SCALE] * dot)
+        slope = judge_slope(stats, loss, cost, label, y[i] * steps[SCALE] * dot, own)
         g = 0.0
         if slope > 0:
-            g = weight[label] * slope
+            g = weight[label] * own * slope
             stats[UPDATES] += 1
         t = steps[STEP]
-        eta_lam = rate * (t + curvature * x_sq / lam) ** -power
+        eta_lam = rate * (t + curvature * own * x_sq / lam) ** -power
         # shrink: w <- (1 - eta lambda) w
         shrink = 1.0 - eta_lam
         if shrink <= 0.0:

@@ -13,7 +13,9 @@ the block's rows are split into mini-batches ``A_t`` of ``r`` rows, and with ``e
 
 where ``g_i = 1[y_i w.x_i < 1]`` (hinge) or ``2 max(0, 1 - y_i w.x_i)`` (squared hinge) and
 ``R = 1/sqrt(lambda)`` (hinge; the paper's bound) or ``sqrt(2/lambda)`` (squared hinge, from
-``lambda/2 ||w*||^2 <= f(0) = 1``). The step counter ``t`` runs on across blocks and passes.
+``lambda/2 ||w*||^2 <= f(0) = 1``). The step counter ``t`` runs on across blocks and passes. A row's class
+weight and its instance weight multiply its ``g_i`` (the loss is then ``1/l sum_i weight_i loss_i``: ``R`` grows
+with the square root of the rows' mean weight, and ``L`` below weighs each row's curvature).
 
 The offset ``t0 = L / lambda`` is 0 in the paper (``--pegasos-schedule inverse``). With ``smooth``, ``L`` is the
 curvature of the batch's mean loss, ``curvature * mean_{i in A_t} ||x_i||^2`` (``curvature`` 2 for the squared
@@ -33,7 +35,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import predicted_right, prefetch, slack_loss, slack_slope, visit_order
+from blocksvm.solvers._common import predicted_right, prefetch, row_weight, slack_loss, slack_slope, visit_order
 
 # Indices into the Pegasos state array.
 SCALE, SQ_NORM, STEP = range(3)
@@ -52,8 +54,9 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
 
     Parameters
     ----------
-    rows : tuple (indptr, indices, data, sq_norms)
-        CSR arrays of the block and ``||x_i||^2`` of each row, without the bias feature.
+    rows : tuple (indptr, indices, data, sq_norms, weights)
+        CSR arrays of the block, ``||x_i||^2`` of each row, without the bias feature, and each row's instance
+        weight (empty: every row weighs 1).
     y : ndarray of float64, shape (n_rows,)
     v : ndarray of float64, shape (n_features + 1,)
         Direction of ``w = state[SCALE] * v``; last entry for the bias feature.
@@ -73,9 +76,10 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
     Returns
     -------
     stats : ndarray of float64, shape (2,)
-        ``sum_i C_i loss_i`` and the count of positive margins, each at the ``w`` row ``i`` saw.
+        ``sum_i C_i loss_i`` and the count (with instance weights: the weight) of positive margins, each at the
+        ``w`` row ``i`` saw.
     """
-    indptr, indices, data, sq_norms = rows
+    indptr, indices, data, sq_norms, weights = rows
     bias, loss, cost, C = setup
     lam, R, batch_size, curvature = hyper[0], hyper[1], int(hyper[2]), hyper[3]
     n_rows = indptr.shape[0] - 1
@@ -112,17 +116,18 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
             if bias > 0:
                 dot += v[n_w] * bias
             dots[s - start] = dot
-            batch_sq += sq_norms[i] + bias_sq
+            weight = row_weight(weights, i)  # C_i = cost * weight_i
+            batch_sq += weight * (sq_norms[i] + bias_sq)
             margin = y[i] * scale * dot
             slack = loss[0] - margin
             c = 1 if y[i] > 0 else 0
             if slack > 0:
-                stats[LOSS_SEEN] += cost[c] * slack_loss(loss, slack)
-                grad[s - start] = slack_slope(loss, slack) * cost[c] / C
+                stats[LOSS_SEEN] += cost[c] * weight * slack_loss(loss, slack)
+                grad[s - start] = slack_slope(loss, slack) * cost[c] * weight / C
             else:
                 grad[s - start] = 0.0
             if predicted_right(margin, c):
-                stats[CORRECT_SEEN] += 1
+                stats[CORRECT_SEEN] += weight
         # the step counter with its offset t0 = L / lambda (0: t itself, the paper's steps)
         t = state[STEP] + curvature * batch_sq / (stop - start) / lam
         eta = 1.0 / (lam * t)

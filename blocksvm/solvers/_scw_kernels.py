@@ -12,8 +12,8 @@ with ``m = y mu.x`` and ``v = x^T Sigma x`` measured before the update, ``phi`` 
     mu <- mu + alpha y Sigma x,    Sigma <- Sigma - beta Sigma x x^T Sigma
 
 ``Sigma x x^T Sigma`` is kept on the diagonal, ``Sigma_jj <- Sigma_jj - beta Sigma_jj^2 x_j^2``; the bias feature
-is one more coordinate. A row's class weight ``c`` multiplies ``C`` (as LIBLINEAR's ``-wi`` does). A row with
-``v = 0`` changes nothing.
+is one more coordinate. A row's class weight ``c`` multiplies ``C`` (as LIBLINEAR's ``-wi`` does), and so does
+its instance weight. A row with ``v = 0`` changes nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass
+from blocksvm.solvers._common import UPDATES, judge, online_pass, row_weight
 
 
 @njit(cache=True, nogil=True)
@@ -45,13 +45,16 @@ def scw2_alpha(m, v, phi, C):
 @njit(cache=True, nogil=True, inline="always")
 def scw_pass(rows, y, mu, sigma, setup, seed, step, phi, C):
     """One pass of SCW updates whose ``alpha`` is ``step`` (:func:`scw1_alpha` or :func:`scw2_alpha`)."""
-    indptr, indices, data = rows
+    indptr, indices, data, weights = rows
     bias, loss, cost, weight = setup
     n_w = mu.shape[0] - 1
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
     for s in range(order.shape[0]):
         i = order[s]
+        own = row_weight(weights, i)  # the row's instance weight
+        if own == 0.0:
+            continue  # a row of weight 0 is not there
         start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         dot = mu[n_w] * bias if bias > 0 else 0.0  # m = y mu.x and v = x^T Sigma x
         v = sigma[n_w] * bias_sq if bias > 0 else 0.0
@@ -62,10 +65,10 @@ def scw_pass(rows, y, mu, sigma, setup, seed, step, phi, C):
             v += sigma[j] * x * x
         m = y[i] * dot
         label = 1 if y[i] > 0 else 0
-        judge(stats, loss, cost, label, m)
+        judge(stats, loss, cost, label, m, own)
         if v <= 0 or phi * math.sqrt(v) - m <= 0:
             continue  # x = 0, or confident enough already
-        alpha = step(m, v, phi, C * weight[label])
+        alpha = step(m, v, phi, C * weight[label] * own)
         if alpha <= 0:
             continue
         u = (-alpha * v * phi + math.sqrt(alpha * alpha * v * v * phi * phi + 4.0 * v)) ** 2 / 4.0

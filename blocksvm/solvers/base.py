@@ -38,7 +38,7 @@ from blocksvm.errors import ParameterError
 from blocksvm.losses import LOSSES, Loss
 from blocksvm.params import COMMANDS, Param
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN, N_ONLINE_STATS, UPDATES
-from blocksvm.solvers.evaluate import correct_predictions
+from blocksvm.solvers.evaluate import correct_predictions, counted, kernel_weights
 from blocksvm.sums import TreeSum
 
 
@@ -46,14 +46,14 @@ from blocksvm.sums import TreeSum
 class BlockReport:
     """What one visit of a block did.
 
-    ``loss`` (per problem: ``sum_i C_i loss_i``) and ``correct`` (rows predicted right) are
-    measured at the ``w`` each row saw when the visit reached it. ``figures`` holds the solver's
+    ``loss`` (per problem: ``sum_i C_i loss_i``) and ``correct`` (rows predicted right; with instance weights, their
+    weight) are measured at the ``w`` each row saw when the visit reached it. ``figures`` holds the solver's
     own per-visit numbers, combined over a pass by :meth:`Solver.combine` (e.g. dual CD's
     extreme projected gradients).
     """
 
     loss: np.ndarray
-    correct: int
+    correct: int | float
     passes: float
     updates: int
     figures: dict = field(default_factory=dict)
@@ -298,14 +298,14 @@ class OnlineSolver(Solver):
         targets = p.targets(block.labels)
         # one problem counts its own positive margins; one-vs-rest needs the arg-max first
         seen_correct = correct_predictions(p, self.weights(), block) if p.n_problems > 1 else None
-        rows = (block.indptr, block.indices, block.data)
+        rows = (block.indptr, block.indices, block.data, kernel_weights(block))
         others = [getattr(self, a.name) for a in self.arrays[1:]]
         stats = np.empty((p.n_problems, N_ONLINE_STATS))
         for k in range(p.n_problems):
             setup = (p.bias, p.loss.table, UNWEIGHTED, p.costs[k] / p.C)
             state = tuple(array[k] for array in others)
             stats[k] = self.kernel(rows, targets[k], W[k], state, self.hyper, setup, int(seeds[k]))
-        correct = int(stats[0, CORRECT_SEEN]) if seen_correct is None else seen_correct
+        correct = counted(stats[0, CORRECT_SEEN], block) if seen_correct is None else seen_correct
         return BlockReport(loss=stats[:, LOSS_SEEN], correct=correct, passes=1.0, updates=int(stats[:, UPDATES].sum()))
 
     def visit(self, block, seeds) -> BlockReport:

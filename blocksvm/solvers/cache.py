@@ -28,8 +28,10 @@ class RowCache:
     Parameters
     ----------
     capacity : float
-        Bytes the cached rows may take (CSR arrays, labels and row ids).
+        Bytes the cached rows may take (CSR arrays, labels, row ids and instance weights).
     dtype : value dtype of the store.
+    weighted : bool
+        The rows have instance weights (kept beside their labels).
 
     Attributes
     ----------
@@ -39,20 +41,23 @@ class RowCache:
         Position of each cached row in the store (its index into ``alpha``), increasing.
     """
 
-    def __init__(self, capacity: float, dtype):
+    def __init__(self, capacity: float, dtype, weighted: bool = False):
         self.capacity = float(capacity)
         self.dtype = np.dtype(dtype)
+        self.weighted = weighted
         self._indptr = np.zeros(1, np.int64)
         self._indices = np.zeros(0, np.int32)
         self._data = np.zeros(0, self.dtype)
         self._labels = np.zeros(0)
+        self._weights = np.zeros(0)  # (with instance weights only)
         self._row_ids = np.zeros(0, np.int64)
         self.n_rows, self.nnz = 0, 0
 
     @property
     def rows(self) -> Rows:
         n, nnz = self.n_rows, self.nnz
-        return Rows(self._indptr[: n + 1], self._indices[:nnz], self._data[:nnz], self._labels[:n])
+        weights = self._weights[:n] if self.weighted else None
+        return Rows(self._indptr[: n + 1], self._indices[:nnz], self._data[:nnz], self._labels[:n], weights=weights)
 
     @property
     def row_ids(self) -> np.ndarray:
@@ -63,7 +68,7 @@ class RowCache:
         return self.row_bytes(np.diff(self._indptr[: self.n_rows + 1])).sum() if self.n_rows else 0
 
     def row_bytes(self, lengths: np.ndarray) -> np.ndarray:
-        return 24 + lengths * (4 + self.dtype.itemsize)
+        return (32 if self.weighted else 24) + lengths * (4 + self.dtype.itemsize)
 
     def excluding(self, first: int, stop: int) -> RowCache:
         """The cache without the rows whose id is in ``[first, stop)`` (the block about to be solved: its
@@ -80,14 +85,20 @@ class RowCache:
 
         ``alpha`` is the store-wide dual array, shape (n_problems, n_rows); ``upper_of(labels)``
         gives the upper bound ``U`` of rows with these labels in each problem, shape
-        (n_problems, len(labels)). This cache must not hold rows of ``block`` (see :meth:`excluding`).
+        (n_problems, len(labels)), times each row's instance weight here (``C_i``). This cache must not hold rows
+        of ``block`` (see :meth:`excluding`).
         """
         block_ids = np.arange(block.row_offset, block.row_offset + block.n_rows)
         ids = np.concatenate([self.row_ids, block_ids])
         labels = np.concatenate([self._labels[: self.n_rows], block.labels])
+        weights = np.concatenate([self._weights[: self.n_rows], block.weights]) if self.weighted else None
         lengths = np.concatenate([np.diff(self._indptr[: self.n_rows + 1]), np.diff(block.indptr)])
         a = np.abs(alpha[:, ids])  # (regression's beta has either sign)
-        at_upper = a == upper_of(labels)
+        upper = upper_of(labels)
+        if weights is not None:  # U_i = U weight_i (inf * 0 for a row of weight 0 at no bound: its alpha is 0)
+            with np.errstate(invalid="ignore"):
+                upper = upper * weights
+        at_upper = a == upper
         free = ((a > 0) & ~at_upper).any(axis=0)
         bound = (a > 0).any(axis=0) & ~free
         chosen = []
@@ -104,6 +115,8 @@ class RowCache:
             self._indptr, self._indices, self._data, n, block.indptr, block.indices, block.data, from_block
         )
         self._labels[n : n + len(from_block)] = block.labels[from_block]
+        if self.weighted:
+            self._weights[n : n + len(from_block)] = block.weights[from_block]
         self._row_ids[n : n + len(from_block)] = block_ids[from_block]
         self.n_rows = n + len(from_block)
 
@@ -111,6 +124,8 @@ class RowCache:
         """Keep only the cached rows at positions ``rows`` (increasing), in place."""
         self.nnz = compact_rows(self._indptr, self._indices, self._data, rows)
         self._labels[: len(rows)] = self._labels[rows]
+        if self.weighted:
+            self._weights[: len(rows)] = self._weights[rows]
         self._row_ids[: len(rows)] = self._row_ids[rows]
         self.n_rows = len(rows)
 
@@ -121,6 +136,8 @@ class RowCache:
             self._indptr = _grown(self._indptr, size)
             self._labels = _grown(self._labels, size)
             self._row_ids = _grown(self._row_ids, size)
+            if self.weighted:
+                self._weights = _grown(self._weights, size)
         if nnz > len(self._indices):
             size = max(nnz, len(self._indices) * 5 // 4)
             self._indices = _grown(self._indices, size)
@@ -129,6 +146,8 @@ class RowCache:
     def state(self) -> dict[str, np.ndarray]:
         rows = self.rows
         arrays = {"indptr": rows.indptr, "indices": rows.indices, "data": rows.data, "labels": rows.labels}
+        if self.weighted:
+            arrays["weights"] = rows.weights
         return {f"cache_{name}": array for name, array in {**arrays, "row_ids": self.row_ids}.items()}
 
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:
@@ -136,6 +155,8 @@ class RowCache:
         self._indices = np.array(arrays["cache_indices"], dtype=np.int32)
         self._data = np.array(arrays["cache_data"], dtype=self.dtype)
         self._labels = np.array(arrays["cache_labels"], dtype=np.float64)
+        if self.weighted:
+            self._weights = np.array(arrays["cache_weights"], dtype=np.float64)
         self._row_ids = np.array(arrays["cache_row_ids"], dtype=np.int64)
         self.n_rows, self.nnz = len(self._row_ids), len(self._indices)
 

@@ -69,8 +69,10 @@ class CoCoAShard:
         self.problem = local
         self.solver = DualCDSolver(local, params, view)
         self.solver.sigma = float(sigma)
-        # each row's class in each problem (1: positive), for its D_ii and upper bound in the line search
+        # each row's class in each problem (1: positive), for its D_ii and upper bound in the line search, and
+        # its instance weight (C_i = C weight_i)
         self.positive = np.zeros((local.n_problems, view.n_rows), np.int8) if line_search else None
+        self.row_weights = np.ones(view.n_rows) if line_search and local.weighted else None
         self.start: tuple[np.ndarray, np.ndarray] | None = None  # (alpha, block sums) while a step is pending
         self.steps: np.ndarray | None = None  # the pending step's sums per block, (n_problems, blocks, 3)
 
@@ -87,9 +89,11 @@ class CoCoAShard:
             return self.solver, None
         self.start = (self.solver.alpha.copy(), self.solver.block_sums.copy())
 
-        def after(block, report) -> bool:  # each row's class, from the blocks as they pass
+        def after(block, report) -> bool:  # each row's class (and weight), from the blocks as they pass
             rows = slice(block.row_offset, block.row_offset + block.n_rows)
             self.positive[:, rows] = self.problem.targets(block.labels) > 0
+            if self.row_weights is not None:
+                self.row_weights[rows] = block.weights
             return False
 
         return self.solver, after
@@ -127,7 +131,12 @@ class CoCoAShard:
         steps = np.zeros((len(d), self.view.n_blocks, 3))
         limits = np.empty(len(d))
         for k, (upper, diag) in enumerate(self.solver.tables):
-            terms, limits[k] = step_terms(start[k], d[k], diag[self.positive[k]], upper[self.positive[k]])
+            D, U = diag[self.positive[k]], upper[self.positive[k]]
+            if self.row_weights is not None:  # D_ii = D / weight_i, U_i = U weight_i (weight 0: d_i = 0, no terms)
+                w = self.row_weights
+                with np.errstate(invalid="ignore"):  # (inf * 0: a row of weight 0 has no bound, and no step)
+                    D, U = np.divide(D, w, out=np.zeros(len(w)), where=w > 0), U * w
+            terms, limits[k] = step_terms(start[k], d[k], D, U)
             for column in range(3):
                 steps[k, :, column] = np.bincount(blocks, terms[:, column], minlength=self.view.n_blocks)
         return steps, limits

@@ -11,7 +11,7 @@ from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import dot, row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.cache import RowCache
-from blocksvm.solvers.evaluate import correct_predictions
+from blocksvm.solvers.evaluate import NO_WEIGHTS, correct_predictions, counted, kernel_weights
 
 WORKING_SETS = ("cache", "pair", "block")
 PARALLEL_MERGE = 1 << 20  # weights from which the threads' replicas are added on the threads
@@ -116,7 +116,10 @@ class DualCDSolver(Solver):
         self.previous = np.full(1, -1, np.int64)  # "pair": the block visited last (-1: none yet)
         self._previous_block = None  # ... and its rows, once in memory
         self.tables = [problem.loss.dual_tables(*costs) for costs in problem.costs]
-        self.cache = RowCache(params.cache_mb * 1e6, problem.dtype) if self.working_set == "cache" else None
+        self.cache = self._new_cache(params.cache_mb * 1e6) if self.working_set == "cache" else None
+
+    def _new_cache(self, capacity: float) -> RowCache:
+        return RowCache(capacity, self.problem.dtype, weighted=self.problem.weighted)
 
     # ---- the per-block step ---------------------------------------------------------------
 
@@ -147,23 +150,24 @@ class DualCDSolver(Solver):
             for k in range(p.n_problems):
                 upper, diag = self.tables[k]
                 stats[k] = self._solve(
-                    (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], A[k]),
-                    (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], B[k]),
+                    (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], A[k], a["weights"]),
+                    (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], B[k], b["weights"]),
                     W[k],
                     (upper, diag, p.costs[k]),
                     int(seeds[k]),
-                    np.flatnonzero(row_folds != held[k]),
+                    K.live_members(np.flatnonzero(row_folds != held[k]), a["weights"], b["weights"]),
                 )
         local["alpha"][...] = A
+        a_weights, b_weights = a["row_weights"], b["row_weights"]  # (None: every row weighs 1)
         for k in range(p.n_problems):
-            local["sums"][k] = self._terms(k, a["y"][k], A[k]).sum(axis=0)
+            local["sums"][k] = self._terms(k, a["y"][k], A[k], a_weights).sum(axis=0)
             if self.cache is not None:  # cached rows: a gathered copy of alpha, scattered back
                 self.alpha[k, b_rows] = B[k]
-                self._add_to_sums(k, companion.row_ids, b["y"][k], B_before[k], B[k])
+                self._add_to_sums(k, companion.row_ids, b["y"][k], B_before[k], B[k], b_weights)
             elif companion is not None:
                 self.alpha[k, b_rows] = B[k]
-                self.block_sums[k, companion.index] = self._terms(k, b["y"][k], B[k]).sum(axis=0)
-        correct = int(stats[0, K.CORRECT_FIRST]) if seen_correct is None else seen_correct
+                self.block_sums[k, companion.index] = self._terms(k, b["y"][k], B[k], b_weights).sum(axis=0)
+        correct = counted(stats[0, K.CORRECT_FIRST], block) if seen_correct is None else seen_correct
         return BlockReport(
             loss=stats[:, K.LOSS_FIRST],
             correct=correct,
@@ -174,7 +178,8 @@ class DualCDSolver(Solver):
 
     def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int, members: np.ndarray) -> np.ndarray:
         """Dual CD on the working rows ``a`` and ``b`` (kernel tuples) for one problem; its stats. ``members``: the
-        working rows the problem may change (A's ``0 .. n_a - 1``, B's from ``n_a``: all but a held-out fold's).
+        working rows the problem may change (A's ``0 .. n_a - 1``, B's from ``n_a``: all but a held-out fold's and
+        the rows of weight 0).
         With ``threads > 1``: :meth:`_solve_in_replicas`."""
         hyper = np.array([self.problem.bias, self.inner_passes, self.inner_eps, self.sigma])
         loss = self.problem.loss.table
@@ -215,7 +220,7 @@ class DualCDSolver(Solver):
             every.append(stats)
             d = alpha - alpha0
             wu, uu = dot(w, u) / sigma, dot(u, u) / (sigma * sigma)
-            gamma = K.dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma)
+            gamma = K.dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma, rows[3])
             w += gamma * u
             alpha[...] = alpha0 + gamma * d
             violation = np.max(stats[:, K.PG_MAX_LAST]) - np.min(stats[:, K.PG_MIN_LAST])
@@ -238,8 +243,8 @@ class DualCDSolver(Solver):
         uppers = np.array([table[0] for table in self.tables])
         diags = np.array([table[1] for table in self.tables])
         hyper = np.array([p.bias, self.inner_passes, self.inner_eps, self.sigma])
-        rows_a = (a["indptr"], a["indices"], a["data"], a["sq_norms"])
-        rows_b = (b["indptr"], b["indices"], b["data"], b["sq_norms"])
+        rows_a = (a["indptr"], a["indices"], a["data"], a["sq_norms"], a["weights"])
+        rows_b = (b["indptr"], b["indices"], b["data"], b["sq_norms"], b["weights"])
         with _numba_threads(self.threads):
             return K.solve_problems(
                 rows_a,
@@ -286,14 +291,17 @@ class DualCDSolver(Solver):
         previous = self._previous_block
         return previous if previous.index != block.index else None
 
-    def _terms(self, k: int, y: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-        """Each row's two terms of problem ``k``'s dual (:meth:`blocksvm.losses.Loss.dual_terms`), (rows, 2)."""
+    def _terms(self, k: int, y: np.ndarray, alpha: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Each row's two terms of problem ``k``'s dual (:meth:`blocksvm.losses.Loss.dual_terms`), (rows, 2);
+        ``weights``: the rows' instance weights (None: 1)."""
         upper, diag = self.tables[k]
-        return self.problem.loss.dual_terms(y, alpha, upper, diag)
+        return self.problem.loss.dual_terms(y, alpha, upper, diag, weights)
 
-    def _add_to_sums(self, k: int, rows: np.ndarray, y: np.ndarray, before: np.ndarray, after: np.ndarray) -> None:
+    def _add_to_sums(
+        self, k: int, rows: np.ndarray, y: np.ndarray, before: np.ndarray, after: np.ndarray, weights=None
+    ) -> None:
         """Move the sums of the blocks that cached ``rows`` belong to (recomputed exactly at each visit)."""
-        change = self._terms(k, y, after) - self._terms(k, y, before)
+        change = self._terms(k, y, after, weights) - self._terms(k, y, before, weights)
         blocks = self.problem.block_of(rows)
         np.add.at(self.block_sums[k, :, 0], blocks, change[:, 0])
         np.add.at(self.block_sums[k, :, 1], blocks, change[:, 1])
@@ -322,7 +330,7 @@ class DualCDSolver(Solver):
         if not warm:
             self.previous[0], self._previous_block = -1, None
             if self.cache is not None:
-                self.cache = RowCache(self.cache.capacity, self.problem.dtype)
+                self.cache = self._new_cache(self.cache.capacity)
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -461,6 +469,8 @@ def _rows(problem, rows) -> dict:
             "data": np.zeros(0, problem.dtype),
             "y": np.zeros((problem.n_problems, 0)),
             "sq_norms": np.zeros(0),
+            "weights": NO_WEIGHTS,
+            "row_weights": None,
         }
     return {
         "indptr": rows.indptr,
@@ -468,4 +478,6 @@ def _rows(problem, rows) -> dict:
         "data": rows.data,
         "y": problem.targets(rows.labels),
         "sq_norms": row_norms_squared(rows.indptr, rows.data),
+        "weights": kernel_weights(rows),  # (the kernels': empty without instance weights)
+        "row_weights": rows.weights,
     }

@@ -9,10 +9,18 @@ from blocksvm.losses import REGRESSION
 from blocksvm.solvers._common import loss_and_correct
 from blocksvm.solvers.problem import Problem
 
+NO_WEIGHTS = np.zeros(0)  # the kernels' rows without instance weights: every row weighs 1
 
-def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int, float]:
+
+def kernel_weights(rows) -> np.ndarray:
+    """The rows' instance weights as the kernels take them (:data:`NO_WEIGHTS` when they have none)."""
+    return NO_WEIGHTS if rows is None or rows.weights is None else rows.weights
+
+
+def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int | float, float]:
     """``sum C_i loss_i`` per problem (shape (n_problems,)), correctly predicted rows and (regression) the sum of
-    squared errors, at ``W``."""
+    squared errors, at ``W``; each row counted ``weight_i`` times when the block has instance weights (``C_i``
+    includes the weight, and the correct rows are a sum of weights)."""
     targets = problem.targets(block.labels)
     losses = np.empty(problem.n_problems)
     correct, squared = 0, 0.0
@@ -26,18 +34,25 @@ def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
             problem.bias,
             problem.loss.table,
             problem.costs[k],
+            kernel_weights(block),
         )
         if problem.n_problems == 1:
             correct = correct_k
     if problem.n_problems > 1:
         correct = correct_predictions(problem, W, block)
-    return losses, int(correct), float(squared)
+    return losses, counted(correct, block), float(squared)
 
 
-def correct_predictions(problem: Problem, W: np.ndarray, block) -> int:
-    """Rows of ``block`` whose predicted class (at ``W``) is their label."""
+def counted(correct: float, rows) -> int | float:
+    """A count of rows as an int, or, for rows with instance weights, a sum of weights."""
+    return int(correct) if rows.weights is None else float(correct)
+
+
+def correct_predictions(problem: Problem, W: np.ndarray, block) -> int | float:
+    """Rows of ``block`` whose predicted class (at ``W``) is their label (with instance weights: their weight)."""
     values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)
-    return int(np.count_nonzero(predicted_classes(problem.classes, values) == block.labels))
+    right = predicted_classes(problem.classes, values) == block.labels
+    return int(np.count_nonzero(right)) if block.weights is None else float(np.dot(right, block.weights))
 
 
 def predicted_classes(classes: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -53,7 +68,9 @@ def evaluate_folds(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
 
     Returns each problem's ``sum C_i loss_i`` over its training rows, shape (n_problems,), and per fold its
     held-out rows, their correct predictions (each fold's own problems predict its rows: the sign of one, the
-    arg-max of one-vs-rest) and their squared errors (regression), shape (folds, 3).
+    arg-max of one-vs-rest) and their squared errors (regression), shape (folds, 3). With instance weights every
+    row counts ``weight_i`` times: in ``C_i``, and in the held-out figures (sums of weights, as scikit-learn's
+    ``LogisticRegressionCV`` scores its folds with their ``sample_weight``).
     """
     values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)  # (rows, n_problems)
     folds = problem.row_folds(np.arange(block.row_offset, block.row_offset + block.n_rows))
@@ -63,15 +80,20 @@ def evaluate_folds(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
     z = targets - values.T if regression else targets * values.T
     negative = problem.costs[:, 1:] if regression else problem.costs[:, :1]  # regression: one cost for every row
     costs = np.where(targets > 0, problem.costs[:, 1:], negative)
+    if block.weights is not None:
+        costs = costs * block.weights
     losses = np.sum(costs * problem.loss.value(z) * training, axis=1)
     held = np.zeros((problem.folds, 3))
     for f in range(problem.folds):
         rows = folds == f
         mine = values[rows][:, f * problem.per_fold : (f + 1) * problem.per_fold]
         labels = block.labels[rows]
-        held[f, 0] = len(labels)
+        weights = None if block.weights is None else block.weights[rows]
+        held[f, 0] = len(labels) if weights is None else weights.sum()
         if regression:
-            held[f, 2] = float(np.sum((mine[:, 0] - labels) ** 2))
+            squared = (mine[:, 0] - labels) ** 2
+            held[f, 2] = float(np.sum(squared if weights is None else weights * squared))
             continue
-        held[f, 1] = np.count_nonzero(predicted_classes(problem.classes, mine) == labels)
+        right = predicted_classes(problem.classes, mine) == labels
+        held[f, 1] = np.count_nonzero(right) if weights is None else np.dot(right, weights)
     return losses, held

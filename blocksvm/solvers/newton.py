@@ -34,6 +34,7 @@ from blocksvm.losses import REGRESSION
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
 from blocksvm.solvers.base import PassSolver
+from blocksvm.solvers.evaluate import kernel_weights
 
 ETA = 0.01  # Armijo's sufficient decrease (LIBLINEAR's eta)
 MAX_HALVINGS = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
@@ -45,8 +46,8 @@ DEFAULT_EPS = {"classification": 0.01, "regression": 0.0001}  # LIBLINEAR's -e o
 START, CG, LINE, GRADIENT, WAIT, DONE = range(6)
 STAGE_WORDS = ("the gradient at the start", "CG", "line search", "the gradient", "", "")
 # Its numbers, columns of ``numbers``.
-(F, F_OLD, G_NORM, G0_NORM, TOL, ZTR, Q, CG_TOL, CG_STEPS, ALPHA, HALVINGS, G_S, STEP, CORRECT, SQUARED, ROWS) = range(
-    16
+(F, F_OLD, G_NORM, G0_NORM, TOL, ZTR, Q, CG_TOL, CG_STEPS, ALPHA, HALVINGS, G_S, STEP, CORRECT, SQUARED, WEIGHT) = (
+    range(16)
 )
 N_NUMBERS = 16
 # Why a problem is done, ``why`` (a problem's, the first that applies): LIBLINEAR's own messages.
@@ -82,7 +83,7 @@ class NewtonMapper:
         scalars = np.zeros((p.n_problems, K.N_SCALARS))
         vectors = np.zeros((request.n_slots, p.n_weights))
         K.piece_sums(
-            (rows.indptr, rows.indices, rows.data),
+            (rows.indptr, rows.indices, rows.data, kernel_weights(rows)),
             p.targets(rows.labels),
             p.costs,
             member,
@@ -199,7 +200,7 @@ class NewtonSolver(PassSolver):
         self.stage[k] = WAIT
 
     def _fit_figures(self, k: int, sums: np.ndarray) -> None:
-        self.numbers[k, [CORRECT, SQUARED, ROWS]] = sums[[K.CORRECT, K.SQUARED, K.ROWS]]
+        self.numbers[k, [CORRECT, SQUARED, WEIGHT]] = sums[[K.CORRECT, K.SQUARED, K.WEIGHT]]
 
     def _judge(self, k: int, started: bool) -> None:
         """After an iteration (or the start): is problem ``k`` done (LIBLINEAR's tests, in its order)?"""
@@ -292,10 +293,10 @@ class NewtonSolver(PassSolver):
             "newton_passes": int(self.counts[1]),
         }
         if self.problem.task == REGRESSION:
-            figures["train_mse"] = float(n[0, SQUARED] / max(n[0, ROWS], 1))
+            figures["train_mse"] = float(n[0, SQUARED] / _at_least_one(n[0, WEIGHT]))
         else:  # (one-vs-rest predicts by the arg-max of every problem: an exact evaluation tells)
             one = self.n_problems == 1 and self.problem.folds == 1
-            figures["train_accuracy"] = float(n[0, CORRECT] / max(n[0, ROWS], 1)) if one else None
+            figures["train_accuracy"] = float(n[0, CORRECT] / _at_least_one(n[0, WEIGHT])) if one else None
         if np.all(self.stage == DONE):
             figures["stop"] = self._stop_reason(ratio)
         return figures
@@ -352,3 +353,8 @@ class NewtonSolver(PassSolver):
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:
         super().load_state(arrays)
         self.at_zero = bool(arrays["at_zero"][0])
+
+
+def _at_least_one(rows: float) -> float:
+    """A denominator of rows (or of their weight): 1 when there are none."""
+    return rows if rows > 0 else 1.0

@@ -64,10 +64,13 @@ class OGDSolver(OnlineSolver):
         """``[lambda, R, rate, power, curvature]``: ``eta_t lambda = rate (t + curvature ||x_t||^2 / lambda)^-power``
         (``--ogd-schedule``: sqrt, inverse or smooth)."""
         lam = 1.0 / (problem.n_rows * problem.C)
+        # the ball of lambda/2 ||w||^2 + 1/l sum_i weight_i loss_i grows with the rows' mean weight (1 without
+        # instance weights, and in a stream, whose weights are still to come)
+        radius = problem.loss.pegasos_radius(lam / (problem.total_weight / problem.n_rows))
         if params.ogd_schedule == "sqrt":
-            return lam, problem.loss.pegasos_radius(lam), float(params.ogd_eta) * lam, 0.5, 0.0
+            return lam, radius, float(params.ogd_eta) * lam, 0.5, 0.0
         smooth = problem.loss.curvature if params.ogd_schedule == "smooth" else 0.0
-        return lam, problem.loss.pegasos_radius(lam), 1.0, 1.0, smooth
+        return lam, radius, 1.0, 1.0, smooth
 
     def weights(self) -> np.ndarray:
         if self.average:

@@ -8,7 +8,7 @@ from blocksvm.params import AVERAGE, LOSS, C, Param, count
 from blocksvm.solvers import _pegasos_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
-from blocksvm.solvers.evaluate import correct_predictions
+from blocksvm.solvers.evaluate import correct_predictions, counted, kernel_weights
 
 SCHEDULE_HELP = (
     "steps 1 / (lambda t) (inverse, the paper's; lambda = 1 / (rows C)) or 1 / (lambda t + L) (smooth: L the "
@@ -50,7 +50,9 @@ class PegasosSolver(Solver):
         self.batch_size = params.batch_size
         self.average = params.average
         self.lam = 1.0 / (problem.n_rows * problem.C)
-        self.radius = problem.loss.pegasos_radius(self.lam)
+        # the ball holds the optimum of lambda/2 ||w||^2 + 1/l sum_i weight_i loss_i, whose value at 0 grows with the
+        # rows' mean weight (1 without instance weights)
+        self.radius = problem.loss.pegasos_radius(self.lam / (problem.total_weight / problem.n_rows))
         self.curvature = problem.loss.curvature if params.pegasos_schedule == "smooth" else 0.0
         n_k = problem.n_problems
         self.v = np.zeros((n_k, problem.n_weights))
@@ -69,7 +71,7 @@ class PegasosSolver(Solver):
         stats = np.empty((p.n_problems, 2))
         for k in range(p.n_problems):
             stats[k] = K.solve_block(
-                (block.indptr, block.indices, block.data, sq_norms),
+                (block.indptr, block.indices, block.data, sq_norms, kernel_weights(block)),
                 targets[k],
                 W[k],
                 self.steps[k],
@@ -80,7 +82,7 @@ class PegasosSolver(Solver):
         if self.average and self.outer >= 2:
             self.average_sum += self.steps[:, K.SCALE, None] * self.v
             self.average_count += 1
-        correct = int(stats[0, K.CORRECT_SEEN]) if seen_correct is None else seen_correct
+        correct = counted(stats[0, K.CORRECT_SEEN], block) if seen_correct is None else seen_correct
         return BlockReport(loss=stats[:, K.LOSS_SEEN], correct=correct, passes=1.0, updates=block.n_rows)
 
     def visit(self, block, seeds) -> BlockReport:

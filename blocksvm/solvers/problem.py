@@ -44,6 +44,10 @@ class Problem:
         1, or K of K-fold cross-validation: the problems are K copies of ``per_fold`` problems, copy ``f``
         trained without the rows of fold ``f`` (:func:`fold_of` with ``fold_seed``).
     fold_seed : int
+    weight : float or None
+        The rows' total instance weight when they have weights (a weighted store): row ``i``'s cost is then
+        ``C_i = C * class_weight(y_i) * weight_i``, which the solvers read from the rows' ``weights``; None: every
+        row weighs 1.
     """
 
     n_rows: int
@@ -58,11 +62,22 @@ class Problem:
     dtype: np.dtype = np.dtype(np.float32)
     folds: int = 1
     fold_seed: int = 0
+    weight: float | None = None
 
     @property
     def task(self) -> str:
         """``"classification"`` or ``"regression"`` (the loss's)."""
         return self.loss.task
+
+    @property
+    def weighted(self) -> bool:
+        """The rows have instance weights."""
+        return self.weight is not None
+
+    @property
+    def total_weight(self) -> float:
+        """The rows' total weight: their number when they have no weights."""
+        return float(self.n_rows) if self.weight is None else float(self.weight)
 
     @property
     def n_problems(self) -> int:
@@ -154,8 +169,9 @@ class Problem:
         ``loss``: the solver's (default: the user's ``params.loss``).
         """
         loss = loss or LOSSES[params.loss]
-        if getattr(store, "weighted", False):  # until the solvers read C_i = C * class_weight * weight_i (issue 33)
-            raise ParameterError(f"{store.path} has instance weights; this version's solvers do not read them yet")
+        weight = weight_of(store) if getattr(store, "weighted", False) else None
+        if weight is not None and not weight > 0:
+            raise ParameterError(f"{store.path}: every row's instance weight is zero: there is nothing to train on")
         if loss.task != REGRESSION and looks_continuous(store.classes):
             regression = " or ".join(name for name, each in LOSSES.items() if each.task == REGRESSION)
             raise ParameterError(
@@ -166,17 +182,21 @@ class Problem:
             raise ParameterError(
                 f"{store.path} holds a single class ({store.classes.tolist()}); an SVM needs two or more"
             )
-        return cls.build(
+        counts = store.label_counts
+        if weight is not None and params.class_weight == "balanced":
+            counts = weighted_counts(store)
+        problem = cls.build(
             store.classes,
             params,
             loss,
-            counts=store.label_counts,
+            counts=counts,
             n_rows=store.n_rows,
             n_features=store.n_features,
             n_blocks=store.n_blocks,
             row_offsets=store.row_offsets,
             dtype=store.dtype,
         )
+        return problem if weight is None else replace(problem, weight=weight)
 
     def block_of(self, rows: np.ndarray) -> np.ndarray:
         """Index of the block holding each store-wide row."""
@@ -195,6 +215,20 @@ class Problem:
         else:
             one = np.where(labels[None, :] == self.classes[:, None], 1.0, -1.0)
         return one if self.folds == 1 else np.tile(one, (self.folds, 1))
+
+
+def weight_of(store) -> float:
+    """The total weight of a store's rows: the sum of their instance weights (the manifest's), else their number."""
+    return float(store.manifest["weights"]["sum"]) if getattr(store, "weighted", False) else float(store.n_rows)
+
+
+def weighted_counts(store) -> np.ndarray:
+    """Each class's total instance weight in a weighted store (one read of its blocks): ``class_weight="balanced"``
+    weighs classes by these, as scikit-learn's ``compute_class_weight`` does with ``sample_weight``."""
+    counts = np.zeros(len(store.classes))
+    for block in store.iter_blocks():
+        counts += np.bincount(np.searchsorted(store.classes, block.labels), block.weights, len(store.classes))
+    return counts
 
 
 _GOLDEN = 0x9E3779B97F4A7C15

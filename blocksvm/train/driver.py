@@ -5,7 +5,7 @@
     for (key, rows) in blocks:                     (a store's blocks, a shard's, a stream's pieces, an array)
         seeds = schedule.seeds(key, n_problems)    (functions of (seed, outer, block): resumable)
         report = learner.visit(rows, seeds)        (all arithmetic on rows: the learner's)
-        sums.add(report)                           (loss, correct rows, updates, seconds: the pass's record)
+        sums.add(report)                           (loss, correct rows, updates, seconds, weight: the pass's record)
         after(rows, report)                        (the caller's: progress, checkpoints, stop rules)
 
 The trainer's passes (:mod:`.loop`), the search of C (:mod:`.tune`), a shard's round (:mod:`.engines`), the
@@ -59,7 +59,8 @@ def run_pass(
         seeds = schedule.seeds(key, learner.n_problems)
         start = time.perf_counter()
         report = learner.visit(rows, seeds)
-        sums.add(report, rows.n_rows, time.perf_counter() - start, learner.combine)
+        weight = None if rows.weights is None else float(rows.weights.sum())
+        sums.add(report, rows.n_rows, time.perf_counter() - start, learner.combine, weight)
         if after is not None and after(rows, report):
             return False
     return True

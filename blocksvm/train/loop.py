@@ -28,6 +28,7 @@ from blocksvm.losses import REGRESSION
 from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
+from blocksvm.solvers.problem import weight_of
 from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
 from blocksvm.train.driver import PassRun
@@ -223,7 +224,7 @@ class Trainer:
         seconds = time.perf_counter() - start
         self.state.eval_seconds += seconds
         self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
-        make_exact(record, self.solver, figures, self.store.n_rows)
+        make_exact(record, self.solver, figures, weight_of(self.store))
 
     def start_from(self, model: LinearModel, source: str) -> None:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
@@ -271,11 +272,12 @@ class Trainer:
         return engines.evaluate_blocks(self.problem, W, store.iter_blocks(prefetch=prefetch))
 
     def validation_score(self, store: BlockStore) -> dict:
-        """The current weights on ``store``: ``validation_accuracy``, or ``validation_mse`` in regression."""
+        """The current weights on ``store``: ``validation_accuracy``, or ``validation_mse`` in regression (weighted
+        by the store's instance weights, if it has them)."""
         _, correct, squared = self.evaluate(store)
         if self.problem.task == REGRESSION:
-            return {"validation_mse": squared / store.n_rows}
-        return {"validation_accuracy": correct / store.n_rows}
+            return {"validation_mse": squared / weight_of(store)}
+        return {"validation_accuracy": correct / weight_of(store)}
 
     def elapsed(self) -> float:
         return self.state.elapsed + time.perf_counter() - self._started

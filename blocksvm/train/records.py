@@ -29,25 +29,37 @@ every w and alpha of one data set, so a gap below minus the rounding of the sums
 
 @dataclass
 class PassSums:
-    """Sums over the blocks visited so far in the current outer iteration."""
+    """Sums over the blocks visited so far in the current outer iteration.
+
+    With instance weights every row counts ``weight_i`` times: ``correct`` is then the weight of the rows predicted
+    right and ``weight`` the weight of the rows visited (None while every row visited weighed 1: ``rows``).
+    """
 
     loss: list
-    correct: int = 0
+    correct: int | float = 0
     rows: int = 0
     blocks: int = 0
     passes: float = 0.0
     updates: int = 0
     compute_seconds: float = 0.0
     figures: dict = field(default_factory=dict)  # the solver's own, combined by Solver.combine
+    weight: float | None = None
 
     @classmethod
     def zeros(cls, n_problems: int) -> PassSums:
         return cls([0.0] * n_problems)
 
-    def add(self, report, n_rows: int, seconds: float, combine) -> None:
+    @property
+    def seen(self) -> int | float:
+        """What the visited rows count for: their number, or their total weight."""
+        return self.rows if self.weight is None else self.weight
+
+    def add(self, report, n_rows: int, seconds: float, combine, weight: float | None = None) -> None:
+        """Add a visit of ``n_rows`` rows (of total instance weight ``weight``: None, they have none)."""
         self.loss = (np.asarray(self.loss) + report.loss).tolist()
         self.figures = combine(self.figures, report.figures) if report.figures else self.figures
-        self.correct += int(report.correct)
+        self.correct += report.correct if weight is not None or self.weight is not None else int(report.correct)
+        self._add_weight(n_rows, weight)
         self.rows += n_rows
         self.blocks += 1
         self.passes += report.passes
@@ -59,14 +71,27 @@ class PassSums:
         self.loss = (np.asarray(self.loss) + other.loss).tolist()
         self.figures = combine(self.figures, other.figures) if other.figures else self.figures
         self.correct += other.correct
+        self._add_weight(other.rows, other.weight)
         self.rows += other.rows
         self.blocks += other.blocks
         self.passes += other.passes
         self.updates += other.updates
         self.compute_seconds += other.compute_seconds
 
+    def _add_weight(self, n_rows: int, weight: float | None) -> None:
+        if weight is not None or self.weight is not None:  # (the rows before weighed 1 each)
+            self.weight = self.seen + (n_rows if weight is None else weight)
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        values = asdict(self)
+        if self.weight is None:  # (the sums of rows without weights, as written before weights)
+            del values["weight"]
+        return values
+
+
+def share(part: float, whole: float) -> float:
+    """``part / whole``, 0 for nothing seen."""
+    return part / whole if whole > 0 else 0.0
 
 
 def relative_gap(primal: np.ndarray, dual: np.ndarray) -> float:
@@ -87,7 +112,7 @@ def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> di
         "gap": None if dual is None else relative_gap(primal, dual),
         "pg_violation": None,
         "nsv": None,
-        "train_accuracy": sums.correct / max(sums.rows, 1) if solver.problem.task == CLASSIFICATION else None,
+        "train_accuracy": share(sums.correct, sums.seen) if solver.problem.task == CLASSIFICATION else None,
         "validation_accuracy": None,
         "inner_passes": sums.passes / max(sums.blocks, 1),
         "updates": sums.updates,
@@ -99,15 +124,20 @@ def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> di
 
 def progressive(sums: PassSums, logistic: bool = False) -> dict:
     """Progressive validation of an online learner over a pass: each row judged before it was learned (with the
-    logistic loss the mean loss is the log loss, also given under that name)."""
-    rows = max(sums.rows, 1)
-    figures = {"progressive_loss": float(np.sum(sums.loss)) / rows, "progressive_accuracy": sums.correct / rows}
+    logistic loss the mean loss is the log loss, also given under that name). With instance weights, means
+    weighted by them (Vowpal Wabbit's average loss)."""
+    seen = sums.seen
+    figures = {
+        "progressive_loss": share(float(np.sum(sums.loss)), seen),
+        "progressive_accuracy": share(sums.correct, seen),
+    }
     return figures | ({"progressive_log_loss": figures["progressive_loss"]} if logistic else {})
 
 
-def make_exact(record: dict, solver, figures: tuple, n_rows: int) -> None:
+def make_exact(record: dict, solver, figures: tuple, n_rows: float) -> None:
     """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w:
-    ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors)."""
+    ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors); ``n_rows``: the
+    rows evaluated (their total weight, with instance weights)."""
     losses, correct, squared = figures
     dual = solver.dual_objectives()
     primal = sum(solver.objective_terms(solver.weights(), losses).values())

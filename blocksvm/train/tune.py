@@ -12,9 +12,10 @@
     best C: the highest CV accuracy (regression: the lowest CV mean squared error), the smallest C of ties
 
 The CV accuracy is LIBLINEAR's: correct held-out predictions over all rows, each row predicted by the
-models of its own fold. The default grid is LIBLINEAR's ``-C`` (``find_parameters`` in its ``linear.cpp``):
-from ``calc_start_C`` (a C small for the data, a power of 2) doubling up to 1024; LIBLINEAR stops when no
-fold's ``w`` changed over 5 values, this search when the CV score has not improved over ``patience``.
+models of its own fold (with instance weights, each row counted by its weight). The default grid is LIBLINEAR's
+``-C`` (``find_parameters`` in its ``linear.cpp``): from ``calc_start_C`` (a C small for the data, a power of 2)
+doubling up to 1024; LIBLINEAR stops when no fold's ``w`` changed over 5 values, this search when the CV score has
+not improved over ``patience``.
 """
 
 from __future__ import annotations
@@ -291,8 +292,9 @@ class Tuner:
 
     def start_C(self) -> float:
         """LIBLINEAR's ``calc_start_C`` for these data (one read): a power of 2 small enough that every fold's
-        solution is still near zero, at most 1024."""
-        loss, n = self.problem.loss, self.store.n_rows
+        solution is still near zero, at most 1024. With instance weights, rows count by their weight (its sums
+        over rows, and its ``l``, are weighted: the start of duplicated rows)."""
+        loss, n = self.problem.loss, self.problem.total_weight
         bias_sq = self.problem.bias**2 if self.problem.bias > 0 else 0.0
         largest, sum_y, slack = 0.0, 0.0, 0.0
         for block in self.store.iter_blocks(prefetch=self.params.prefetch):
@@ -300,8 +302,12 @@ class Tuner:
             norms = np.bincount(rows, weights=np.square(block.data, dtype=np.float64), minlength=block.n_rows)
             largest = max(largest, float(norms.max(initial=0.0)) + bias_sq)
             y = np.abs(block.labels)
-            sum_y += float(y.sum())
-            slack += float(np.sum(np.maximum(y - loss.threshold, 0.0) ** 2))
+            if block.weights is None:
+                sum_y += float(y.sum())
+                slack += float(np.sum(np.maximum(y - loss.threshold, 0.0) ** 2))
+            else:
+                sum_y += float(np.dot(block.weights, y))
+                slack += float(np.dot(block.weights, np.maximum(y - loss.threshold, 0.0) ** 2))
         largest = max(largest, 1e-300)
         if loss.kind == EPSILON:
             start = 0.01 * slack / (8 * sum_y**2 * largest) if slack > 0 else MAX_C
