@@ -10,12 +10,36 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._available_if import available_if
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from blocksvm.features import positions
 from blocksvm.model import LinearModel
 from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.train.params import PARAMS, TUNE, for_command, tune_reads
+
+
+def checked_sample_weight(sample_weight, X, allow_all_zero: bool = False) -> np.ndarray | None:
+    """``sample_weight`` as one float64 a row of ``X``, checked as scikit-learn checks it (a number or one weight a
+    row; finite, >= 0; not all 0 unless ``allow_all_zero``); None when it is None or every weight is 1 (rows of
+    weight 1 are rows without weights: the same store, bit for bit)."""
+    if sample_weight is None:
+        return None
+    weights = _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True, allow_all_zero_weights=allow_all_zero
+    )
+    return None if np.all(weights == 1.0) else np.array(weights, dtype=np.float64)
+
+
+def check_weighted_classes(labels: np.ndarray, weights: np.ndarray | None, name: str) -> None:
+    """Refuse weights that leave rows of fewer than two classes (a classifier needs two classes to learn)."""
+    if weights is None:
+        return
+    left = np.unique(labels[weights > 0]).tolist()
+    if len(left) < 2:
+        raise ValueError(
+            f"{name}: sample_weight leaves rows of one class only ({left[0]!r}, the others weigh 0): a classifier "
+            "needs two classes with weight above 0"
+        )
 
 
 def declared(command: str, renamed: tuple[str, ...] = ()) -> dict[str, Param]:

@@ -32,6 +32,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from blocksvm._estimators import (
     LinearDecisions,
+    check_weighted_classes,
+    checked_sample_weight,
     declared,
     declared_init,
     declared_tune,
@@ -147,7 +149,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
 
     # ---- fit ------------------------------------------------------------------------------
 
-    def fit(self, X, y=None) -> BlockSVC:
+    def fit(self, X, y=None, sample_weight=None) -> BlockSVC:
         """Train on arrays, or on a block store on disk.
 
         Parameters
@@ -159,6 +161,10 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             (``FILE.bsvm-cache``, reused while the file is unchanged).
         y : array-like of shape (n_samples,), or None
             Target labels; must be None when ``X`` is a store.
+        sample_weight : array-like of shape (n_samples,), or None
+            Each row's instance weight (finite, >= 0): row ``i``'s cost is ``C * class_weight(y_i) *
+            sample_weight_i``, as scikit-learn's ``LinearSVC`` reads it; a weight of 0 leaves the row out. None
+            for a store: its own weights (``convert --weights``, VW's importance weights), if it has any.
 
         Returns
         -------
@@ -169,6 +175,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         if _is_store(X):
             if y is not None:
                 raise ValueError("y must be None when X is a block store: the store holds the labels")
+            _no_weights_for_a_store(sample_weight)
             params = self._train_params(self.class_weight, seed)  # checked before a text file's conversion
             store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
             self.n_features_in_ = store.space_features
@@ -176,12 +183,14 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             return self._fit_store(store, store.classes, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32])
         check_classification_targets(y)
+        weights = checked_sample_weight(sample_weight, X)
         encoder = LabelEncoder().fit(y)
         classes = encoder.classes_
         if len(classes) < 2:
             raise ValueError(
                 f"BlockSVC needs samples of at least 2 classes, but the data contain only one class: {classes[0]!r}"
             )
+        check_weighted_classes(y, weights, type(self).__name__)
         codes = encoder.transform(y).astype(np.float64)
         params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
         block_rows = self._checked_block_rows()
@@ -189,7 +198,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
             block_rows = min(block_rows, -(-X.shape[0] // params.workers))
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
-            store = _array_store(Path(folder) / "train.bsvm", X, codes, block_rows=block_rows, seed=seed)
+            store = _array_store(Path(folder) / "train.bsvm", X, codes, weights, block_rows=block_rows, seed=seed)
             return self._fit_store(store, classes, params)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -276,18 +285,21 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         return self._array_scores(X)
 
     def score(self, X, y=None, sample_weight=None) -> float:
-        """Mean accuracy on ``(X, y)``, or on the rows and labels of a store or a LIBSVM file (``y`` None)."""
+        """Mean accuracy on ``(X, y)``, or on the rows and labels of a store or a LIBSVM file (``y`` None), weighted
+        by ``sample_weight`` (scikit-learn's ``score``; for a store, None: its own instance weights, if any)."""
         if _is_store(X):
             if y is not None:
                 raise ValueError("y must be None when X is a block store: the store holds the labels")
             check_is_fitted(self)
-            scores, labels = self._store_scores(_open_store(X))
+            scores, labels, weights = self._store_scores(_open_store(X))
+            sample_weight = weights if sample_weight is None else sample_weight
             indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
             return float(np.average(self.classes_[indices] == labels, weights=sample_weight))
         return super().score(X, y, sample_weight=sample_weight)
 
-    def _store_scores(self, store: BlockStore) -> tuple[np.ndarray, np.ndarray]:
-        """Decision values and labels of a store's rows, in source order.
+    def _store_scores(self, store: BlockStore) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Decision values, labels and instance weights (None: the store has none) of a store's rows, in source
+        order.
 
         Columns beyond ``n_features_in_`` are ignored (as LIBLINEAR ignores unseen features).
         """
@@ -297,15 +309,17 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
                 f"{store.path} has {store.index_base}-based feature indices, the training "
                 f"store {trained_on}-based: they are different feature spaces"
             )
-        scores, labels, lines = [], [], []
+        scores, labels, lines, weights = [], [], [], []
         for block in store.iter_blocks(prefetch=int(self.prefetch)):
             indices = translate(block.indices, store.feature_map, None, 0)  # the source's columns
             scores.append(self.model_.decision_function_csr(block.indptr, indices, block.data))
             labels.append(block.labels)
             lines.append(block.lines)
+            weights.append(block.weights)
         order = np.argsort(np.concatenate(lines), kind="stable")
         values = np.concatenate(scores)[order]
-        return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order]
+        weights = None if not store.weighted else np.concatenate(weights)[order]
+        return (values[:, 0] if values.shape[1] == 1 else values), np.concatenate(labels)[order], weights
 
     # ---- scikit-learn's own estimators -------------------------------------------------------
 
@@ -437,11 +451,22 @@ def _space(model) -> tuple[np.ndarray, int]:
     return model.feature_map, model.space_features
 
 
-def _array_store(path: Path, X, labels: np.ndarray, *, block_rows: int, seed: int) -> BlockStore:
-    """Rows of ``X`` (CSR or dense) as a block store through :func:`blocksvm.write_store`, rows shuffled, in
-    ``X``'s precision (float32 or float64): the one writer of rows that are not text."""
-    write_store((X, labels), path, block_rows=block_rows, seed=seed, dtype=X.dtype.name, progress=False)
+def _array_store(path: Path, X, labels: np.ndarray, weights=None, *, block_rows: int, seed: int) -> BlockStore:
+    """Rows of ``X`` (CSR or dense) and their instance weights (None: none) as a block store through
+    :func:`blocksvm.write_store`, rows shuffled, in ``X``'s precision (float32 or float64): the one writer of rows
+    that are not text."""
+    write_store(
+        (X, labels), path, sample_weight=weights, block_rows=block_rows, seed=seed, dtype=X.dtype.name, progress=False
+    )
     return BlockStore(path)
+
+
+def _no_weights_for_a_store(sample_weight) -> None:
+    if sample_weight is not None:
+        raise ValueError(
+            "sample_weight must be None when X is a block store: the store holds its instance weights (convert "
+            "--weights FILE, VW's importance weights, write_store(sample_weight=))"
+        )
 
 
 def _plain(value):
@@ -533,22 +558,26 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def fit(self, X, y=None) -> BlockSVR:
-        """Train on arrays ``(X, y)`` (real-valued ``y``), or on a store on disk (``y`` None: its labels)."""
+    def fit(self, X, y=None, sample_weight=None) -> BlockSVR:
+        """Train on arrays ``(X, y)`` (real-valued ``y``), or on a store on disk (``y`` None: its labels);
+        ``sample_weight``: each row's instance weight, which multiplies its C (None for a store: its own)."""
         self.__dict__.pop("model_", None)
         seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         params = self._train_params(seed)
         if _is_store(X):
             if y is not None:
                 raise ValueError("y must be None when X is a block store: the store holds the targets")
+            _no_weights_for_a_store(sample_weight)
             store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
             self.n_features_in_ = store.space_features
             return self._fit_store(store, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True)
+        weights = checked_sample_weight(sample_weight, X)
         folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
         try:
             block_rows = BlockSVC._checked_block_rows(self)
-            store = _array_store(Path(folder) / "train.bsvm", X, y.astype(np.float64), block_rows=block_rows, seed=seed)
+            targets = y.astype(np.float64)
+            store = _array_store(Path(folder) / "train.bsvm", X, targets, weights, block_rows=block_rows, seed=seed)
             return self._fit_store(store, params)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -739,8 +768,9 @@ class BlockSVCCV(_Tuned, BlockSVC):
         ``fit`` cross-validates every C of ``Cs`` (by default LIBLINEAR's ``-C`` range) with
         :class:`blocksvm.train.tune.Tuner`: the ``cv`` folds' problems are solved side by side, sharing each block
         read, each C started from the solutions at the C before (Chu, Ho, Chen & Lin, KDD 2015). The CV accuracy is
-        LIBLINEAR's ``-v``: correct held-out predictions over all rows. Then it trains on every row at the best C,
-        started from the folds' solutions there (tune's refit): that model predicts, as BlockSVC's does
+        LIBLINEAR's ``-v``: correct held-out predictions over all rows (with ``sample_weight``, or a weighted store,
+        each row counted by its weight, as ``LogisticRegressionCV`` scores its folds). Then it trains on every row at
+        the best C, started from the folds' solutions there (tune's refit): that model predicts, as BlockSVC's does
         (``predict_proba`` with ``loss="logistic"``). ``fit`` takes arrays, a store or a LIBSVM file, as
         BlockSVC's does. Dual CD only: tune scales its dual from one C to the next (docs/TUNE.md).
 

@@ -17,7 +17,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from blocksvm._estimators import LinearDecisions, declared, declared_init, parameters_doc, sparse_coef
+from blocksvm._estimators import (
+    LinearDecisions,
+    check_weighted_classes,
+    checked_sample_weight,
+    declared,
+    declared_init,
+    parameters_doc,
+    sparse_coef,
+)
 from blocksvm.features import compact_learner
 from blocksvm.rows import Rows
 from blocksvm.solvers.growing import GrowingLearner
@@ -76,25 +84,34 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
 
     __init__ = declared_init(TRAINING, OWN_PARAMS)
 
-    def fit(self, X, y) -> OnlineClassifier:
-        """Start anew and make ``max_iter`` passes over ``(X, y)``."""
+    def fit(self, X, y, sample_weight=None) -> OnlineClassifier:
+        """Start anew and make ``max_iter`` passes over ``(X, y)``.
+
+        ``sample_weight`` (array-like of shape (n_samples,), finite, >= 0): each row's instance weight, which
+        multiplies its class weight in the learner's update (docs/ALGORITHMS.md says what that does in each
+        learner); a row of weight 0 is skipped. None: every row weighs 1.
+        """
         for name in _FITTED:
             self.__dict__.pop(name, None)
         params = self._params()
         for _ in range(params.max_outer):
-            self._partial_fit(X, y, None, reset=not hasattr(self, "_learner"))
+            self._partial_fit(X, y, None, reset=not hasattr(self, "_learner"), sample_weight=sample_weight)
         return self
 
-    def partial_fit(self, X, y, classes=None) -> OnlineClassifier:
-        """One pass over ``(X, y)``; ``classes`` (all the labels to come) is required on the first call."""
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> OnlineClassifier:
+        """One pass over ``(X, y)``; ``classes`` (all the labels to come) is required on the first call;
+        ``sample_weight``: each row's instance weight, as :meth:`fit` reads it."""
         first = not hasattr(self, "_learner")
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit")
-        return self._partial_fit(X, y, classes, reset=first)
+        return self._partial_fit(X, y, classes, reset=first, sample_weight=sample_weight, one_call=True)
 
-    def _partial_fit(self, X, y, classes, reset: bool) -> OnlineClassifier:
+    def _partial_fit(self, X, y, classes, reset: bool, sample_weight=None, one_call: bool = False) -> OnlineClassifier:
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], reset=reset)
         check_classification_targets(y)
+        weights = checked_sample_weight(sample_weight, X, allow_all_zero=one_call)  # (a fit needs a row that counts)
+        if reset and classes is None:
+            check_weighted_classes(y, weights, type(self).__name__)
         if reset:
             self._encoder = LabelEncoder().fit(y if classes is None else classes)
             if len(self._encoder.classes_) < 2:
@@ -112,7 +129,7 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
         unseen = np.setdiff1d(np.unique(y), self.classes_)
         if len(unseen):
             raise ValueError(f"y holds labels {unseen.tolist()} not among the classes {self.classes_.tolist()}")
-        self._visit(sp.csr_matrix(X, dtype=np.float64), self._encoder.transform(y).astype(np.float64))
+        self._visit(sp.csr_matrix(X, dtype=np.float64), self._encoder.transform(y).astype(np.float64), weights)
         self.n_iter_ += 1
         W, feature_map, _ = self._learner.model_weights()
         bias = self._learner.params.bias
@@ -120,9 +137,9 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
         self.intercept_ = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
         return self
 
-    def _visit(self, X: sp.csr_matrix, labels: np.ndarray) -> None:
+    def _visit(self, X: sp.csr_matrix, labels: np.ndarray, weights: np.ndarray | None) -> None:
         X.sort_indices()
-        rows = Rows(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels)
+        rows = Rows(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, weights=weights)
         seeds = DrawnSeeds(self._rng, shuffle=self._learner.params.order != "file")
         run_pass([(0, rows)], self._learner, seeds, PassSums.zeros(1))
 

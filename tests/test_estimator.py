@@ -36,6 +36,12 @@ EXPECTED_FAILED_CHECKS = {
         "passes, and whether 87% of the predictions are class 0 depends on where it stops; with "
         "max_outer=500 it passes (test_class_weight_check_passes_with_enough_passes)"
     ),
+    **dict.fromkeys(
+        ("check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data"),
+        "integer sample_weight is the problem of the repeated rows, and its optimum theirs; the checks compare every "
+        "decision to 1e-7, where a run stopped at max_outer=20 is at another point of its path: at the optimum they "
+        "pass (tests/test_instance_weights.py); scikit-learn runs them for LinearSVC only with dual=False, tol=1e-12",
+    ),
 }
 
 

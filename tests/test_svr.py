@@ -146,7 +146,19 @@ def test_liblinear_flags_on_the_command_line(tmp_path):
     assert model.loss == "squared-epsilon-insensitive" and model.params["epsilon"] == 0.2 and model.params["C"] == 0.5
 
 
-@parametrize_with_checks([BlockSVR(max_outer=20)], xfail_strict=False)
+# integer sample_weight is the problem of repeated rows; the checks compare predictions to 1e-7, which a run stopped at
+# max_outer=20 is not: at the optimum they pass (tests/test_instance_weights.py)
+SAMPLE_WEIGHT_CHECKS = (
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data",
+)
+
+
+@parametrize_with_checks(
+    [BlockSVR(max_outer=20)],
+    expected_failed_checks=lambda est: dict.fromkeys(SAMPLE_WEIGHT_CHECKS, "at max_outer=20, not the optimum"),
+    xfail_strict=False,
+)
 def test_scikit_learn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
