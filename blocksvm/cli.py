@@ -491,8 +491,9 @@ def _stream_summary(args, result) -> None:
         _print_json({"model": str(path), **result.summary})
     elif not args.quiet:
         s = result.summary
+        weight = f" of weight {s['weight']:g}" if "weight" in s else ""  # (VW's importance weights: the means' weights)
         print(
-            f"{s['examples']} examples in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
+            f"{s['examples']} examples{weight} in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
             f"{100 * s['progressive_accuracy']:.2f}%, progressive {'log ' * ('progressive_log_loss' in s)}loss "
             f"{s['progressive_loss']:.4f}, "
             f"{s['nonzero_weights']} nonzero weights; model written to {path}",
