@@ -9,6 +9,11 @@ A loss is a function of one row's margin ``m = y w.x`` (classification) or resid
 
 hinge is the margin kind ``(1; 1, 0)``, squared hinge ``(1; 0, 1)``, the Perceptron's loss ``(0; 1, 0)``;
 support vector regression's losses are the epsilon kind ``(eps; 1, 0)`` and ``(eps; 0, 1)``.
+
+Two problems are not one loss per row and target, and have solvers of their own: Crammer and Singer's multiclass
+SVM (the multiclass kind, LIBLINEAR's ``-s 4``: the hinge ``(1; 1, 0)`` of a row's multiclass margin ``w_y.x -
+max_{m != y} w_m.x``) and the one-class SVM (the one-class kind, ``-s 21``: ``(0; 1, 0)`` of ``w.x - rho``, every
+row a target of +1, labels unread). Their values are the margin kind's formula of those margins.
 Kernels receive the four numbers as a table (:attr:`Loss.table`: ``[threshold, linear, quadratic, kind]``) and
 read it through :func:`blocksvm.solvers._common.row_loss` and ``row_slope``; the dual box and diagonal of dual
 CD, the dual's terms, Pegasos's ball, LIBLINEAR's codes and names and the numpy value used by evaluation and by
@@ -24,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 
 MARGIN, LOGISTIC, EPSILON = 0, 1, 2  # the kinds, as kernels read them (table[3])
-CLASSIFICATION, REGRESSION = "classification", "regression"
+MULTICLASS, ONECLASS = 3, 4  # Crammer and Singer's problem, the one-class SVM's: their own solvers
+CLASSIFICATION, REGRESSION, NOVELTY = "classification", "regression", "one-class"
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,7 @@ class Loss:
     ----------
     name : str
     kind : int
-        MARGIN, LOGISTIC or EPSILON.
+        MARGIN, LOGISTIC, EPSILON, MULTICLASS or ONECLASS.
     threshold : float
         The margin below which a row has a loss (1 for the SVM losses); epsilon for regression.
     linear, quadratic : float
@@ -62,8 +68,8 @@ class Loss:
 
     @property
     def task(self) -> str:
-        """``"classification"`` or ``"regression"``."""
-        return REGRESSION if self.kind == EPSILON else CLASSIFICATION
+        """``"classification"``, ``"regression"`` or ``"one-class"`` (novelty detection: the labels are not read)."""
+        return REGRESSION if self.kind == EPSILON else NOVELTY if self.kind == ONECLASS else CLASSIFICATION
 
     @property
     def table(self) -> np.ndarray:
@@ -164,11 +170,24 @@ SQUARED_EPSILON_INSENSITIVE = Loss(
     "squared-epsilon-insensitive", EPSILON, 0.1, 0.0, 1.0, (12, 11), "L2R_L2LOSS_SVR_DUAL", bound=math.inf
 )
 PERCEPTRON = Loss("perceptron", MARGIN, 0.0, 1.0, 0.0, (), "L2R_L1LOSS_SVC_DUAL", bound=math.inf)
+CRAMMER_SINGER = Loss("crammer-singer", MULTICLASS, 1.0, 1.0, 0.0, (4,), "MCSVM_CS", bound=1.0)
+ONE_CLASS = Loss("one-class", ONECLASS, 0.0, 1.0, 0.0, (21,), "ONECLASS_SVM", bound=math.inf)
 
 # The losses a user chooses (``--loss``); a solver may fix its own (the Perceptron's) or offer a few (Solver.losses).
 LOSSES: dict[str, Loss] = {
-    loss.name: loss for loss in (HINGE, SQUARED_HINGE, LOGISTIC_LOSS, EPSILON_INSENSITIVE, SQUARED_EPSILON_INSENSITIVE)
+    loss.name: loss
+    for loss in (
+        HINGE,
+        SQUARED_HINGE,
+        LOGISTIC_LOSS,
+        EPSILON_INSENSITIVE,
+        SQUARED_EPSILON_INSENSITIVE,
+        CRAMMER_SINGER,
+        ONE_CLASS,
+    )
 }
+# The losses of one target a row (binary problems, one-vs-rest, regression): those the general solvers minimize.
+ROW_LOSSES: tuple[str, ...] = tuple(name for name, loss in LOSSES.items() if loss.kind in (MARGIN, LOGISTIC, EPSILON))
 
 # LIBLINEAR's ``-s`` code -> the loss blocksvm minimizes for it.
 LIBLINEAR_CODES: dict[int, str] = {code: loss.name for loss in LOSSES.values() for code in loss.liblinear_codes}

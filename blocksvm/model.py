@@ -27,7 +27,7 @@ from blocksvm.decision import decision_values
 from blocksvm.errors import InUseError, ModelError, check_writable
 from blocksvm.features import positions
 from blocksvm.liblinear_format import read_liblinear_model
-from blocksvm.losses import LOGISTIC_LOSS, LOSSES, REGRESSION
+from blocksvm.losses import LOGISTIC_LOSS, LOSSES, ONE_CLASS, REGRESSION
 
 MODEL_FORMAT = "blocksvm-model"
 MODEL_VERSION = 2
@@ -45,7 +45,8 @@ class LinearModel:
         One row for a binary model (positive class ``classes[1]``), one row per class for
         one-vs-rest.
     intercept : ndarray of float64, shape (n_problems,)
-        ``w_bias * bias`` (zeros without a bias term).
+        ``w_bias * bias`` (zeros without a bias term); a one-class model's is ``-rho`` (its ``bias`` is -1: the
+        offset is no bias feature).
     classes : ndarray of float64, shape (n_classes,)
         Empty for regression.
     bias : float
@@ -100,6 +101,11 @@ class LinearModel:
         return positions(self.feature_map, indices, self.n_features)
 
     @property
+    def rho(self) -> float | None:
+        """A one-class model's offset (LIBLINEAR's ``rho``): it decides ``coef @ x - rho``; None for other models."""
+        return -float(self.intercept[0]) if self.loss == ONE_CLASS.name else None
+
+    @property
     def is_regression(self) -> bool:
         return self.loss in LOSSES and LOSSES[self.loss].task == REGRESSION
 
@@ -122,6 +128,8 @@ class LinearModel:
         """From solver weights of shape (n_problems, n_features + 1) (last column: bias feature)."""
         W = np.asarray(W, dtype=np.float64)
         intercept = W[:, -1] * bias if bias > 0 else np.zeros(W.shape[0])
+        if kwargs.get("loss") == ONE_CLASS.name:  # the last weight is -rho, an offset, not a bias feature's weight
+            intercept, bias = W[:, -1].copy(), -1.0
         return cls(W[:, :-1].copy(), intercept, np.asarray(classes, dtype=np.float64), float(bias), **kwargs)
 
     def weights_in(self, feature_map: np.ndarray | None, n_features: int) -> tuple[np.ndarray, int]:

@@ -80,10 +80,14 @@ def format_record(rec: dict) -> str:
         parts.append(f"nSV {rec['nsv']}")
     if rec.get("train_accuracy") is not None:
         parts.append(f"train acc{mark} {100 * rec['train_accuracy']:.2f}%")
+    if rec.get("train_inliers") is not None:
+        parts.append(f"inliers{mark} {100 * rec['train_inliers']:.2f}%")
     if rec.get("train_mse") is not None:
         parts.append(f"train MSE {rec['train_mse']:.6g}")
     if rec.get("validation_accuracy") is not None:
         parts.append(f"val acc {100 * rec['validation_accuracy']:.2f}%")
+    if rec.get("validation_inliers") is not None:
+        parts.append(f"val inliers {100 * rec['validation_inliers']:.2f}%")
     if rec.get("validation_mse") is not None:
         parts.append(f"val MSE {rec['validation_mse']:.6g}")
     if rec.get("partial"):

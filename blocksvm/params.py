@@ -258,7 +258,9 @@ LOSS = Param(
     "squared-hinge",
     "hinge (L1-loss SVM, LIBLINEAR -s 3), squared-hinge (L2-loss SVM, -s 1), logistic (logistic regression, "
     "-s 7 or 0), or for regression epsilon-insensitive (L1-loss SVR, -s 13), squared-epsilon-insensitive "
-    "(L2-loss SVR, -s 12 or 11).",
+    "(L2-loss SVR, -s 12 or 11); crammer-singer (Crammer and Singer's multiclass SVM, one problem over every class, "
+    "-s 4) and one-class (the one-class SVM, --nu, labels unread, -s 21) are problems of their own, each solved by "
+    "the solver of its name, which the loss chooses.",
     None,
     f"one of {', '.join(LOSSES)}",
     choices=tuple(LOSSES),
@@ -268,9 +270,9 @@ LOSS = Param(
             "-s",
             _liblinear_loss,
             "CODE",
-            "LIBLINEAR alias: 0|7 logistic, 1|2 squared-hinge, 3 hinge, "
-            "11|12 squared-epsilon-insensitive, 13 epsilon-insensitive; 0, 2 and 11 also choose --solver newton, "
-            "LIBLINEAR's primal solver",
+            "LIBLINEAR alias: 0|7 logistic, 1|2 squared-hinge, 3 hinge, 4 crammer-singer, "
+            "11|12 squared-epsilon-insensitive, 13 epsilon-insensitive, 21 one-class; 0, 2 and 11 also choose "
+            "--solver newton, LIBLINEAR's primal solver",
         ),
     ),
 )
@@ -290,7 +292,8 @@ EPS = Param(
     "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this; "
     "None disables the rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
     "max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 0 and 2); None: LIBLINEAR's default, 0.01 (0.0001 for "
-    "regression, -s 11).",
+    "regression, -s 11). crammer-singer, one-class: stop when LIBLINEAR's violation over a pass (-s 4: the largest "
+    "of a row's; -s 21: max -G over alpha < 1 less min -G over alpha > 0) is at most this; None disables the rule.",
     positive,
     "a positive number or None",
     none_ok=True,
@@ -351,6 +354,36 @@ CACHE_MB = Param(
     positive,
     "a positive number of megabytes",
     metavar="MB",
+)
+
+WORKING_SETS = ("cache", "pair", "block")
+WORKING_SET = Param(
+    "working_set",
+    "cache",
+    "Rows solved together with each loaded block: a cache of support vectors "
+    "kept from earlier blocks (cache: selective block minimization, Chang & Roth 2011), the block "
+    "visited before it (pair), or none (block: plain block minimization). docs/ALGORITHMS.md compares "
+    "them.",
+    None,
+    "one of cache, pair, block",
+    choices=WORKING_SETS,
+    parse=str,
+)
+INNER_PASSES = Param(
+    "inner_passes",
+    5,
+    "Passes of dual CD over its working set per visit at most (one-class: iterations of its two-level method).",
+    count,
+    "an integer >= 1",
+    parse=int,
+)
+INNER_EPS = Param(
+    "inner_eps",
+    0.0,
+    "Inner early stop: a visit ends after a pass whose PG violation is at most this "
+    "(0: always make inner_passes passes).",
+    non_negative,
+    "a number >= 0",
 )
 
 # Parameters every learner reads (those of some learners are listed in their ``params``), in the docs' order.

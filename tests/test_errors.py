@@ -1090,7 +1090,7 @@ CASES = [
     (
         "<model>: LIBLINEAR solver_type <name> is not a linear model blocksvm can apply",
         "error",
-        lambda e, t, mp: ["predict", liblinear_model(t, "ONECLASS_SVM", "1", "0.1\n"), e.test_store],
+        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_SOME_FUTURE_SOLVER", "1", "0.1\n"), e.test_store],
     ),
     (
         "probabilities need a logistic regression model (train with --loss logistic); this one minimized the "

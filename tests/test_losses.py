@@ -68,8 +68,9 @@ def test_pegasos_ball():
 
 
 def test_liblinear_codes():
-    # LIBLINEAR's -s: 0 primal and 7 dual logistic regression, 1 and 2 the L2-loss SVM, 3 the L1-loss SVM, 11 and
-    # 12 the L2-loss SVR, 13 the L1-loss SVR (its README)
+    # LIBLINEAR's -s: 0 primal and 7 dual logistic regression, 1 and 2 the L2-loss SVM, 3 the L1-loss SVM, 4
+    # Crammer and Singer's multiclass SVM, 11 and 12 the L2-loss SVR, 13 the L1-loss SVR, 21 the one-class SVM (its
+    # README)
     assert LIBLINEAR_CODES == {
         0: "logistic",
         7: "logistic",
@@ -79,6 +80,8 @@ def test_liblinear_codes():
         11: "squared-epsilon-insensitive",
         12: "squared-epsilon-insensitive",
         13: "epsilon-insensitive",
+        4: "crammer-singer",
+        21: "one-class",
     }
 
 

@@ -131,7 +131,11 @@ def test_the_commands_defaults():
         ("train", {"zero_based": True}, "zero_based is a stream option; train trains on a store"),
         ("train", {"classes": (1, 2)}, "classes is a stream option; train trains on a store"),
         ("partial_fit", {"time_limit": 2.0}, "time_limit is a train option; OnlineClassifier learns online"),
-        ("train", {"solver": "pegasos", "tol": 0.0}, "tol is read by the solvers dual-cd, not by solver='pegasos'"),
+        (
+            "train",
+            {"solver": "pegasos", "tol": 0.0},
+            "tol is read by the solvers dual-cd, crammer-singer, one-class, not by solver='pegasos'",
+        ),
         (
             "train",
             {"average": False},

@@ -35,7 +35,7 @@ from typing import ClassVar
 import numpy as np
 
 from blocksvm.errors import ParameterError
-from blocksvm.losses import LOSSES, Loss
+from blocksvm.losses import LOSSES, ROW_LOSSES, Loss
 from blocksvm.params import COMMANDS, Param
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN, N_ONLINE_STATS, UPDATES
 from blocksvm.solvers.evaluate import correct_predictions, counted, kernel_weights
@@ -79,10 +79,12 @@ class Solver:
     online: ClassVar[bool] = False
     every_pass_an_iteration: ClassVar[bool] = True  # False: an iteration (a record) may take several passes
     state_names: ClassVar[tuple[str, ...]] = ()
-    losses: ClassVar[tuple[str, ...]] = tuple(LOSSES)  # the user's losses it minimizes (if it reads --loss)
+    losses: ClassVar[tuple[str, ...]] = ROW_LOSSES  # the user's losses it minimizes (if it reads --loss)
     # A block learner that also runs over shards of the blocks: its driver there ("module:Class", as the registry
     # names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
     sharded: ClassVar[str | None] = None
+    # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
+    ignores: ClassVar[dict[str, str]] = {}
 
     def __init__(self, problem, params, store=None):
         self.problem = problem

@@ -6,14 +6,28 @@ import contextlib
 
 import numpy as np
 
-from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, TOL, WORKERS, C, Param, boolean, count, non_negative, positive
+from blocksvm.params import (
+    CACHE_MB,
+    EPS,
+    INNER_EPS,
+    INNER_PASSES,
+    LOSS,
+    THREADS,
+    TOL,
+    WORKERS,
+    WORKING_SET,
+    C,
+    Param,
+    boolean,
+    non_negative,
+    positive,
+)
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import dot, row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import NO_WEIGHTS, correct_predictions, counted, kernel_weights
 
-WORKING_SETS = ("cache", "pair", "block")
 PARALLEL_MERGE = 1 << 20  # weights from which the threads' replicas are added on the threads
 
 
@@ -38,27 +52,9 @@ class DualCDSolver(Solver):
         LOSS,
         TOL,
         EPS,
-        Param(
-            "working_set",
-            "cache",
-            "Rows solved together with each loaded block: a cache of support vectors "
-            "kept from earlier blocks (cache: selective block minimization, Chang & Roth 2011), the block "
-            "visited before it (pair), or none (block: plain block minimization). docs/ALGORITHMS.md compares "
-            "them.",
-            None,
-            "one of cache, pair, block",
-            choices=WORKING_SETS,
-            parse=str,
-        ),
+        WORKING_SET,
         CACHE_MB,
-        Param(
-            "inner_passes",
-            5,
-            "Passes of dual CD over its working set per visit at most.",
-            count,
-            "an integer >= 1",
-            parse=int,
-        ),
+        INNER_PASSES,
         WORKERS,
         Param(
             "line_search",
@@ -89,14 +85,7 @@ class DualCDSolver(Solver):
             "a number >= 0",
             flags=("--epsilon", "-p"),
         ),
-        Param(
-            "inner_eps",
-            0.0,
-            "Inner early stop: a visit ends after a pass whose PG violation is at most this "
-            "(0: always make inner_passes passes).",
-            non_negative,
-            "a number >= 0",
-        ),
+        INNER_EPS,
     )
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous")

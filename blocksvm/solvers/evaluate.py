@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from blocksvm.decision import decision_values
-from blocksvm.losses import REGRESSION
+from blocksvm.losses import MULTICLASS, REGRESSION
 from blocksvm.solvers._common import loss_and_correct
 from blocksvm.solvers.problem import Problem
 
@@ -20,7 +20,10 @@ def kernel_weights(rows) -> np.ndarray:
 def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int | float, float]:
     """``sum C_i loss_i`` per problem (shape (n_problems,)), correctly predicted rows and (regression) the sum of
     squared errors, at ``W``; each row counted ``weight_i`` times when the block has instance weights (``C_i``
-    includes the weight, and the correct rows are a sum of weights)."""
+    includes the weight, and the correct rows are a sum of weights); Crammer and Singer's problem:
+    :func:`multiclass_losses`."""
+    if problem.loss.kind == MULTICLASS:
+        return multiclass_losses(problem, W, block)
     targets = problem.targets(block.labels)
     losses = np.empty(problem.n_problems)
     correct, squared = 0, 0.0
@@ -46,6 +49,22 @@ def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
 def counted(correct: float, rows) -> int | float:
     """A count of rows as an int, or, for rows with instance weights, a sum of weights."""
     return int(correct) if rows.weights is None else float(correct)
+
+
+def multiclass_losses(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, int, float]:
+    """Crammer and Singer's loss at ``W`` (one row per class): each class's ``sum C_i max(0, 1 + max_{m != y_i}
+    w_m.x_i - w_{y_i}.x_i)`` over its rows, shape (n_classes,), the rows whose arg-max is their class, and 0."""
+    values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)  # (rows, classes)
+    y = np.searchsorted(problem.classes, block.labels)
+    rows = np.arange(len(y))
+    own = values[rows, y]
+    others = values.copy()
+    others[rows, y] = -np.inf
+    slack = 1.0 + others.max(axis=1, initial=-np.inf) - own
+    costs = problem.costs[y, 1]
+    losses = np.bincount(y, costs * problem.loss.value(1.0 - slack), minlength=len(problem.classes))
+    correct = int(np.count_nonzero(np.argmax(values, axis=1) == y))
+    return losses, correct, 0.0
 
 
 def correct_predictions(problem: Problem, W: np.ndarray, block) -> int | float:

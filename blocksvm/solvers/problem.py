@@ -3,7 +3,11 @@
 Two classes give one problem whose positive class is the larger label (``classes[1]``), as in
 scikit-learn. More classes give one-vs-rest: problem ``k`` separates ``classes[k]`` from the rest,
 with LIBLINEAR's costs (``C * weight_k`` for class ``k``, ``C`` for the rest). A regression loss gives one
-problem whose targets are the labels themselves, with cost C for every row.
+problem whose targets are the labels themselves, with cost C for every row. Crammer and Singer's loss gives one
+weight vector per class, two classes included, each class's rows costing ``C * weight_k`` (the costs' positive
+column); its solver reads each row's class, not ±1 targets. The one-class loss gives one problem whose targets are all
++1 whatever the labels, ``classes`` ``[-1, 1]`` (what its model predicts) and a bias of 1 that is not a bias
+feature: the last weight is ``-rho``, the offset of ``w.x - rho``, which the solver keeps out of the regularizer.
 
 K-fold cross-validation (``blocksvm tune``) solves these problems once per fold, side by side
 (:meth:`Problem.folded`): problem ``f * per_fold + k`` is problem ``k`` trained without the rows of fold
@@ -17,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from blocksvm.errors import ParameterError
-from blocksvm.losses import LOSSES, REGRESSION, Loss
+from blocksvm.losses import CLASSIFICATION, LOSSES, MULTICLASS, NOVELTY, REGRESSION, Loss
 
 
 @dataclass
@@ -66,7 +70,7 @@ class Problem:
 
     @property
     def task(self) -> str:
-        """``"classification"`` or ``"regression"`` (the loss's)."""
+        """``"classification"``, ``"regression"`` or ``"one-class"`` (the loss's)."""
         return self.loss.task
 
     @property
@@ -137,6 +141,20 @@ class Problem:
         """
         classes = np.asarray(classes, dtype=np.float64)
         C = float(params.C)
+        if loss.task == NOVELTY:  # the labels are not read: every row is a target of +1; the bias slot holds -rho
+            offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
+            return cls(
+                n_rows,
+                n_features,
+                n_blocks,
+                np.array([-1.0, 1.0]),
+                np.ones((1, 2)),
+                loss,
+                1.0,
+                C,
+                offsets,
+                np.dtype(dtype),
+            )
         if loss.task == REGRESSION:
             if params.class_weight is not None:
                 raise ParameterError(f"class_weight weighs classes; loss {loss.name!r} is regression: drop it")
@@ -155,7 +173,7 @@ class Problem:
                 np.dtype(dtype),
             )
         weights = class_weights(params.class_weight, classes, counts, strict=strict)
-        if len(classes) == 2:
+        if len(classes) == 2 and loss.kind != MULTICLASS:
             costs = np.array([[C * weights[0], C * weights[1]]])
         else:
             costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
@@ -172,13 +190,13 @@ class Problem:
         weight = weight_of(store) if getattr(store, "weighted", False) else None
         if weight is not None and not weight > 0:
             raise ParameterError(f"{store.path}: every row's instance weight is zero: there is nothing to train on")
-        if loss.task != REGRESSION and looks_continuous(store.classes):
+        if loss.task == CLASSIFICATION and looks_continuous(store.classes):  # (one-class reads no labels)
             regression = " or ".join(name for name, each in LOSSES.items() if each.task == REGRESSION)
             raise ParameterError(
                 f"{store.path} has {len(store.classes):,} distinct labels, most of them not integers: real-valued "
                 f"targets? A classifier would train one problem per value; for regression choose the loss {regression}"
             )
-        if loss.task != REGRESSION and len(store.classes) < 2:
+        if loss.task == CLASSIFICATION and len(store.classes) < 2:
             raise ParameterError(
                 f"{store.path} holds a single class ({store.classes.tolist()}); an SVM needs two or more"
             )
@@ -206,9 +224,11 @@ class Problem:
         """±1 targets of each problem, shape (n_problems, n_rows), float64 (the same for every fold).
 
         One problem: the last (largest) class is positive — ``classes[1]`` of two, or the only
-        class of a stream that has seen one so far. Regression: the labels themselves.
+        class of a stream that has seen one so far. Regression: the labels themselves. One-class: +1.
         """
-        if self.task == REGRESSION:
+        if self.task == NOVELTY:
+            one = np.ones((1, len(labels)))
+        elif self.task == REGRESSION:
             one = np.asarray(labels, dtype=np.float64)[None, :]
         elif self.per_fold == 1:
             one = np.where(labels == self.classes[-1], 1.0, -1.0)[None, :]

@@ -24,6 +24,8 @@ DRIVERS = (
     "blocksvm.solvers.fobos:FOBOSSolver",
     "blocksvm.solvers.scw:SCW1Solver",
     "blocksvm.solvers.scw:SCW2Solver",
+    "blocksvm.solvers.crammer_singer:CrammerSingerSolver",
+    "blocksvm.solvers.one_class:OneClassSolver",
 )
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from blocksvm.checkpoint import Checkpointer, read_latest, writing
 from blocksvm.errors import CheckpointError, ModelError
-from blocksvm.losses import REGRESSION
+from blocksvm.losses import NOVELTY, REGRESSION
 from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.monitor import Monitor
 from blocksvm.solvers import SOLVERS, Problem
@@ -272,11 +272,14 @@ class Trainer:
         return engines.evaluate_blocks(self.problem, W, store.iter_blocks(prefetch=prefetch))
 
     def validation_score(self, store: BlockStore) -> dict:
-        """The current weights on ``store``: ``validation_accuracy``, or ``validation_mse`` in regression (weighted
-        by the store's instance weights, if it has them)."""
+        """The current weights on ``store``: ``validation_accuracy``, or ``validation_mse`` in regression, or the share
+        of its rows a one-class model calls inliers, ``validation_inliers`` (weighted by the store's instance weights,
+        if it has them)."""
         _, correct, squared = self.evaluate(store)
         if self.problem.task == REGRESSION:
             return {"validation_mse": squared / weight_of(store)}
+        if self.problem.task == NOVELTY:
+            return {"validation_inliers": correct / weight_of(store)}
         return {"validation_accuracy": correct / weight_of(store)}
 
     def elapsed(self) -> float:
@@ -298,7 +301,7 @@ class Trainer:
             "nsv": self.solver.pass_figures({}).get("nsv"),
             "train_accuracy": last.get("train_accuracy"),
             "validation_accuracy": last.get("validation_accuracy"),
-            **{key: last[key] for key in ("train_mse", "validation_mse") if key in last},
+            **{key: last[key] for key in ("train_mse", "validation_mse", "train_inliers", "rho") if key in last},
             "blocks_visited": self.state.blocks_visited,
             "rows": self.store.n_rows,
         }

@@ -166,6 +166,7 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     if params is not None:
         given = {k: v for k, v in params.to_dict().items() if v != values[k]} | given
     values |= {k: v for k, v in given.items() if k in PARAMS}
+    values |= _paired(command, values, given)
     trained = TrainParams(**values).validate()
     options = RunOptions(**{p.name: p.default_for(command) for p in RUN_OPTIONS})
     options = RunOptions(**(options.to_dict() | {k: v for k, v in given.items() if k in RUN})).validate()
@@ -187,18 +188,42 @@ def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
     if "C" in given or (params is not None and params.C != PARAMS["C"].default):
         raise ParameterError(f"tune searches C: give the values to try as {'--C-grid' if cli else 'C_grid'}")
     solver = given.get("solver", params.solver if params is not None else "dual-cd")
-    if solver not in TUNE_SOLVERS:
-        raise ParameterError(
-            f"tune warm-starts {' and '.join(TUNE_SOLVERS)} along C; {'--solver ' if cli else 'solver='}{solver} "
-            "cannot continue from another C: train it with 'blocksvm train' at each C"
-        )
+    _check_tuned(solver, cli)
     read = {p.name for p in tune_reads()}
     for name in given:
         if name not in read and (name in RUN or name in TUNE_SKIPS):
             label = (RUN.get(name) or PARAMS[name]).label if cli else name
             raise ParameterError(f"{label} is a train option; tune searches C by cross-validation")
     trained, run = settle("train", params, given, cli=cli)
+    _check_tuned(trained.solver, cli)  # (the solver a loss of its own chose)
     return trained, run, options
+
+
+def _check_tuned(solver: str, cli: bool) -> None:
+    if solver not in TUNE_SOLVERS:
+        raise ParameterError(
+            f"tune warm-starts {' and '.join(TUNE_SOLVERS)} along C; {'--solver ' if cli else 'solver='}{solver} "
+            "cannot continue from another C: train it with 'blocksvm train' at each C"
+        )
+
+
+def _paired(command: str, values: dict, given: dict) -> dict:
+    """The solver a given loss needs, or the loss a given solver needs, when the other was not given: a loss that the
+    default solver does not minimize and exactly one solver does (``--loss crammer-singer``: its own solver), a
+    solver that minimizes exactly one loss (``--solver one-class``)."""
+    solver, loss = SOLVERS.get(values["solver"]), values["loss"]
+    if solver is None or loss not in PARAMS["loss"].choices:
+        return {}  # (refused with their ranges)
+    if "solver" not in given and _reads_loss(solver) and loss not in solver.losses:
+        able = [name for name, s in SOLVERS.items() if command in s.commands and _reads_loss(s) and loss in s.losses]
+        return {"solver": able[0]} if len(able) == 1 else {}
+    if "loss" not in given and _reads_loss(solver) and len(solver.losses) == 1:
+        return {"loss": solver.losses[0]}
+    return {}
+
+
+def _reads_loss(solver) -> bool:
+    return "loss" in {p.name for p in solver.params}
 
 
 def _check_solver(command: str, solver: str, cli: bool) -> None:
@@ -231,6 +256,9 @@ def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:
         raise ParameterError(
             f"{name} is a{'n' if owners[0] in 'aeiouO' else ''} {owners} option; {NAMES[command]} {ROLES[command]}"
         )
+    ignored = SOLVERS[solver].ignores.get(p.name)
+    if ignored:
+        raise ParameterError(f"{name} is not read by {'--solver ' if cli else 'solver='}{solver}: {ignored}")
     if p.solvers and solver not in p.solvers:
         raise ParameterError(
             f"{name} is read by --solver {', '.join(p.solvers)}, not by --solver {solver}"

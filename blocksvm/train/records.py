@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from blocksvm.errors import NegativeGapError
-from blocksvm.losses import CLASSIFICATION, LOGISTIC
+from blocksvm.losses import CLASSIFICATION, LOGISTIC, NOVELTY, REGRESSION
 
 TIME_LIMIT = "time limit reached"
 NEGATIVE_GAP = -1e-10
@@ -113,6 +113,7 @@ def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> di
         "pg_violation": None,
         "nsv": None,
         "train_accuracy": share(sums.correct, sums.seen) if solver.problem.task == CLASSIFICATION else None,
+        **({"train_inliers": share(sums.correct, sums.seen)} if solver.problem.task == NOVELTY else {}),
         "validation_accuracy": None,
         "inner_passes": sums.passes / max(sums.blocks, 1),
         "updates": sums.updates,
@@ -136,8 +137,8 @@ def progressive(sums: PassSums, logistic: bool = False) -> dict:
 
 def make_exact(record: dict, solver, figures: tuple, n_rows: float) -> None:
     """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w:
-    ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors); ``n_rows``: the
-    rows evaluated (their total weight, with instance weights)."""
+    ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors; one-class: the rows
+    it calls inliers); ``n_rows``: the rows evaluated (their total weight, with instance weights)."""
     losses, correct, squared = figures
     dual = solver.dual_objectives()
     primal = sum(solver.objective_terms(solver.weights(), losses).values())
@@ -145,8 +146,10 @@ def make_exact(record: dict, solver, figures: tuple, n_rows: float) -> None:
     record["primal_exact"] = True
     if solver.problem.task == CLASSIFICATION:
         record["train_accuracy"] = correct / n_rows
-    else:
+    elif solver.problem.task == REGRESSION:
         record["train_mse"] = squared / n_rows
+    else:  # one-class: the share of rows with w.x - rho > 0
+        record["train_inliers"] = correct / n_rows
     if dual is not None:
         record["gap"] = relative_gap(primal, dual)
         record["per_problem_dual"] = dual.tolist()
