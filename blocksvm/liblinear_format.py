@@ -7,12 +7,15 @@ The format (LIBLINEAR's ``save_model``)::
     label 1 -1
     nr_feature 123
     bias 1            (-1: no bias feature)
+    rho 92948.6       (a one-class model's offset only)
     w
     <nr_w values>     one line per feature, then one for the bias feature if bias >= 0
 
 For two classes there is one weight column and LIBLINEAR predicts ``label[0]`` when the decision
-value is positive; for more, one column per class in ``label`` order and the arg-max wins.
-Feature ``j`` of the file (1-based) is column ``j - 1``.
+value is positive; for more, one column per class in ``label`` order and the arg-max wins. Crammer and Singer's
+models (``MCSVM_CS``) have one column per class even for two classes. A one-class model (``ONECLASS_SVM``) has no
+``label`` line and ``bias -1``: it decides ``w.x - rho`` (> 0: +1, else -1). Feature ``j`` of the file (1-based) is
+column ``j - 1``.
 
 The format is dense: a compact model (one with a feature map) is written with a zero row for each
 feature of its space it does not use, streamed, so the export holds no more than the model; a file
@@ -34,7 +37,7 @@ EXPORT_LIMIT_BYTES = 1 << 30
 """LIBLINEAR model files larger than this (1 GiB) are refused: a compact model of a hashed space."""
 _ZERO_ROWS = 1 << 16  # zero rows written at a time
 
-# LIBLINEAR's solver types blocksvm applies -> the loss their models minimized ("" for Crammer-Singer's)
+# LIBLINEAR's solver types blocksvm applies -> the loss their models minimized
 _LOSS_OF_TYPE = {
     "L2R_LR": "logistic",
     "L2R_LR_DUAL": "logistic",
@@ -43,10 +46,11 @@ _LOSS_OF_TYPE = {
     "L2R_L2LOSS_SVC": "squared-hinge",
     "L1R_L2LOSS_SVC": "squared-hinge",
     "L2R_L1LOSS_SVC_DUAL": "hinge",
-    "MCSVM_CS": "",
+    "MCSVM_CS": "crammer-singer",
     "L2R_L2LOSS_SVR": "squared-epsilon-insensitive",
     "L2R_L2LOSS_SVR_DUAL": "squared-epsilon-insensitive",
     "L2R_L1LOSS_SVR_DUAL": "epsilon-insensitive",
+    "ONECLASS_SVM": "one-class",
 }
 
 
@@ -75,8 +79,15 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
             f"{8 * model.space_features * model.coef.shape[0] / 1e9:,.1f} GB to load it: keep the blocksvm model"
         )
     coef, classes = model.coef, model.classes
-    # LIBLINEAR's single w is for label[0]: our positive class comes first (a regression model has no labels)
-    labels = [] if model.is_regression else [classes[1], classes[0]] if coef.shape[0] == 1 else list(classes)
+    # LIBLINEAR's single w is for label[0]: our positive class comes first (a regression or one-class model has no
+    # labels)
+    labels = (
+        []
+        if model.is_regression or model.rho is not None
+        else [classes[1], classes[0]]
+        if coef.shape[0] == 1
+        else list(classes)
+    )
     columns = coef.T
     bias_row = model.intercept / model.bias if model.bias > 0 else None
     solver = LOSSES.get(model.loss, SQUARED_HINGE).liblinear_type
@@ -90,6 +101,8 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
                 f.write("label " + " ".join(_label_text(c) for c in labels) + "\n")
             f.write(f"nr_feature {model.space_features}\n")
             f.write(f"bias {model.bias:.17g}\n" if model.bias > 0 else "bias -1\n")
+            if model.rho is not None:
+                f.write(f"rho {model.rho:.17g}\n")
             f.write("w\n")
             _write_rows(f, columns, model.feature_map, model.space_features)
             if bias_row is not None:
@@ -129,8 +142,9 @@ def _write_zero_lines(f, zero_line: str, count: int) -> None:
 
 
 def read_liblinear_model(path: str | os.PathLike) -> dict:
-    """Read a LIBLINEAR model file (a classifier's, logistic regression's or SVR's): the fields of a
-    :class:`~blocksvm.model.LinearModel` (``LinearModel.load`` reads either format)."""
+    """Read a LIBLINEAR model file (a classifier's, logistic regression's, SVR's, Crammer and Singer's or a
+    one-class SVM's): the fields of a :class:`~blocksvm.model.LinearModel` (``LinearModel.load`` reads either
+    format)."""
     path = Path(path)
     header: dict[str, str] = {}
     try:
@@ -153,6 +167,7 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
             labels = np.array(header.get("label", "0 1" if regression else "").split(), dtype=np.float64)
             n_features = int(header["nr_feature"])
             bias = float(header["bias"])
+            rho = float(header["rho"]) if loss == "one-class" else None  # a one-class model decides w.x - rho
             nr_w = 1 if nr_class == 2 and header["solver_type"] != "MCSVM_CS" else nr_class
             rows = n_features + (1 if bias >= 0 else 0)
             W = np.loadtxt(f, max_rows=rows, ndmin=2)
@@ -160,8 +175,11 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
         raise ModelError(f"{path} is not a readable LIBLINEAR model file: {exc}") from None
     if W.shape != (rows, nr_w):
         raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {W.shape}")
-    classes = np.zeros(0) if regression else np.sort(labels)
-    if regression:
+    classes = np.zeros(0) if regression else np.array([-1.0, 1.0]) if rho is not None else np.sort(labels)
+    if rho is not None:  # the offset as the intercept
+        coef = W[:n_features].T
+        intercept = np.array([-rho])
+    elif regression:
         coef = W[:n_features].T
         intercept = W[n_features] * bias if bias >= 0 else np.zeros(1)
     elif nr_w == 1:

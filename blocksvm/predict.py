@@ -52,10 +52,12 @@ class PredictSummary:
     """Regression: the mean squared error of the predictions (None for a classifier)."""
     r2: float | None = None
     """Regression: the coefficient of determination ``1 - SSE / SST`` (None for a classifier)."""
+    inliers: int | None = None
+    """One-class: the rows predicted +1, ``w.x - rho > 0`` (None for other models, whose labels are compared)."""
 
     @property
     def accuracy(self) -> float | None:
-        return None if self.mse is not None else self.correct / max(self.rows, 1)
+        return None if self.mse is not None or self.inliers is not None else self.correct / max(self.rows, 1)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "accuracy": self.accuracy}
@@ -65,6 +67,9 @@ class PredictSummary:
             return (
                 f"Mean squared error = {self.mse:.6g}, R^2 = {self.r2:.6g} ({self.rows} rows) in {self.seconds:.2f} s"
             )
+        if self.inliers is not None:
+            share = 100 * self.inliers / max(self.rows, 1)
+            return f"Inliers (+1) = {share:.4f}% ({self.inliers}/{self.rows}) in {self.seconds:.2f} s"
         return f"Accuracy = {100 * self.accuracy:.4f}% ({self.correct}/{self.rows}) in {self.seconds:.2f} s"
 
 
@@ -72,12 +77,13 @@ class _Tally:
     """What predictions got right: correct labels, or (regression) the sums for the squared error and R^2."""
 
     def __init__(self):
-        self.rows = self.correct = 0
+        self.rows = self.correct = self.positive = 0
         self.squared_error = self.sum = self.sum_squares = 0.0
 
     def add(self, predicted: np.ndarray, labels: np.ndarray) -> None:
         self.rows += len(labels)
         self.correct += int(np.count_nonzero(predicted == labels))
+        self.positive += int(np.count_nonzero(predicted > 0))
         self.squared_error += float(np.sum((predicted - labels) ** 2))
         self.sum += float(np.sum(labels))
         self.sum_squares += float(np.sum(labels * labels))
@@ -131,8 +137,8 @@ def predict(
     -------
     PredictSummary
         Rows, how many were predicted right (labels of the source compared with predictions) or, for a
-        regression model, the mean squared error and R^2, and the input's distinct feature indices and
-        nonzeros outside the model's feature space.
+        regression model, the mean squared error and R^2, or for a one-class model how many it calls inliers (+1),
+        and the input's distinct feature indices and nonzeros outside the model's feature space.
     """
     start = time.perf_counter()
     name = "the model" if isinstance(model, LinearModel) else f"the model {model}"
@@ -157,6 +163,7 @@ def predict(
         space.indices,
         space.nonzeros,
         **(tally.regression() if model.is_regression else {}),
+        **({"inliers": tally.positive} if model.rho is not None else {}),
     )
     if space.nonzeros:
         warnings.warn(space.warning(), FeatureSpaceWarning, stacklevel=2)
