@@ -28,6 +28,7 @@ from blocksvm.errors import (  # noqa: E402
 )
 
 __all__ = [
+    "BlockOneClassSVM",
     "BlockSVC",
     "BlockSVCCV",
     "BlockSVR",
@@ -53,6 +54,7 @@ _LAZY = {
     "ConvertSummary": "blocksvm.io",
     "load_libsvm": "blocksvm.io",
     "BlockStore": "blocksvm.store",
+    "BlockOneClassSVM": "blocksvm.estimator",
     "BlockSVC": "blocksvm.estimator",
     "BlockSVR": "blocksvm.estimator",
     "BlockSVCCV": "blocksvm.estimator",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
@@ -45,7 +45,7 @@ from blocksvm.errors import ModelError, ParameterError
 from blocksvm.features import translate
 from blocksvm.io.convert import write_store
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
-from blocksvm.losses import LOSSES, REGRESSION
+from blocksvm.losses import LOSSES, NOVELTY, REGRESSION
 from blocksvm.model import LinearModel
 from blocksvm.params import ESTIMATOR_NAMES, Param
 from blocksvm.solvers import SOLVERS
@@ -248,10 +248,13 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         values.update(class_weight=_plain(class_weight), seed=seed, threads=_plain(self.n_jobs))
         if isinstance(values["class_weight"], dict):
             values["class_weight"] = {_plain(k): _plain(v) for k, v in values["class_weight"].items()}
-        if values["loss"] == "squared_hinge":
-            values["loss"] = "squared-hinge"
+        if values["loss"] in ("squared_hinge", "crammer_singer"):  # scikit-learn's spellings
+            values["loss"] = values["loss"].replace("_", "-")
         given = {name: value for name, value in values.items() if value != PARAMS[name].default}
-        return self._settle(given)
+        trained = self._settle(given)
+        if LOSSES[trained.loss].task == NOVELTY:
+            raise ParameterError(f"{type(self).__name__} classifies: for a one-class SVM use BlockOneClassSVM")
+        return trained
 
     def _settle(self, given: dict) -> TrainParams:
         """The checked training parameters of the values ``given``: train's check."""
@@ -326,7 +329,9 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
     def to_sklearn(self):
         """The equivalent fitted scikit-learn estimator, for code that expects one (pipelines, pickles, converters).
 
-        ``LinearSVC`` for the hinge and squared hinge losses, ``LogisticRegression`` for the logistic loss,
+        ``LinearSVC`` for the hinge and squared hinge losses (and ``LinearSVC(multi_class="crammer_singer")`` for
+        Crammer and Singer's, a row per class even for two classes, as scikit-learn's),
+        ``LogisticRegression`` for the logistic loss,
         ``Perceptron`` for the Perceptron's; its ``coef_`` (one-vs-rest: a row per class with more than two),
         ``intercept_`` (the bias weight times ``bias``: scikit-learn's ``intercept_scaling``), ``classes_`` and
         ``n_features_in_`` are this estimator's, so its ``decision_function`` and ``predict`` equal this one's on any
@@ -356,6 +361,8 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         if loss in ("hinge", "squared-hinge"):
             C = float(getattr(self, "C_", None) or self.C)
             twin = LinearSVC(C=C, loss=loss.replace("-", "_"), intercept_scaling=scaling, **common)
+        elif loss == "crammer-singer":  # one row per class, two classes included, as scikit-learn's own
+            twin = LinearSVC(C=float(self.C), multi_class="crammer_singer", intercept_scaling=scaling, **common)
         elif loss == "logistic":
             C = float(getattr(self, "C_", None) or self.C)
             liblinear = {"solver": "liblinear", "dual": True} if len(self.classes_) == 2 else {}  # its -s 7, binary
@@ -369,7 +376,8 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
 
     @classmethod
     def from_sklearn(cls, estimator) -> BlockSVC:
-        """A fitted BlockSVC from a fitted scikit-learn ``LinearSVC``, ``LogisticRegression`` or ``Perceptron``:
+        """A fitted BlockSVC from a fitted scikit-learn ``LinearSVC`` (Crammer and Singer's too), ``LogisticRegression``
+        or ``Perceptron``:
         the same ``coef_``, ``intercept_`` and ``classes_``, hence the same decisions and predictions, and a
         ``model_`` that ``save`` writes (``bias`` is its ``intercept_scaling``, or -1 without an intercept).
 
@@ -380,7 +388,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         from sklearn.svm import LinearSVC
 
         if isinstance(estimator, LinearSVC):
-            loss = estimator.loss.replace("_", "-")
+            loss = "crammer-singer" if estimator.multi_class == "crammer_singer" else estimator.loss.replace("_", "-")
         elif isinstance(estimator, LogisticRegression):
             loss = "logistic"
         elif isinstance(estimator, Perceptron):
@@ -675,6 +683,165 @@ class BlockSVR(RegressorMixin, BaseEstimator):
 
 
 BlockSVR.__doc__ = BlockSVR.__doc__.replace("{parameters}", parameters_doc(REGRESSION_TRAINING, OWN_PARAMS))
+
+
+# ---- the one-class SVM --------------------------------------------------------------------------------------
+
+ONE_CLASS_SOLVER = "one-class"
+
+
+def for_one_class(params: dict[str, Param]) -> dict[str, Param]:
+    """The parameters the one-class solver reads, but the loss and the solver (fixed) and what it does not read."""
+    solver = SOLVERS[ONE_CLASS_SOLVER]
+    return {
+        name: p
+        for name, p in params.items()
+        if (not p.solvers or solver.name in p.solvers) and name not in solver.ignores and name not in ("loss", "solver")
+    }
+
+
+ONE_CLASS_TRAINING = for_one_class(TRAINING)
+ONE_CLASS_OWN = {name: own for name, own in OWN_PARAMS.items() if name != "n_jobs"}  # (no threads: one problem)
+
+
+class BlockOneClassSVM(OutlierMixin, BaseEstimator):
+    """Linear one-class SVM (novelty detection), LIBLINEAR's ``-s 21``, trained by block minimization.
+
+        Solves ``min_{w, rho} 1/2 ||w||^2 - nu l rho + sum_i max(0, rho - w.x_i)`` through its dual by LIBLINEAR's
+        two-level coordinate descent (Chou, Lin, Hsieh & Lin, SDM 2020) over blocks of rows read one at a time; the
+        labels, if any, are not read. It decides ``w.x - rho``: above 0 an inlier (+1), else an outlier (-1), as
+        LIBLINEAR (scikit-learn's ``SGDOneClassSVM`` calls a decision of exactly 0 an inlier). ``fit`` takes arrays
+        or a store on disk, as :class:`BlockSVC` does; at most ``nu`` of the training rows fall outside, and at
+        least ``nu`` of them are support vectors.
+
+        Parameters
+        ----------
+    {parameters}
+        Attributes
+        ----------
+        coef_ : ndarray of shape (n_features,)
+            ``w``; a scipy sparse column of shape (n_features, 1) for a store stored compactly (docs/FORMAT.md).
+        offset_ : ndarray of shape (1,)
+            ``rho``: ``decision_function(X) = X @ coef_ - offset_``, as scikit-learn's ``SGDOneClassSVM``.
+        n_features_in_ : int
+        n_iter_ : int
+        history_ : list of dict
+        stop_reason_ : str
+        model_ : LinearModel
+            The trained model (``model_.rho``), for :meth:`LinearModel.save` or LIBLINEAR export.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from blocksvm.estimator import BlockOneClassSVM
+        >>> X = np.random.default_rng(0).normal(loc=3.0, size=(400, 4))
+        >>> detector = BlockOneClassSVM(nu=0.1, random_state=0).fit(X)
+        >>> bool(np.mean(detector.predict(X) == -1) <= 0.1 + 1e-9)
+        True
+    """
+
+    __init__ = declared_init(ONE_CLASS_TRAINING, ONE_CLASS_OWN)
+    _training = ONE_CLASS_TRAINING
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def fit(self, X, y=None) -> BlockOneClassSVM:
+        """Train on the rows of ``X`` (``y`` is not read), or on a store on disk or a LIBSVM file (its labels unread).
+
+        Returns
+        -------
+        self : BlockOneClassSVM
+        """
+        for name in ("coef_", "offset_", "n_iter_", "history_", "stop_reason_", "model_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        params = self._train_params(seed)
+        if _is_store(X):
+            store = _open_store(store_or_cached(X, say=say_to_stderr if self.verbose else None))
+            self.n_features_in_ = store.space_features
+            return self._keep(train(store, params, verbose=int(self.verbose), progress=False))
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
+        folder = tempfile.mkdtemp(prefix="blocksvm-fit-", dir=self.tmp_dir)
+        try:
+            block_rows = BlockSVC._checked_block_rows(self)
+            store = _array_store(Path(folder) / "train.bsvm", X, np.zeros(X.shape[0]), block_rows=block_rows, seed=seed)
+            return self._keep(train(store, params, verbose=int(self.verbose), progress=False))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _train_params(self, seed: int) -> TrainParams:
+        values = {name: _plain(getattr(self, name)) for name in self._training if name in PARAMS}
+        given = {name: value for name, value in values.items() if value != PARAMS[name].default}
+        return settle("train", None, {**given, "seed": seed, "loss": "one-class"})[0]
+
+    def _keep(self, result: TrainResult) -> BlockOneClassSVM:
+        if result.interrupted and result.stop_reason.startswith("stopped by"):
+            raise KeyboardInterrupt(f"{type(self).__name__}.fit {result.stop_reason}")
+        model = self.model_ = result.model
+        self.coef_ = model.coef[0] if model.feature_map is None else sparse_coef(model.coef, *_space(model)).T
+        self.offset_ = np.array([model.rho])
+        self.n_iter_ = len(result.history)
+        self.history_ = result.history
+        self.stop_reason_ = result.stop_reason
+        if result.stop_reason.startswith(("max_outer", "time limit")):
+            warnings.warn(
+                f"{type(self).__name__} stopped before its tolerance: {result.stop_reason}; raise max_outer",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        return self
+
+    def score_samples(self, X) -> np.ndarray:
+        """``w.x`` of each row, shape (n_samples,)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
+        if sp.issparse(self.coef_):
+            return sparse_coef_scores(self.coef_.T, np.zeros(1), X)
+        return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel()
+
+    def decision_function(self, X) -> np.ndarray:
+        """``w.x - rho`` of each row, shape (n_samples,): > 0 an inlier."""
+        return self.score_samples(X) - self.offset_[0]
+
+    def predict(self, X) -> np.ndarray:
+        """+1 (inlier: decision > 0) or -1 (outlier) for each row, shape (n_samples,)."""
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+    def to_sklearn(self):
+        """The equivalent fitted ``sklearn.linear_model.SGDOneClassSVM``: the same ``coef_`` (dense) and ``offset_``,
+        so its ``decision_function`` and ``score_samples`` equal this one's on any input (and its ``predict`` but at a
+        decision of exactly 0, which it calls an inlier); its ``nu`` is this one's.
+
+        Raises
+        ------
+        ModelError
+            A sparse feature space too wide for a dense ``coef_`` (over 2**27 features: a gigabyte).
+        """
+        check_is_fitted(self)
+        from sklearn.linear_model import SGDOneClassSVM
+
+        coef = self.coef_
+        if sp.issparse(coef):
+            if coef.shape[0] > _DENSE_LIMIT:
+                raise ModelError(
+                    f"SGDOneClassSVM holds a dense coef_: {coef.shape[0]:,} features (a sparse space) are too many"
+                )
+            coef = coef.toarray().ravel()
+        twin = SGDOneClassSVM(nu=float(self.nu), random_state=self.random_state)
+        twin.coef_ = np.array(coef, dtype=np.float64)
+        twin.offset_ = np.array(self.offset_, dtype=np.float64)
+        twin.n_features_in_, twin.n_iter_ = self.n_features_in_, int(self.n_iter_)
+        if hasattr(self, "feature_names_in_"):
+            twin.feature_names_in_ = np.array(self.feature_names_in_, copy=True)
+        return twin
+
+
+BlockOneClassSVM.__doc__ = BlockOneClassSVM.__doc__.replace(
+    "{parameters}", parameters_doc(ONE_CLASS_TRAINING, ONE_CLASS_OWN)
+)
 
 
 # ---- C chosen by cross-validation: blocksvm tune behind the estimators --------------------------------------
