@@ -708,7 +708,7 @@ class BlockOneClassSVM(OutlierMixin, BaseEstimator):
     """Linear one-class SVM (novelty detection), LIBLINEAR's ``-s 21``, trained by block minimization.
 
         Solves ``min_{w, rho} 1/2 ||w||^2 - nu l rho + sum_i max(0, rho - w.x_i)`` through its dual by LIBLINEAR's
-        two-level coordinate descent (Chou, Lin, Hsieh & Lin, SDM 2020) over blocks of rows read one at a time; the
+        two-level coordinate descent (Chou, Lin & Lin, SDM 2020) over blocks of rows read one at a time; the
         labels, if any, are not read. It decides ``w.x - rho``: above 0 an inlier (+1), else an outlier (-1), as
         LIBLINEAR (scikit-learn's ``SGDOneClassSVM`` calls a decision of exactly 0 an inlier). ``fit`` takes arrays
         or a store on disk, as :class:`BlockSVC` does; at most ``nu`` of the training rows fall outside, and at

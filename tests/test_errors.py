@@ -938,6 +938,14 @@ CASES = [
     ("eps must be a positive number or None, not <x>", "error", train_with("--eps", "0")),
     ("max_outer must be an integer >= 1, not <n>", "error", train_with("--max-outer", "0")),
     ("inner_passes must be an integer >= 1, not <n>", "error", train_with("--inner-passes", "0")),
+    ("nu must be a number in (0, 1], not <x>", "error", train_with("-s", "21", "-n", "1.5")),
+    ("<flag> is not read by --solver <name>: <reason>", "error", train_with("-s", "21", "-B", "1")),
+    (
+        "--working-set block cannot train a one-class SVM: its dual's sum (nu times the rows) moves between blocks "
+        "only through rows of two blocks solved together: use cache (the default) or pair",
+        "error",
+        train_with("--loss", "one-class", "--working-set", "block"),
+    ),
     ("batch_size must be an integer >= 1, not <n>", "error", train_with("--solver", "pegasos", "--batch-size", "0")),
     ("seed must be an integer >= 0, not <n>", "error", train_with("--seed", "-1")),
     ("time_limit must be a positive number of seconds or None, not <x>", "error", train_with("--time-limit", "0")),

@@ -51,7 +51,8 @@ def test_the_command_line_tour_runs_as_written_on_a9a(tmp_path, shared_data):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stderr.count("$ blocksvm ") + done.stderr.count("$ cat ") == len(tour)
     assert "WARNING" not in done.stderr and "blocksvm: error" not in done.stderr, done.stderr[-3000:]
-    made_files = ("a9a.bsvm", "a9a.vw.bsvm", "model.h5", "lr.h5", "svr.h5", "probs.txt", "convergence.png")
+    made_files = ("a9a.bsvm", "a9a.vw.bsvm", "model.h5", "lr.h5", "svr.h5", "cs.h5", "oneclass.h5", "probs.txt")
+    made_files += ("convergence.png",)
     for made in (*made_files, "online2.h5"):
         assert (folder / made).exists(), made
 

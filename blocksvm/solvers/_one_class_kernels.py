@@ -1,7 +1,7 @@
 """The one-class SVM by two-level coordinate descent, on one block and its working set.
 
 Problem (Schoelkopf et al., Neural Computation 2001, scaled by ``nu l`` as LIBLINEAR 2.42+'s ``ONECLASS_SVM``,
-``solve_oneclass_svm``; Chou, Lin, Hsieh & Lin, "Dual coordinate-descent methods for linear one-class SVM and SVDD",
+``solve_oneclass_svm``; Chou, Lin & Lin, "Dual coordinate-descent methods for linear one-class SVM and SVDD",
 SDM 2020, Algorithm 7 of its supplement)::
 
     primal   min_{w, rho}  1/2 ||w||^2 - nu l rho + sum_i max(0, rho - w.x_i)

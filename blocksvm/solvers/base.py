@@ -13,6 +13,8 @@ driver declares
 - ``online``: an online learner, judged by progressive validation: its reports take each row's
   loss (unweighted by C) and mistake *before* the row's update, and each pass record gets
   ``progressive_loss`` (mean loss per row) and ``progressive_accuracy``;
+- ``ignores``: the parameters every learner reads that it does not, each with the reason a refusal gives (the
+  one-class SVM's ``bias`` and ``class_weight``);
 - ``stop_rules``: which of the loop's rules apply to it (``"gap"``: relative duality gap <= tol,
   ``"pg"``: LIBLINEAR's projected-gradient violation <= eps); ``max_outer`` and the time limit
   always apply;
