@@ -313,6 +313,8 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
                 f"store {trained_on}-based: they are different feature spaces"
             )
         scores, labels, lines, weights = [], [], [], []
+        if self.read_threads is not None:
+            store.read_threads = self.read_threads
         for block in store.iter_blocks(prefetch=int(self.prefetch)):
             indices = translate(block.indices, store.feature_map, None, 0)  # the source's columns
             scores.append(self.model_.decision_function_csr(block.indptr, indices, block.data))

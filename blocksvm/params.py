@@ -25,6 +25,15 @@ from blocksvm.losses import LOSSES
 COMMANDS = ("train", "stream", "partial_fit")
 
 
+def cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system tells it (a container's or taskset's
+    share), else the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
@@ -495,10 +504,24 @@ COMMON: tuple[Param, ...] = (
     Param(
         "prefetch",
         1,
-        "Blocks read ahead by a reader thread (0: read in the training thread).",
+        "Blocks read ahead of the one being trained on, each by a thread of its own (0: read in the training "
+        "thread); each is a block more in memory.",
         natural,
         "an integer >= 0",
         parse=int,
+        safe_to_change=True,
+        commands=("train",),
+    ),
+    Param(
+        "read_threads",
+        None,
+        "Threads decoding the chunks of the blocks being read, outside HDF5's lock (docs/FORMAT.md, Reading). "
+        "None: one a core.",
+        count,
+        "an integer >= 1 or None",
+        none_ok=True,
+        parse=int,
+        metavar="T",
         safe_to_change=True,
         commands=("train",),
     ),

@@ -1038,7 +1038,7 @@ CASES = [
     ),
     (
         "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
-        "time_limit, tol may change when resuming",
+        "read_threads, time_limit, tol may change when resuming",
         "error",
         resume_with("-C", "2", "--loss", "hinge"),
     ),
@@ -1176,7 +1176,7 @@ CASES = [
     ),
     (
         "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
-        "time_limit, tol may change when resuming",
+        "read_threads, time_limit, tol may change when resuming",
         "error",
         lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "2", "--resume", stream_checkpoint(e, t)],
     ),

@@ -9,10 +9,12 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from blocksvm import convert
+from blocksvm import convert, write_store
 from blocksvm.errors import StoreError
-from blocksvm.store import BlockStore, ReadStats
+from blocksvm.store import BlockStore, ReadStats, chunks
+from blocksvm.store import format as F
 from blocksvm.store.format import FORMAT_VERSION, MANIFEST, file_crc32
 
 
@@ -74,6 +76,56 @@ def test_blocks_in_any_order_with_or_without_prefetch(pristine):
         np.testing.assert_array_equal(a.data, b.data)
         assert a.row_offset == store.row_offsets[a.index]
     assert stats.blocks_read == 4 and stats.bytes_read > 0
+
+
+ARRAYS = ("indptr", "indices", "data", "labels", "lines", "weights")
+
+
+@pytest.fixture(scope="module", params=["blosc-lz4", "lzf", "gzip", "zstd", "none"])
+def chunked(request, tmp_path_factory) -> Path:
+    """A weighted store of 4 blocks whose datasets hold many chunks (of 1,000 elements, the last one partial)."""
+    rng = np.random.default_rng(3)
+    X = sp.random(3000, 400, density=0.06, format="csr", random_state=4, dtype=np.float64)
+    X.data = np.round(rng.standard_normal(X.nnz), 4)
+    y, w = rng.integers(0, 3, 3000).astype(float), rng.random(3000)
+    path = tmp_path_factory.mktemp("chunked") / f"{request.param}.bsvm"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(F, "CHUNK_ELEMENTS", 1000)
+        write_store((X, y), path, sample_weight=w, block_rows=750, compression=request.param, progress=False)
+    with h5py.File(path / "block-00000.h5", "r") as f:
+        assert f["data"].id.get_num_chunks() > 10 and f["weights"].id.get_num_chunks() == 1
+    return path
+
+
+def test_a_store_read_with_1_and_8_reader_threads_gives_the_same_blocks_bit_for_bit(chunked, monkeypatch):
+    """Every array of every block (weights included), whatever the decoding threads and the blocks read ahead, is
+    what h5py reads itself."""
+    reads = {}
+    for threads in (1, 8):
+        store = BlockStore(chunked, read_threads=threads)
+        for prefetch in (0, 1, 3):
+            reads[threads, prefetch] = list(store.iter_blocks([3, 0, 2, 1, 3], prefetch=prefetch))
+    monkeypatch.setattr(chunks, "plan", lambda f, names: None)  # h5py's own read, the reference
+    expected = list(BlockStore(chunked).iter_blocks([3, 0, 2, 1, 3], prefetch=0))
+    for blocks in reads.values():
+        for got, want in zip(blocks, expected, strict=True):
+            assert (got.index, got.row_offset) == (want.index, want.row_offset)
+            for name in ARRAYS:
+                a, b = getattr(got, name), getattr(want, name)
+                assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize("prefetch", [1, 2, 5])
+def test_at_most_prefetch_blocks_are_read_ahead(pristine, monkeypatch, prefetch):
+    started = []
+    real = BlockStore.read_block
+    monkeypatch.setattr(BlockStore, "read_block", lambda self, b: started.append(b) or real(self, b))
+    store = BlockStore(pristine, read_threads=4)
+    order = [0, 1, 2, 0, 1, 2, 2]
+    for taken, block in enumerate(store.iter_blocks(order, prefetch=prefetch), start=1):
+        assert block.index == order[taken - 1]
+        assert len(started) <= taken + prefetch  # the block held and at most prefetch more
+    assert sorted(started) == sorted(order)
 
 
 def test_indices_are_zero_based_in_memory(pristine):
@@ -173,13 +225,19 @@ def test_refuses_a_missing_block(store_path):
         BlockStore(store_path)
 
 
+@pytest.mark.parametrize("read_threads", [1, 8])
 @pytest.mark.parametrize("dataset", ["data", "indices", "labels"])
-def test_corrupted_block_fails_its_checksum(store_path, dataset):
+def test_corrupted_block_fails_its_checksum(store_path, dataset, read_threads):
     _flip_byte_in_data(store_path / "block-00001.h5", dataset)
-    store = BlockStore(store_path)  # sizes still match: only reading finds it
+    store = BlockStore(store_path, read_threads=read_threads)  # sizes still match: only reading finds it
     store.read_block(0)
-    with pytest.raises(StoreError, match=r"block 1 \(block-00001.h5\) cannot be read"):
+    message = (
+        rf"block 1 \(block-00001.h5\) cannot be read, the file is damaged \({dataset}, chunk at element 0: .*fletcher32"
+    )
+    with pytest.raises(StoreError, match=message):
         store.read_block(1)
+    with pytest.raises(StoreError, match=message):  # read ahead on threads: the same block named
+        list(store.iter_blocks([0, 2, 1, 0], prefetch=3))
     problems = store.verify()
     assert len(problems) == 1 and "block 1 (block-00001.h5)" in problems[0]
 

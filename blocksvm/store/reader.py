@@ -1,15 +1,18 @@
-"""Reading a block store: open, validate, read one block at a time (optionally ahead, in a thread)."""
+"""Reading a block store: open, validate, read blocks (their chunks decoded on several threads, several blocks
+ahead of the caller)."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
-import queue
-import threading
 import time
+import weakref
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +20,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from blocksvm._interrupt import sigint_held
 from blocksvm._locks import FileLock, lock_path
 from blocksvm.errors import InUseError, StoreError, StoreReplacedError
 from blocksvm.features import translate
+from blocksvm.params import cores
 from blocksvm.rows import Rows, rows_sorted_increasing
+from blocksvm.store import chunks
 from blocksvm.store import format as F
 
 
@@ -44,7 +50,9 @@ class Block(Rows):
 
 @dataclass
 class ReadStats:
-    """Seconds spent reading blocks, and seconds the consumer waited for them."""
+    """Seconds spent reading blocks (each block's read, from its first byte to its checks: with several blocks in
+    flight these overlap, and their sum may exceed the time that passed), and seconds the consumer waited for
+    them."""
 
     read_seconds: float = 0.0
     wait_seconds: float = 0.0
@@ -60,6 +68,9 @@ class BlockStore:
     ----------
     path : str or PathLike
         The store directory written by :func:`blocksvm.convert` or :func:`blocksvm.datasets.make_store`.
+    read_threads : int, optional
+        Threads that decode a block's chunks at once (:mod:`blocksvm.store.chunks`); None: one a core. The
+        attribute of the same name may be set later (a run sets it from its ``read_threads`` parameter).
 
     Raises
     ------
@@ -82,8 +93,10 @@ class BlockStore:
     ``text``), else None.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, *, read_threads: int | None = None):
         self.path = Path(path)
+        self._read_threads, self._pool = cores(), None
+        self.read_threads = read_threads
         self.manifest = _read_manifest(self.path)
         m = self.manifest
         self.n_rows: int = m["rows"]
@@ -106,6 +119,33 @@ class BlockStore:
     @property
     def n_blocks(self) -> int:
         return len(self.blocks)
+
+    @property
+    def read_threads(self) -> int:
+        """Threads that decode a block's chunks at once (1: in the reading thread)."""
+        return self._read_threads
+
+    @read_threads.setter
+    def read_threads(self, threads: int | None) -> None:
+        threads = cores() if threads is None else int(threads)
+        if threads < 1:
+            raise StoreError(f"read_threads must be a positive integer, not {threads}")
+        if threads != self._read_threads and self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+        self._read_threads = threads
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_pool": None}
+
+    def _decoders(self) -> ThreadPoolExecutor:
+        """The store's decoding threads: started at the first block read with more than one, kept for the store's
+        life (a pass reads a block at a time, and starting threads per block would cost more than the decoding of
+        its smallest chunks)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._read_threads, thread_name_prefix="blocksvm-decode")
+            weakref.finalize(self, self._pool.shutdown, wait=False)  # the threads end with the store
+        return self._pool
 
     @property
     def store_id(self) -> str | None:
@@ -172,7 +212,8 @@ class BlockStore:
         return feature_map
 
     def read_block(self, b: int) -> Block:
-        """Read block ``b`` into memory (indices shifted to zero-based).
+        """Read block ``b`` into memory (indices shifted to zero-based), its chunks decoded on ``read_threads``
+        threads.
 
         Raises
         ------
@@ -184,10 +225,7 @@ class BlockStore:
         entry = self.blocks[b]
         where = f"{self.path}: block {b} ({entry['file']})"
         try:
-            with h5py.File(self.path / entry["file"], "r") as f:
-                self._check_generation(b, f.attrs.get("store_id"))  # one attribute: before the arrays
-                names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if self.weighted else ()))
-                arrays = {name: f[name][()] for name in names}
+            arrays = self._read_arrays(b, entry)
         except (OSError, KeyError) as exc:
             self._check_generation(b, _manifest_id(self.path))  # the whole store replaced since it was opened?
             problem = self._file_problem(b)  # deleted or cut since the store was opened?
@@ -202,6 +240,45 @@ class BlockStore:
         if self.index_base and self.feature_map is None:  # a compact store's columns are zero-based
             block.indices -= np.int32(self.index_base)
         return block
+
+    def _read_arrays(self, b: int, entry: dict) -> dict[str, np.ndarray]:
+        """Block ``b``'s arrays: h5py reads the file's metadata (under its lock), the chunks are decoded outside
+        HDF5 on the decoding threads (:mod:`blocksvm.store.chunks`); h5py reads the arrays itself where a filter is
+        not decoded there."""
+        names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if self.weighted else ()))
+        with h5py.File(self.path / entry["file"], "r") as f:
+            self._check_generation(b, f.attrs.get("store_id"))  # one attribute: before the arrays
+            layout = chunks.plan(f, names)
+            if layout is None:
+                return {name: f[name][()] for name in names}
+            fd = os.dup(f.id.get_vfd_handle())  # the file h5py opened, whatever is at the path now
+        try:
+            return self._decode(fd, layout)
+        finally:
+            os.close(fd)
+
+    def _decode(self, fd: int, layout: list[chunks.Dataset]) -> dict[str, np.ndarray]:
+        """Every chunk of ``layout`` decoded into its dataset's array; the largest chunks start first, and the first
+        damaged chunk in file order is the one reported, whatever the threads."""
+        arrays = {d.name: np.empty(d.length, d.dtype) for d in layout}
+        tasks = [(d, c) for d in layout for c in d.chunks]
+        if min(self._read_threads, len(tasks)) <= 1:
+            for d, c in tasks:
+                chunks.decode_chunk(fd, d, c, arrays[d.name])
+            return arrays
+        pool, futures = self._decoders(), {}
+        try:
+            with sigint_held():  # no chunk is left undecoded by a Ctrl-C between two submits
+                for i in sorted(range(len(tasks)), key=lambda i: -tasks[i][1].size):
+                    d, c = tasks[i]
+                    futures[i] = pool.submit(chunks.decode_chunk, fd, d, c, arrays[d.name])
+            for i in range(len(tasks)):
+                futures[i].result()
+        finally:  # the file is closed after this: no thread may still read it
+            for future in futures.values():
+                future.cancel()
+            wait(futures.values())
+        return arrays
 
     def _check_generation(self, b: int, found) -> None:
         """Refuse block ``b`` (or the store on disk) when its generation ``found`` is not the one this store was
@@ -239,27 +316,31 @@ class BlockStore:
     ) -> Iterator[Block]:
         """Yield blocks in ``order`` (default: store order), reading up to ``prefetch`` ahead.
 
-        With ``prefetch >= 1`` a reader thread reads and decompresses the next blocks while the
-        caller works on the current one (HDF5 releases the GIL while it reads), so at most
-        ``prefetch + 1`` blocks are in memory. ``stats`` accumulates read and wait seconds.
+        With ``prefetch >= 1`` the next ``prefetch`` blocks are read at once, each by a thread of its own (its
+        chunks decoded on the store's ``read_threads``), while the caller works on the current one: at most
+        ``prefetch`` blocks are read ahead of the one the caller holds. ``prefetch = 0`` reads each block in the
+        caller's thread. ``stats`` accumulates read and wait seconds.
         """
         order = list(range(self.n_blocks) if order is None else order)
         stats = stats if stats is not None else ReadStats()
 
-        def timed_read(b: int) -> Block:
+        def timed_read(b: int) -> tuple[Block, float]:
             start = time.perf_counter()
             block = self.read_block(b)
-            seconds = time.perf_counter() - start
+            return block, time.perf_counter() - start
+
+        def count(b: int, seconds: float) -> None:  # in the caller's thread: no two threads add at once
             stats.read_seconds += seconds
             stats.bytes_read += self.blocks[b]["bytes"]
             stats.blocks_read += 1
-            return block
 
         if prefetch <= 0:
             for b in order:
-                yield timed_read(b)
+                block, seconds = timed_read(b)
+                count(b, seconds)
+                yield block
             return
-        yield from _read_ahead(order, timed_read, prefetch, stats)
+        yield from _read_ahead(order, timed_read, prefetch, stats, count)
 
     def verify(self) -> list[str]:
         """Read every block and check checksums and invariants; return the problems found."""
@@ -495,41 +576,31 @@ def _read_manifest(path: Path) -> dict:
     return manifest
 
 
-def _read_ahead(order: list[int], read, depth: int, stats: ReadStats) -> Iterator[Block]:
-    """Yield ``read(b)`` for ``b`` in ``order`` while a thread reads up to ``depth`` blocks ahead.
+def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count) -> Iterator[Block]:
+    """Yield the blocks ``read(b)`` returns for ``b`` in ``order`` while up to ``depth`` of the next ones are read
+    at once, on threads of a pool.
 
-    The thread may start reading a block only once the consumer has taken the block ``depth``
-    places before it, so at most ``depth + 1`` blocks are alive at a time.
+    A block's read starts once the consumer has taken the block ``depth`` places before it, so at most ``depth``
+    blocks are read ahead of the one the consumer holds.
     """
-    ready: queue.Queue = queue.Queue()
-    slots = threading.Semaphore(depth)
-    stop = threading.Event()
-
-    def produce():
-        for b in order:
-            while not slots.acquire(timeout=0.1):
-                if stop.is_set():
-                    return
-            if stop.is_set():
-                return
-            try:
-                ready.put(read(b))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the consumer
-                ready.put(exc)
-                return
-
-    thread = threading.Thread(target=produce, name="blocksvm-prefetch", daemon=True)
-    thread.start()
+    if not order:
+        return
+    pool = ThreadPoolExecutor(min(depth, len(order)), thread_name_prefix="blocksvm-prefetch")
+    upcoming, pending = iter(order), deque()
     try:
-        for _ in order:
+        with sigint_held():  # a Ctrl-C inside submit would leave a started thread that nobody waits for
+            pending.extend((b, pool.submit(read, b)) for b in itertools.islice(upcoming, depth))
+        while pending:
+            b, future = pending.popleft()
             start = time.perf_counter()
-            item = ready.get()
+            block, seconds = future.result()
             stats.wait_seconds += time.perf_counter() - start
-            if isinstance(item, BaseException):
-                raise item
-            slots.release()
-            yield item
-            del item
+            count(b, seconds)
+            with sigint_held():
+                pending.extend((b, pool.submit(read, b)) for b in itertools.islice(upcoming, 1))
+            yield block
+            del block
     finally:
-        stop.set()
-        thread.join()
+        for _, future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)

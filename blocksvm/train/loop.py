@@ -94,7 +94,9 @@ class Trainer:
     ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
         self.params = _with_workers(params.validate(), client)
-        self.validation = _open_validation(validation, self.store)
+        self.validation = _open_validation(validation, self.store, self.params.read_threads)
+        if self.params.read_threads is not None:  # else the store's own (one a core, unless its opener chose)
+            self.store.read_threads = self.params.read_threads
         solver_class = SOLVERS[self.params.solver]
         self.problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
         self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
@@ -340,10 +342,12 @@ def _with_workers(params: TrainParams, client) -> TrainParams:
     return replace(params, workers=max(workers, 1))
 
 
-def _open_validation(validation, store: BlockStore) -> BlockStore | None:
+def _open_validation(validation, store: BlockStore, read_threads: int | None) -> BlockStore | None:
     if validation is None:
         return None
     validation = validation if isinstance(validation, BlockStore) else BlockStore(validation)
+    if read_threads is not None:
+        validation.read_threads = read_threads
     if validation.index_base != store.index_base:
         raise ModelError(
             f"validation store {validation.path} has {validation.index_base}-based feature indices, "

@@ -190,6 +190,8 @@ class Tuner:
         self, store, params, options: dict, *, verbose: int = 1, progress: bool | None = None, checkpointer=None
     ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
+        if params.read_threads is not None:  # else the store's own (one a core, unless its opener chose)
+            self.store.read_threads = params.read_threads
         self.params, self.options, self.progress = params, options, progress
         solver_class = SOLVERS[params.solver]
         base = Problem.from_store(self.store, params, solver_class.loss_of(params))
