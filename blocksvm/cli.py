@@ -86,7 +86,11 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-features", type=int, help="feature count, if larger than the largest index")
     p.add_argument("--skip-bad-lines", action="store_true", help="skip and count malformed lines")
     p.add_argument("--overwrite", action="store_true", help="replace an existing store")
-    p.add_argument("--jobs", type=int, help="threads compressing and writing blocks (default 2)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        help="threads parsing the text, and threads compressing and writing blocks (default: as many as cores)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument(
         "--csv",

@@ -29,6 +29,7 @@ from numba import njit
 
 from blocksvm._progress import progress_bar
 from blocksvm.errors import ParameterError
+from blocksvm.params import cores
 from blocksvm.rows import Rows
 from blocksvm.store import format as F
 from blocksvm.store.writer import StoreBuilder, write_block
@@ -379,9 +380,9 @@ def make_store(
             )
 
         entries, label_counts, max_index = [], {}, -1
-        # threads: the generator kernel releases the GIL, and h5py serializes HDF5 anyway
+        # threads: the generator kernel and the chunks' compression (before h5py is called) release the GIL
         with (
-            ThreadPoolExecutor(max(1, min(jobs or 2, n_blocks))) as pool,
+            ThreadPoolExecutor(max(1, min(jobs or cores(), n_blocks))) as pool,
             progress_bar(n_blocks, f"generate {Path(path).name}", unit="block", enabled=progress) as bar,
         ):
             for entry, facts in pool.map(build, range(n_blocks)):

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +158,29 @@ def test_same_seed_same_blocks_other_seed_other_blocks(tmp_path):
         for field in ("indptr", "indices", "data", "labels", "lines"):
             np.testing.assert_array_equal(getattr(x, field), getattr(y, field))
     assert not np.array_equal(a[0].lines, c[0].lines)
+
+
+def test_the_store_is_the_same_byte_for_byte_whatever_the_jobs(tmp_path, small_libsvm, monkeypatch):
+    """--jobs 1 and --jobs 4 (parser threads over 4 kB chunks of text, block writers) write identical files: every
+    block, with its weights, and the manifest but for the time it was made and took. The store id, random by design,
+    is fixed here so that the blocks, which carry it, can be compared."""
+    weights = tmp_path / "weights.txt"
+    weights.write_text("".join(f"{(i % 7) / 3:g}\n" for i in range(SMALL_SPEC.rows)))
+    monkeypatch.setattr("blocksvm.store.writer.uuid.uuid4", lambda: uuid.UUID(int=31))
+    stores = []
+    for jobs in (1, 4):
+        stores.append(tmp_path / f"jobs{jobs}.bsvm")
+        convert(small_libsvm, stores[-1], block_rows=400, weights=weights, jobs=jobs, chunk_bytes=4096)
+    one, four = stores
+    files = sorted(p.name for p in one.iterdir())
+    assert files == sorted(p.name for p in four.iterdir()) and len(files) > 8
+    for name in files:
+        if name != "manifest.json":
+            assert (one / name).read_bytes() == (four / name).read_bytes(), name
+    manifests = [json.loads((store / "manifest.json").read_text()) for store in stores]
+    for manifest in manifests:
+        assert manifest.pop("created") and manifest.pop("convert_seconds") >= 0
+    assert manifests[0] == manifests[1] and "weights" in manifests[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
 from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.io.weights import check_weights, with_weights
+from blocksvm.params import cores
 from blocksvm.store import format as F
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 
@@ -189,7 +190,8 @@ def convert(
     progress : bool, optional
         Show progress bars; default: when standard error is a terminal.
     jobs : int, optional
-        Threads that compress and write blocks (default: up to 2).
+        Threads that parse the text, and threads that compress and write blocks (default: one a core). The store
+        is the same, byte for byte, whatever their number.
     chunk_bytes : int, default=8 MiB
         Text parsed at a time by each parser thread.
     csv_label : str, optional
@@ -243,6 +245,7 @@ def convert(
             skip_bad_lines=skip_bad_lines,
             dtype=dtype,
             chunk_bytes=chunk_bytes,
+            workers=layout.threads,
         )
     if weights is not None:
         chunks = with_weights(chunks, weights, input)
@@ -506,6 +509,11 @@ class _Layout:
         if self.jobs is not None and self.jobs < 1:
             raise ParameterError(f"jobs must be a positive integer (--jobs), not {self.jobs}")
 
+    @property
+    def threads(self) -> int:
+        """Parser threads, and block writers: ``jobs``, or one a core."""
+        return self.jobs or cores()
+
 
 def _build_store(
     chunks,
@@ -565,7 +573,7 @@ def _build_store(
             dtype=layout.dtype,
             compression=layout.compression,
             seed=layout.seed if layout.shuffle else None,
-            jobs=layout.jobs,
+            jobs=layout.threads,
             progress=layout.progress,
             compact=compact,
             keep_weights=weights is not None,
@@ -762,9 +770,10 @@ def _write_blocks(
     it; None: blocks hold indices as written. ``keep_weights``: the blocks keep the spill's weights (a spill
     whose weights are all 1 makes a store without them). ``version``: the store's format version.
 
-    Threads, not processes: reading a bucket and permuting it release the GIL, h5py serializes
-    HDF5 calls whatever the number of threads, and worker processes would cost seconds to start
-    and their own memory.
+    ``jobs`` threads, not processes: reading a bucket, permuting it and compressing its chunks
+    (:func:`blocksvm.store.chunks.encode`, before h5py is called: h5py serializes every HDF5 call) release the
+    GIL, and worker processes would cost seconds to start and their own memory. Each block's bytes depend on its
+    bucket and seed alone, so the store is the same whatever ``jobs``.
     """
     buckets = [b for b in range(spill.n_buckets) if spill.rows[b] > 0]
     seeds = np.random.SeedSequence([seed, 2]).spawn(len(buckets)) if seed is not None else None
@@ -787,7 +796,7 @@ def _write_blocks(
 
     entries, futures = [], []
     with (
-        ThreadPoolExecutor(max(1, min(jobs or 2, len(buckets)))) as pool,
+        ThreadPoolExecutor(max(1, min(jobs, len(buckets)))) as pool,
         progress_bar(len(buckets), "write blocks", unit="block", enabled=progress) as bar,
     ):
         try:

@@ -281,12 +281,12 @@ def iter_text(
     skip_bad_lines: bool = False,
     dtype=np.float32,
     chunk_bytes: int = CHUNK_BYTES,
+    workers: int = 2,
 ) -> Iterator[ParsedChunk]:
-    """Parse text of either format chunk by chunk: LIBSVM's (``text_format`` None; ``one_based`` as
-    :func:`~blocksvm.io.libsvm.iter_parsed` takes it) or VW's (a :meth:`Hashing.to_dict` record)."""
+    """Parse text of either format chunk by chunk, on ``workers`` threads, in file order: LIBSVM's (``text_format``
+    None; ``one_based`` as :func:`~blocksvm.io.libsvm.iter_parsed` takes it) or VW's (a :meth:`Hashing.to_dict`
+    record)."""
+    options = {"skip_bad_lines": skip_bad_lines, "dtype": dtype, "chunk_bytes": chunk_bytes, "workers": workers}
     if text_format is None:
-        return iter_parsed(
-            path, one_based=one_based, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes
-        )
-    hashing = Hashing.from_dict(text_format, os.fspath(path))
-    return iter_vw(path, hashing, skip_bad_lines=skip_bad_lines, dtype=dtype, chunk_bytes=chunk_bytes)
+        return iter_parsed(path, one_based=one_based, **options)
+    return iter_vw(path, Hashing.from_dict(text_format, os.fspath(path)), **options)

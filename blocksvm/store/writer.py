@@ -29,6 +29,7 @@ from blocksvm._hdf5 import fsync_dir, write_hdf5
 from blocksvm._locks import FileLock, lock_path
 from blocksvm.errors import InUseError, StoreError
 from blocksvm.rows import Rows
+from blocksvm.store import chunks
 from blocksvm.store import format as F
 
 
@@ -42,6 +43,10 @@ def write_block(
     dataset ``weights`` as well; any other block's datasets are those of a store without weights.
     """
     filters = F.compression_filters(compression)
+    names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if block.weights is not None else ()))
+    arrays = {name: getattr(block, name) for name in names}
+    # compressed here, before h5py is called: writer threads compress at once, h5py only copies the bytes
+    stored = {name: chunks.encode(a, filters, min(len(a), F.CHUNK_ELEMENTS)) for name, a in arrays.items() if len(a)}
 
     def fill(f: h5py.File) -> None:
         f.attrs["format"] = F.FORMAT_NAME
@@ -50,14 +55,11 @@ def write_block(
         f.attrs["block"] = index
         f.attrs["rows"] = block.n_rows
         f.attrs["nnz"] = block.nnz
-        names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if block.weights is not None else ()))
-        for name in names:
-            array = getattr(block, name)
+        for name, array in arrays.items():
             if len(array) == 0:
                 f.create_dataset(name, data=array)
             else:
-                chunk = (min(len(array), F.CHUNK_ELEMENTS),)
-                f.create_dataset(name, data=array, chunks=chunk, **filters)
+                _write_chunked(f, name, array, filters, stored[name])
 
     data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)  # in memory first: a full disk must not crash h5py
     return {
@@ -67,6 +69,23 @@ def write_block(
         "bytes": len(data),
         "crc32": zlib.crc32(data),
     }
+
+
+def _write_chunked(f: h5py.File, name: str, array: np.ndarray, filters: dict, stored: list | None) -> None:
+    """The dataset ``name`` holding ``array`` in chunks of at most 2**20 elements with ``filters``: its chunks as
+    :func:`blocksvm.store.chunks.encode` encoded them (``stored``), or compressed by h5py where they were not."""
+    chunk = (min(len(array), F.CHUNK_ELEMENTS),)
+    if stored is None:
+        f.create_dataset(name, data=array, chunks=chunk, **filters)
+        return
+    dataset = f.create_dataset(name, shape=array.shape, dtype=array.dtype, chunks=chunk, **filters)
+    dcpl = dataset.id.get_create_plist()
+    declared = tuple(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters()))
+    if declared != chunks.pipeline_ids(filters, array.dtype.itemsize):  # h5py set them otherwise: let it write
+        dataset[...] = array
+        return
+    for start, data, skipped in stored:
+        dataset.id.write_direct_chunk((start,), data, filter_mask=skipped)
 
 
 def write_feature_map(
