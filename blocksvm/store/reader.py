@@ -249,9 +249,9 @@ class BlockStore:
         with h5py.File(self.path / entry["file"], "r") as f:
             self._check_generation(b, f.attrs.get("store_id"))  # one attribute: before the arrays
             layout = chunks.plan(f, names)
-            if layout is None:
+            fd = _descriptor(f) if layout is not None else None  # the file h5py opened, whatever is at the path now
+            if fd is None:
                 return {name: f[name][()] for name in names}
-            fd = os.dup(f.id.get_vfd_handle())  # the file h5py opened, whatever is at the path now
         try:
             return self._decode(fd, layout)
         finally:
@@ -514,6 +514,14 @@ class ShardView:
         """``(store-wide index, block as the view's)``: the store-wide index seeds the visit, as in a serial pass."""
         for block in self.iter_blocks(local_order, prefetch=prefetch, stats=stats):
             yield int(self.blocks[block.index]), block
+
+
+def _descriptor(f: h5py.File) -> int | None:
+    """A descriptor of its own of the file ``f`` (HDF5's default driver, sec2, has one), or None."""
+    try:
+        return os.dup(f.id.get_vfd_handle())
+    except (OSError, TypeError, ValueError, RuntimeError):  # another driver (HDF5_DRIVER): h5py reads the file
+        return None
 
 
 def _sorted_within(columns: np.ndarray, width: int) -> bool:
