@@ -130,22 +130,20 @@ class BlockStore:
         threads = cores() if threads is None else int(threads)
         if threads < 1:
             raise StoreError(f"read_threads must be a positive integer, not {threads}")
-        if threads != self._read_threads and self._pool is not None:
+        if self._pool is not None:
             self._pool.shutdown(wait=False)
-            self._pool = None
-        self._read_threads = threads
+        self._read_threads, self._pool = threads, None
+        if threads > 1:  # the pool's threads start with the first chunks given to them, and are kept: a pass reads a
+            # block at a time, and threads started per block would cost more than decoding its smallest chunks
+            self._pool = ThreadPoolExecutor(threads, thread_name_prefix="blocksvm-decode")
+            weakref.finalize(self, self._pool.shutdown, wait=False)  # the threads end with the store
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_pool": None}
 
-    def _decoders(self) -> ThreadPoolExecutor:
-        """The store's decoding threads: started at the first block read with more than one, kept for the store's
-        life (a pass reads a block at a time, and starting threads per block would cost more than the decoding of
-        its smallest chunks)."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._read_threads, thread_name_prefix="blocksvm-decode")
-            weakref.finalize(self, self._pool.shutdown, wait=False)  # the threads end with the store
-        return self._pool
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.read_threads = state["_read_threads"]
 
     @property
     def store_id(self) -> str | None:
@@ -259,14 +257,14 @@ class BlockStore:
 
     def _decode(self, fd: int, layout: list[chunks.Dataset]) -> dict[str, np.ndarray]:
         """Every chunk of ``layout`` decoded into its dataset's array; the largest chunks start first, and the first
-        damaged chunk in file order is the one reported, whatever the threads."""
+        damaged chunk (datasets in order, chunks in order) is the one reported, whatever the threads."""
         arrays = {d.name: np.empty(d.length, d.dtype) for d in layout}
         tasks = [(d, c) for d in layout for c in d.chunks]
         if min(self._read_threads, len(tasks)) <= 1:
             for d, c in tasks:
                 chunks.decode_chunk(fd, d, c, arrays[d.name])
             return arrays
-        pool, futures = self._decoders(), {}
+        pool, futures = self._pool, {}
         try:
             with sigint_held():  # no chunk is left undecoded by a Ctrl-C between two submits
                 for i in sorted(range(len(tasks)), key=lambda i: -tasks[i][1].size):
