@@ -53,6 +53,10 @@ class RowCache:
         self._row_ids = np.zeros(0, np.int64)
         self.n_rows, self.nnz = 0, 0
 
+    def emptied(self) -> RowCache:
+        """An empty cache of the same capacity, type and weights."""
+        return RowCache(self.capacity, self.dtype, weighted=self.weighted)
+
     @property
     def rows(self) -> Rows:
         n, nnz = self.n_rows, self.nnz

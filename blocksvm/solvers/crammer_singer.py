@@ -12,9 +12,10 @@ from blocksvm.solvers import _crammer_singer_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.cache import RowCache
+from blocksvm.solvers.working_set import WorkingSet
 
 
-class CrammerSingerSolver(Solver):
+class CrammerSingerSolver(WorkingSet, Solver):
     """Block minimization of Crammer and Singer's dual, each visit solved by LIBLINEAR's sequential dual method.
 
     One problem over every class (``K`` weight vectors, two classes included), not ``K`` one-vs-rest problems:
@@ -39,16 +40,14 @@ class CrammerSingerSolver(Solver):
                 "the data has instance weights, which Crammer and Singer's solver does not read: use one-vs-rest "
                 "(--loss squared-hinge, -s 2) or data without weights"
             )
-        self.working_set = params.working_set
         n_k = len(problem.classes)
         self.costs = np.ascontiguousarray(problem.costs[:, 1])  # C of each class's rows
         self.hyper = np.array([problem.bias, params.inner_passes, params.inner_eps if params.inner_eps > 0 else -1.0])
         self.w = np.zeros((problem.n_weights, n_k))
         self.alpha = np.zeros((problem.n_rows, n_k))
         self.block_sums = np.zeros(problem.n_blocks)
-        self.previous = np.full(1, -1, np.int64)  # "pair": the block visited last (-1: none yet)
-        self._previous_block = None
-        self.cache = RowCache(params.cache_mb * 1e6, problem.dtype) if self.working_set == "cache" else None
+        cache = RowCache(params.cache_mb * 1e6, problem.dtype) if params.working_set == "cache" else None
+        self.start_working_set(params.working_set, cache)
 
     @classmethod
     def loss_of(cls, params):
@@ -58,15 +57,11 @@ class CrammerSingerSolver(Solver):
 
     def visit(self, block, seeds) -> BlockReport:
         """Dual CD on the block and the working set's rows, then the working set for the next visit."""
-        if self.working_set == "cache":  # the block's own rows are solved as the block's
-            companion = self.cache.excluding(block.row_offset, block.row_offset + block.n_rows)
-            ids = companion.row_ids
-        elif self.working_set == "pair":
-            companion = self._previous_of(block)
-            ids = _block_rows(companion)
+        companion = self.companion_of(block)
+        if isinstance(companion, RowCache):
+            ids, rows = companion.row_ids, companion.rows
         else:
-            companion, ids = None, np.zeros(0, np.int64)
-        rows = companion.rows if isinstance(companion, RowCache) else companion
+            ids, rows = _block_rows(companion), companion
         a_rows = slice(block.row_offset, block.row_offset + block.n_rows)
         a = self._kernel_rows(block, self.alpha[a_rows])  # a view: updated in place
         b = self._kernel_rows(rows, np.ascontiguousarray(self.alpha[ids]))  # a copy, scattered back below
@@ -78,12 +73,7 @@ class CrammerSingerSolver(Solver):
         if len(ids):  # the companion's rows belong to other blocks: move their sums by the change
             change = K.own_alphas(b[5], b[3]) - K.own_alphas(b_before, b[3])
             np.add.at(self.block_sums, self.problem.block_of(ids), change)
-        if self.cache is not None:
-            self.cache = companion
-            alpha = self.alpha.T  # (classes, rows), as the cache reads it
-            self.cache.refill(block, alpha, self._upper_of, np.random.default_rng(max(int(seeds[0]), 0)))
-        if self.working_set == "pair":
-            self.previous[0], self._previous_block = block.index, block
+        self.remember(block, companion, self.alpha.T, self._upper_of, seeds)  # (alpha as (classes, rows))
         return BlockReport(
             loss=losses,
             correct=int(stats[K.CORRECT_FIRST]),
@@ -99,15 +89,6 @@ class CrammerSingerSolver(Solver):
             return (*empty, np.zeros(0, np.int64), np.zeros(0), alpha)
         y = np.searchsorted(self.problem.classes, rows.labels).astype(np.int64)
         return rows.indptr, rows.indices, rows.data, y, row_norms_squared(rows.indptr, rows.data), alpha
-
-    def _previous_of(self, block):
-        """The block visited just before ``block`` ("pair"), read again after a resume."""
-        if self.previous[0] < 0 or self.store is None or self.store.n_blocks < 2:
-            return None
-        if self._previous_block is None or self._previous_block.index != self.previous[0]:
-            self._previous_block = self.store.read_block(int(self.previous[0]))
-        previous = self._previous_block
-        return previous if previous.index != block.index else None
 
     def _upper_of(self, labels: np.ndarray) -> np.ndarray:
         """The cache's bound of each variable, shape (classes, len(labels)): ``C`` of the row's own class (a row at
@@ -140,16 +121,6 @@ class CrammerSingerSolver(Solver):
         nonzero alpha)."""
         violation = total.get("violation") if total else None
         return {"pg_violation": violation, "nsv": int(np.count_nonzero((self.alpha != 0).any(axis=1)))}
-
-    def state(self) -> dict[str, np.ndarray]:
-        arrays = super().state()
-        return {**arrays, **self.cache.state()} if self.cache is not None else arrays
-
-    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        super().load_state(arrays)
-        self._previous_block = None
-        if self.cache is not None:
-            self.cache.load_state(arrays)
 
 
 def _block_rows(block) -> np.ndarray:

@@ -27,6 +27,7 @@ from blocksvm.solvers._common import dot, row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import NO_WEIGHTS, correct_predictions, counted, kernel_weights
+from blocksvm.solvers.working_set import WorkingSet
 
 PARALLEL_MERGE = 1 << 20  # weights from which the threads' replicas are added on the threads
 
@@ -35,7 +36,7 @@ def at_least_one(x) -> bool:
     return positive(x) and x >= 1
 
 
-class DualCDSolver(Solver):
+class DualCDSolver(WorkingSet, Solver):
     """Block minimization with dual CD as the inner solver.
 
     State: ``w`` (n_problems, n_features + 1), ``alpha`` (n_problems, n_rows) and, per block,
@@ -95,20 +96,15 @@ class DualCDSolver(Solver):
         super().__init__(problem, params, store)
         self.inner_passes = params.inner_passes
         self.inner_eps = params.inner_eps if params.inner_eps > 0 else -1.0
-        self.working_set = params.working_set
         self.sigma = 1.0  # CoCoA+'s sigma' when this solver is one worker's of K (blocksvm.train.parallel)
         self.threads = params.threads
         n_k = problem.n_problems
         self.w = np.zeros((n_k, problem.n_weights))
         self.alpha = np.zeros((n_k, problem.n_rows))
         self.block_sums = np.zeros((n_k, problem.n_blocks, 2))
-        self.previous = np.full(1, -1, np.int64)  # "pair": the block visited last (-1: none yet)
-        self._previous_block = None  # ... and its rows, once in memory
         self.tables = [problem.loss.dual_tables(*costs) for costs in problem.costs]
-        self.cache = self._new_cache(params.cache_mb * 1e6) if self.working_set == "cache" else None
-
-    def _new_cache(self, capacity: float) -> RowCache:
-        return RowCache(capacity, self.problem.dtype, weighted=self.problem.weighted)
+        cache = RowCache(params.cache_mb * 1e6, problem.dtype, weighted=problem.weighted)
+        self.start_working_set(params.working_set, cache if params.working_set == "cache" else None)
 
     # ---- the per-block step ---------------------------------------------------------------
 
@@ -255,30 +251,10 @@ class DualCDSolver(Solver):
 
     def visit(self, block, seeds) -> BlockReport:
         """The step with this driver's working set."""
-        if self.working_set == "cache":  # the block's own rows are solved as the block's
-            companion = self.cache.excluding(block.row_offset, block.row_offset + block.n_rows)
-        elif self.working_set == "pair":
-            companion = self._previous_of(block)
-        else:
-            companion = None
+        companion = self.companion_of(block)
         report = self.step(block, self.w, self.local_state(block), seeds, companion)
-        if self.cache is not None:
-            self.cache = companion
-            # (file order: seed -1, and the refill's draws from seed 0)
-            self.cache.refill(block, self.alpha, self._upper_of, np.random.default_rng(max(int(seeds[0]), 0)))
-        if self.working_set == "pair":
-            self.previous[0], self._previous_block = block.index, block
+        self.remember(block, companion, self.alpha, self._upper_of, seeds)
         return report
-
-    def _previous_of(self, block):
-        """The block visited just before ``block`` ("pair"); after a resume it is read again, so a
-        resumed run pairs exactly the blocks an uninterrupted one did."""
-        if self.previous[0] < 0 or self.store is None or self.store.n_blocks < 2:
-            return None
-        if self._previous_block is None or self._previous_block.index != self.previous[0]:
-            self._previous_block = self.store.read_block(int(self.previous[0]))
-        previous = self._previous_block
-        return previous if previous.index != block.index else None
 
     def _terms(self, k: int, y: np.ndarray, alpha: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Each row's two terms of problem ``k``'s dual (:meth:`blocksvm.losses.Loss.dual_terms`), (rows, 2);
@@ -317,21 +293,9 @@ class DualCDSolver(Solver):
         self.problem = self.problem.with_C(C)
         self.tables = [self.problem.loss.dual_tables(*costs) for costs in self.problem.costs]
         if not warm:
-            self.previous[0], self._previous_block = -1, None
-            if self.cache is not None:
-                self.cache = self._new_cache(self.cache.capacity)
+            self.forget_companions()
 
     # ---- the run --------------------------------------------------------------------------
-
-    def state(self) -> dict[str, np.ndarray]:
-        arrays = super().state()
-        return {**arrays, **self.cache.state()} if self.cache is not None else arrays
-
-    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        super().load_state(arrays)
-        self._previous_block = None
-        if self.cache is not None:
-            self.cache.load_state(arrays)
 
     def weights(self) -> np.ndarray:
         return self.w

@@ -11,6 +11,7 @@ from blocksvm.solvers import _one_class_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 from blocksvm.solvers.base import BlockReport, Solver
 from blocksvm.solvers.cache import RowCache
+from blocksvm.solvers.working_set import WorkingSet
 
 
 def _nu(x) -> bool:
@@ -32,7 +33,7 @@ NU = Param(
 FREE_SUM, FREE_COUNT, AT_ONE, AT_ZERO = range(4)
 
 
-class OneClassSolver(Solver):
+class OneClassSolver(WorkingSet, Solver):
     """Block minimization of the one-class SVM's dual, each visit solved by LIBLINEAR's two-level method.
 
     The labels are not read. Every ``alpha_i`` starts at ``nu``, which meets ``e^T alpha = nu l`` and gives each
@@ -68,7 +69,6 @@ class OneClassSolver(Solver):
                 "--working-set block cannot train a one-class SVM: its dual's sum (nu times the rows) moves between "
                 "blocks only through rows of two blocks solved together: use cache (the default) or pair"
             )
-        self.working_set = params.working_set
         self.nu = float(params.nu)
         self.hyper = np.array([params.inner_passes, params.inner_eps if params.inner_eps > 0 else -1.0])
         self.w = np.zeros((1, problem.n_weights))
@@ -76,9 +76,8 @@ class OneClassSolver(Solver):
         self.counted = np.zeros(problem.n_blocks, np.int8)
         self.rho_sums = np.zeros((problem.n_blocks, 4))
         self.rho_sums[:, AT_ONE], self.rho_sums[:, AT_ZERO] = -np.inf, np.inf
-        self.previous = np.full(1, -1, np.int64)
-        self._previous_block = None
-        self.cache = RowCache(params.cache_mb * 1e6, problem.dtype) if self.working_set == "cache" else None
+        cache = RowCache(params.cache_mb * 1e6, problem.dtype) if params.working_set == "cache" else None
+        self.start_working_set(params.working_set, cache)
 
     @classmethod
     def loss_of(cls, params):
@@ -93,11 +92,11 @@ class OneClassSolver(Solver):
         if not self.counted[block.index]:  # its first visit: its rows' alpha = nu enter w
             K.add_rows(w, block.indptr, block.indices, block.data, self.alpha[0, a_rows])
             self.counted[block.index] = 1
-        if self.working_set == "cache":  # the block's own rows are solved as the block's
-            companion = self.cache.excluding(block.row_offset, block.row_offset + block.n_rows)
+        companion = self.companion_of(block)
+        if isinstance(companion, RowCache):
             ids, rows = companion.row_ids, companion.rows
-        else:
-            rows = self._previous_of(block)
+        else:  # (pair: one-class refuses plain blocks)
+            rows = companion
             ids = np.zeros(0, np.int64) if rows is None else np.arange(rows.row_offset, rows.row_offset + rows.n_rows)
         a = self._kernel_rows(block, self.alpha[0, a_rows])  # a view: updated in place
         b = self._kernel_rows(rows, np.ascontiguousarray(self.alpha[0, ids]))  # a copy, scattered back below
@@ -106,11 +105,7 @@ class OneClassSolver(Solver):
         self.alpha[0, ids] = b[4]
         self._offset(block.index, G, a[4])
         margins = G + w[-1]  # w.x - rho
-        if self.cache is not None:
-            self.cache = companion
-            self.cache.refill(block, self.alpha, _upper_of, np.random.default_rng(max(int(seeds[0]), 0)))
-        if self.working_set == "pair":
-            self.previous[0], self._previous_block = block.index, block
+        self.remember(block, companion, self.alpha, _upper_of, seeds)
         return BlockReport(
             loss=np.array([np.maximum(0.0, -margins).sum()]),
             correct=int(np.count_nonzero(margins > 0)),
@@ -132,15 +127,6 @@ class OneClassSolver(Solver):
         if rows is None:
             return np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, self.problem.dtype), np.zeros(0), alpha
         return rows.indptr, rows.indices, rows.data, row_norms_squared(rows.indptr, rows.data), alpha
-
-    def _previous_of(self, block):
-        """The block visited just before ``block`` ("pair"), read again after a resume."""
-        if self.previous[0] < 0 or self.store is None or self.store.n_blocks < 2:
-            return None
-        if self._previous_block is None or self._previous_block.index != self.previous[0]:
-            self._previous_block = self.store.read_block(int(self.previous[0]))
-        previous = self._previous_block
-        return previous if previous.index != block.index else None
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -178,16 +164,6 @@ class OneClassSolver(Solver):
         violation = total["up"] - total["low"] if total else None
         violation = None if violation is None or not np.isfinite(violation) else violation
         return {"pg_violation": violation, "nsv": int(np.count_nonzero(self.alpha)), "rho": self.rho}
-
-    def state(self) -> dict[str, np.ndarray]:
-        arrays = super().state()
-        return {**arrays, **self.cache.state()} if self.cache is not None else arrays
-
-    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        super().load_state(arrays)
-        self._previous_block = None
-        if self.cache is not None:
-            self.cache.load_state(arrays)
 
 
 def offset(rho_sums: np.ndarray) -> float:
