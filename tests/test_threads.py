@@ -108,7 +108,10 @@ def test_w8a_reaches_liblinears_optimum_with_class_weights(w8a, threads, loss):
     at_liblinears_optimum(result, X, y, loss, 1.0, 1.0, weights)
 
 
-@pytest.mark.parametrize("threads, working_set, bias", [(2, "block", -1.0), (3, "pair", 1.0), (8, "block", -1.0)])
+@pytest.mark.parametrize(
+    "threads, working_set, bias",
+    [(2, "block", -1.0), pytest.param(3, "pair", 1.0, marks=pytest.mark.slow), (8, "block", -1.0)],
+)
 def test_generated_reaches_liblinears_optimum(generated, threads, working_set, bias):
     """(Plain block minimization, working set "block", stalls with a bias feature here, and on a9a's redundant
     rows, threads or not: it is tested without one.)"""
