@@ -1,9 +1,10 @@
 """Every existing configuration gives, for fixed seeds, the models recorded before the architecture change.
 
 ``tests/data/reference_models.npz`` was written by ``python tests/test_reference_models.py`` at
-commit fd473ed (before solvers moved behind the solver contract), and its CoCoA+ models at 8944567 (before
-the engines were made generic); a later run adds only the configurations it lacks. Arithmetic that did not
-change must give the same bits; the recorded models are compared exactly.
+commit fd473ed (before solvers moved behind the solver contract), its CoCoA+ models at 8944567 (before the
+engines were made generic) and its Newton models at e742e87 (before issue 32 gave the objective a penalty); a
+later run adds only the configurations it lacks. Arithmetic that did not change must give the same bits; the
+recorded models are compared exactly.
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ CONFIGS = {
     "cocoa-3-added": {"loss": "squared-hinge", "workers": 3, "line_search": False, "working_set": "pair"},
     "cocoa-2-logistic": {"loss": "logistic", "workers": 2},
     "cocoa-2-multiclass": {"loss": "squared-hinge", "workers": 2, "store": "multiclass", "class_weight": {1: 2.0}},
+    # Newton's pass learner, recorded at e742e87 before issue 32 gives the objective a penalty
+    "newton-squared-hinge": {"solver": "newton", "loss": "squared-hinge"},
+    "newton-logistic-threads-2": {"solver": "newton", "loss": "logistic", "threads": 2, "bias": -1},
+    "newton-multiclass-weighted": {
+        "solver": "newton",
+        "loss": "logistic",
+        "store": "multiclass",
+        "class_weight": {1: 2.0, 3: 0.5},
+    },
 }
 
 
