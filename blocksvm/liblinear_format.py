@@ -15,12 +15,18 @@ For two classes there is one weight column and LIBLINEAR predicts ``label[0]`` w
 value is positive; for more, one column per class in ``label`` order and the arg-max wins. Crammer and Singer's
 models (``MCSVM_CS``) have one column per class even for two classes. A one-class model (``ONECLASS_SVM``) has no
 ``label`` line and ``bias -1``: it decides ``w.x - rho`` (> 0: +1, else -1). Feature ``j`` of the file (1-based) is
-column ``j - 1``.
+column ``j - 1``. ``solver_type`` names the problem and method (:func:`blocksvm.penalties.liblinear_type`, from
+:data:`blocksvm.penalties.LIBLINEAR_SOLVERS`: a Newton model's squared hinge is -s 2's L2R_L2LOSS_SVC, dual CD's
+-s 1's L2R_L2LOSS_SVC_DUAL, an L1 model's L1R_L2LOSS_SVC or L1R_LR); reading one, the same table gives the loss
+and the penalty.
 
-The format is dense: a compact model (one with a feature map) is written with a zero row for each
-feature of its space it does not use, streamed, so the export holds no more than the model; a file
-that would exceed :data:`EXPORT_LIMIT_BYTES` is refused in one line that says its size (LIBLINEAR
-would need 8 bytes a weight to load it).
+The format is dense, L1 models' too (LIBLINEAR writes every weight of -s 5 and 6 models): a compact or
+sparse model (one with a feature map) is written with a zero row ("0 ") for each feature of its space it
+does not hold, streamed, so the export holds no more than the model; a file that would exceed
+:data:`EXPORT_LIMIT_BYTES` is refused in one line that says its size (LIBLINEAR would need 8 bytes a
+weight to load it). Reading an L1R model keeps only its nonzero rows (a sparse model,
+:meth:`~blocksvm.model.LinearModel.keep_nonzero`) when that is smaller, reading the file a chunk of lines at
+a time: memory in proportion to its nonzero weights, not to its features.
 """
 
 from __future__ import annotations
@@ -31,27 +37,13 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm.errors import ModelError, check_writable
-from blocksvm.losses import LOSSES, REGRESSION, SQUARED_HINGE
+from blocksvm.losses import LOSSES, REGRESSION
+from blocksvm.penalties import liblinear_type, problem_of_type
 
 EXPORT_LIMIT_BYTES = 1 << 30
 """LIBLINEAR model files larger than this (1 GiB) are refused: a compact model of a hashed space."""
 _ZERO_ROWS = 1 << 16  # zero rows written at a time
-
-# LIBLINEAR's solver types blocksvm applies -> the loss their models minimized
-_LOSS_OF_TYPE = {
-    "L2R_LR": "logistic",
-    "L2R_LR_DUAL": "logistic",
-    "L1R_LR": "logistic",
-    "L2R_L2LOSS_SVC_DUAL": "squared-hinge",
-    "L2R_L2LOSS_SVC": "squared-hinge",
-    "L1R_L2LOSS_SVC": "squared-hinge",
-    "L2R_L1LOSS_SVC_DUAL": "hinge",
-    "MCSVM_CS": "crammer-singer",
-    "L2R_L2LOSS_SVR": "squared-epsilon-insensitive",
-    "L2R_L2LOSS_SVR_DUAL": "squared-epsilon-insensitive",
-    "L2R_L1LOSS_SVR_DUAL": "epsilon-insensitive",
-    "ONECLASS_SVM": "one-class",
-}
+_READ_ROWS = 1 << 16  # weight rows read at a time
 
 
 def _label_text(value: float) -> str:
@@ -90,7 +82,9 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
     )
     columns = coef.T
     bias_row = model.intercept / model.bias if model.bias > 0 else None
-    solver = LOSSES.get(model.loss, SQUARED_HINGE).liblinear_type
+    solver = model.params.get("liblinear_solver") or liblinear_type(
+        model.loss or "squared-hinge", model.params.get("penalty", "l2"), model.params.get("solver", "")
+    )
     check_writable(path, "the LIBLINEAR model", ModelError)
     tmp = path.with_name(path.name + ".partial")
     try:
@@ -142,9 +136,9 @@ def _write_zero_lines(f, zero_line: str, count: int) -> None:
 
 
 def read_liblinear_model(path: str | os.PathLike) -> dict:
-    """Read a LIBLINEAR model file (a classifier's, logistic regression's, SVR's, Crammer and Singer's or a
-    one-class SVM's): the fields of a :class:`~blocksvm.model.LinearModel` (``LinearModel.load`` reads either
-    format)."""
+    """Read a LIBLINEAR model file (a classifier's, logistic regression's or SVR's, L2- or L1-regularized; Crammer
+    and Singer's or a one-class SVM's): the fields of a :class:`~blocksvm.model.LinearModel` (``LinearModel.load``
+    reads either format)."""
     path = Path(path)
     header: dict[str, str] = {}
     try:
@@ -156,12 +150,13 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
                 header[key] = value
             else:
                 raise ModelError(f"{path} is neither a blocksvm model nor a LIBLINEAR model file")
-            if header.get("solver_type") not in _LOSS_OF_TYPE:
+            problem = problem_of_type(header.get("solver_type", ""))
+            if problem is None:
                 raise ModelError(
                     f"{path}: LIBLINEAR solver_type {header.get('solver_type')!r} "
                     "is not a linear model blocksvm can apply"
                 )
-            loss = _LOSS_OF_TYPE[header["solver_type"]]
+            loss, penalty = problem
             regression = loss in LOSSES and LOSSES[loss].task == REGRESSION
             nr_class = int(header["nr_class"])
             labels = np.array(header.get("label", "0 1" if regression else "").split(), dtype=np.float64)
@@ -170,32 +165,65 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
             rho = float(header["rho"]) if loss == "one-class" else None  # a one-class model decides w.x - rho
             nr_w = 1 if nr_class == 2 and header["solver_type"] != "MCSVM_CS" else nr_class
             rows = n_features + (1 if bias >= 0 else 0)
-            W = np.loadtxt(f, max_rows=rows, ndmin=2)
+            W, kept = _read_weights(f, path, rows, nr_w, sparse=penalty != "l2")
     except (KeyError, ValueError, UnicodeDecodeError) as exc:
         raise ModelError(f"{path} is not a readable LIBLINEAR model file: {exc}") from None
-    if W.shape != (rows, nr_w):
-        raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {W.shape}")
+    bias_row = np.zeros(nr_w)
+    if bias >= 0:  # the last row is the bias feature's
+        if kept is None:
+            bias_row, W = W[n_features], W[:n_features]
+        elif len(kept) and kept[-1] == n_features:
+            bias_row, W, kept = W[-1], W[:-1], kept[:-1]
     classes = np.zeros(0) if regression else np.array([-1.0, 1.0]) if rho is not None else np.sort(labels)
     if rho is not None:  # the offset as the intercept
-        coef = W[:n_features].T
-        intercept = np.array([-rho])
-    elif regression:
-        coef = W[:n_features].T
-        intercept = W[n_features] * bias if bias >= 0 else np.zeros(1)
-    elif nr_w == 1:
-        sign = 1.0 if labels[0] == classes[1] else -1.0
-        coef = sign * W[:n_features].T
-        intercept = sign * W[n_features] * bias if bias >= 0 else np.zeros(1)
+        coef, intercept = W.T, np.array([-rho])
+    elif regression or nr_w == 1:
+        sign = 1.0 if regression or labels[0] == classes[1] else -1.0
+        coef, intercept = sign * W.T, sign * bias_row * bias if bias >= 0 else np.zeros(1)
     else:
         order = np.argsort(labels)
-        coef = W[:n_features, order].T
-        intercept = W[n_features, order] * bias if bias >= 0 else np.zeros(nr_class)
-    return {
+        coef, intercept = W[:, order].T, bias_row[order] * bias if bias >= 0 else np.zeros(nr_class)
+    fields = {
         "coef": np.ascontiguousarray(coef),
         "intercept": np.atleast_1d(intercept).astype(float),
         "classes": classes,
         "bias": bias if bias > 0 else -1.0,
         "index_base": 1,
-        "params": {"liblinear_solver": header["solver_type"]},
+        "params": {"liblinear_solver": header["solver_type"], "penalty": penalty},
         "loss": loss,
     }
+    if kept is not None:
+        fields |= {"feature_map": kept, "space_features": n_features, "sparse": True}
+    return fields
+
+
+def _read_weights(f, path: Path, rows: int, nr_w: int, sparse: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ``rows`` weight lines of ``nr_w`` values after the header, a chunk of lines at a time: all of them, or with
+    ``sparse`` those with a nonzero weight and their row numbers (when fewer than half the rows are; else all)."""
+    chunks, numbers, seen = [], [], 0
+    while seen < rows:
+        lines = [line for _, line in zip(range(min(_READ_ROWS, rows - seen)), f)]
+        if not lines:
+            break
+        values = np.array(" ".join(lines).split(), dtype=np.float64)
+        if values.size != len(lines) * nr_w:
+            found = f"{values.size} values in {len(lines)} rows"
+            raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {found}")
+        block = values.reshape(len(lines), nr_w)
+        if sparse:
+            nonzero = np.flatnonzero(np.any(block != 0, axis=1))
+            block, rows_kept = block[nonzero], nonzero + seen
+            numbers.append(rows_kept)
+        chunks.append(block)
+        seen += len(lines)
+    if seen < rows:
+        raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {seen} rows")
+    W = np.concatenate(chunks) if chunks else np.zeros((0, nr_w))
+    if not sparse:
+        return W, None
+    kept = np.concatenate(numbers).astype(np.int64) if numbers else np.zeros(0, np.int64)
+    if 2 * len(kept) < rows:
+        return W, kept
+    dense = np.zeros((rows, nr_w))
+    dense[kept] = W
+    return dense, None

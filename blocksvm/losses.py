@@ -16,8 +16,9 @@ max_{m != y} w_m.x``) and the one-class SVM (the one-class kind, ``-s 21``: ``(0
 row a target of +1, labels unread). Their values are the margin kind's formula of those margins.
 Kernels receive the four numbers as a table (:attr:`Loss.table`: ``[threshold, linear, quadratic, kind]``) and
 read it through :func:`blocksvm.solvers._common.row_loss` and ``row_slope``; the dual box and diagonal of dual
-CD, the dual's terms, Pegasos's ball, LIBLINEAR's codes and names and the numpy value used by evaluation and by
-the tests' oracle all come from the same record. Adding a loss of these kinds is one entry in :data:`LOSSES`.
+CD, the dual's terms, Pegasos's ball and the numpy value used by evaluation and by the tests' oracle all come from
+the same record. Adding a loss of these kinds is one entry in :data:`LOSSES`. The penalty beside it, and LIBLINEAR's
+codes and solver types of each (penalty, loss) pair, are :mod:`blocksvm.penalties`'.
 """
 
 from __future__ import annotations
@@ -46,11 +47,6 @@ class Loss:
         The margin below which a row has a loss (1 for the SVM losses); epsilon for regression.
     linear, quadratic : float
         Coefficients of ``s`` and ``s^2`` (margin and epsilon kinds).
-    liblinear_codes : tuple of int
-        LIBLINEAR's ``-s`` values that solve this loss's problem (the first: its dual solver's, the one whose
-        model type blocksvm writes); empty: LIBLINEAR has none.
-    liblinear_type : str
-        ``solver_type`` written in LIBLINEAR model files.
     bound : float
         ``lambda ||w*||^2 <= bound`` at the optimum of ``lambda/2 ||w||^2 + mean loss``: Pegasos and OGD project
         onto the ball of radius ``sqrt(bound / lambda)`` (from ``f(w*) <= f(0)``: 2 loss(0); 1 for the hinge
@@ -62,8 +58,6 @@ class Loss:
     threshold: float
     linear: float
     quadratic: float
-    liblinear_codes: tuple[int, ...]
-    liblinear_type: str
     bound: float
 
     @property
@@ -79,11 +73,6 @@ class Loss:
     def with_epsilon(self, epsilon: float) -> Loss:
         """The same regression loss with ``epsilon`` (LIBLINEAR's ``-p``) as its threshold."""
         return dataclasses.replace(self, threshold=float(epsilon)) if self.kind == EPSILON else self
-
-    @property
-    def liblinear_code(self) -> int | None:
-        """LIBLINEAR's ``-s`` of its dual solver for this loss (None: LIBLINEAR has none)."""
-        return self.liblinear_codes[0] if self.liblinear_codes else None
 
     def value(self, z: np.ndarray) -> np.ndarray:
         """The loss of each row's margin ``z = y w.x`` (classification) or residual ``z = y - w.x`` (regression)."""
@@ -162,16 +151,14 @@ def _xlogx(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
 
 
-HINGE = Loss("hinge", MARGIN, 1.0, 1.0, 0.0, (3,), "L2R_L1LOSS_SVC_DUAL", bound=1.0)
-SQUARED_HINGE = Loss("squared-hinge", MARGIN, 1.0, 0.0, 1.0, (1, 2), "L2R_L2LOSS_SVC_DUAL", bound=2.0)
-LOGISTIC_LOSS = Loss("logistic", LOGISTIC, 0.0, 1.0, 0.0, (7, 0), "L2R_LR_DUAL", bound=2.0 * math.log(2.0))
-EPSILON_INSENSITIVE = Loss("epsilon-insensitive", EPSILON, 0.1, 1.0, 0.0, (13,), "L2R_L1LOSS_SVR_DUAL", bound=math.inf)
-SQUARED_EPSILON_INSENSITIVE = Loss(
-    "squared-epsilon-insensitive", EPSILON, 0.1, 0.0, 1.0, (12, 11), "L2R_L2LOSS_SVR_DUAL", bound=math.inf
-)
-PERCEPTRON = Loss("perceptron", MARGIN, 0.0, 1.0, 0.0, (), "L2R_L1LOSS_SVC_DUAL", bound=math.inf)
-CRAMMER_SINGER = Loss("crammer-singer", MULTICLASS, 1.0, 1.0, 0.0, (4,), "MCSVM_CS", bound=1.0)
-ONE_CLASS = Loss("one-class", ONECLASS, 0.0, 1.0, 0.0, (21,), "ONECLASS_SVM", bound=math.inf)
+HINGE = Loss("hinge", MARGIN, 1.0, 1.0, 0.0, bound=1.0)
+SQUARED_HINGE = Loss("squared-hinge", MARGIN, 1.0, 0.0, 1.0, bound=2.0)
+LOGISTIC_LOSS = Loss("logistic", LOGISTIC, 0.0, 1.0, 0.0, bound=2.0 * math.log(2.0))
+EPSILON_INSENSITIVE = Loss("epsilon-insensitive", EPSILON, 0.1, 1.0, 0.0, bound=math.inf)
+SQUARED_EPSILON_INSENSITIVE = Loss("squared-epsilon-insensitive", EPSILON, 0.1, 0.0, 1.0, bound=math.inf)
+PERCEPTRON = Loss("perceptron", MARGIN, 0.0, 1.0, 0.0, bound=math.inf)
+CRAMMER_SINGER = Loss("crammer-singer", MULTICLASS, 1.0, 1.0, 0.0, bound=1.0)
+ONE_CLASS = Loss("one-class", ONECLASS, 0.0, 1.0, 0.0, bound=math.inf)
 
 # The losses a user chooses (``--loss``); a solver may fix its own (the Perceptron's) or offer a few (Solver.losses).
 LOSSES: dict[str, Loss] = {
@@ -188,6 +175,3 @@ LOSSES: dict[str, Loss] = {
 }
 # The losses of one target a row (binary problems, one-vs-rest, regression): those the general solvers minimize.
 ROW_LOSSES: tuple[str, ...] = tuple(name for name, loss in LOSSES.items() if loss.kind in (MARGIN, LOGISTIC, EPSILON))
-
-# LIBLINEAR's ``-s`` code -> the loss blocksvm minimizes for it.
-LIBLINEAR_CODES: dict[int, str] = {code: loss.name for loss in LOSSES.values() for code in loss.liblinear_codes}

@@ -5,14 +5,18 @@ dataset ``intercept`` (n_problems,), and JSON attributes ``classes``, ``bias``, 
 ``summary`` and ``feature_space`` (``n_features``, ``index_base``, the training store's
 fingerprint). A model of a compact store (:mod:`blocksvm.features`) is version 2: it adds the
 dataset ``feature_map`` (the original zero-based column of each ``coef`` column, sorted) and the
-attribute ``space_features`` (the width of the original space). A model trained on text other than
-LIBSVM's (Vowpal Wabbit's hashed names) has the JSON attribute ``text_format``, the training store's
-record of the hashing (:mod:`blocksvm.io.vw`), so that ``predict`` reads new text alike; other models
+attribute ``space_features`` (the width of the original space). A **sparse** model (an L1 penalty's, or a LIBLINEAR
+-s 5 or 6 model read, when that is smaller) is version 3: its ``feature_map`` holds the columns of its nonzero
+weights (its support, not the training data's features) and the attribute ``sparse`` says so, so that a model with
+2,000 nonzero weights in a space of 30,000,000 features holds and predicts with 2,000 weights. A model trained on
+text other than LIBSVM's (Vowpal Wabbit's hashed names) has the JSON attribute ``text_format``, the training
+store's record of the hashing (:mod:`blocksvm.io.vw`), so that ``predict`` reads new text alike; other models
 have none. It is written to a temporary name and renamed when complete.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
@@ -30,9 +34,10 @@ from blocksvm.liblinear_format import read_liblinear_model
 from blocksvm.losses import LOGISTIC_LOSS, LOSSES, ONE_CLASS, REGRESSION
 
 MODEL_FORMAT = "blocksvm-model"
-MODEL_VERSION = 2
-"""The newest model version this blocksvm reads and writes: 2 with a feature map, 1 without."""
+MODEL_VERSION = 3
+"""The newest model version this blocksvm reads and writes: 3 a sparse model, 2 with a feature map, 1 without."""
 DENSE_MODEL_VERSION = 1
+COMPACT_MODEL_VERSION = 2
 
 
 @dataclass
@@ -69,6 +74,10 @@ class LinearModel:
     text_format : dict or None
         How the training text became columns when it was not LIBSVM's indices: the store's ``text`` record
         (VW's names, hashed into ``2**bits`` columns; :mod:`blocksvm.io.vw`). None: LIBSVM's indices.
+    sparse : bool
+        ``feature_map`` holds the columns of the nonzero weights (:meth:`keep_nonzero`), not the features of the
+        training data: a feature of the space absent from it has weight 0, and only indices beyond the space's
+        width are outside the model.
     """
 
     coef: np.ndarray
@@ -83,6 +92,7 @@ class LinearModel:
     feature_map: np.ndarray | None = None
     space_features: int = 0
     text_format: dict | None = None
+    sparse: bool = False
 
     def __post_init__(self):
         if self.feature_map is None:
@@ -104,6 +114,23 @@ class LinearModel:
     def rho(self) -> float | None:
         """A one-class model's offset (LIBLINEAR's ``rho``): it decides ``coef @ x - rho``; None for other models."""
         return -float(self.intercept[0]) if self.loss == ONE_CLASS.name else None
+
+    @property
+    def nonzero_weights(self) -> int:
+        """The weights of features (the bias's aside) that are not zero, over every problem."""
+        return int(np.count_nonzero(self.coef))
+
+    def keep_nonzero(self) -> LinearModel:
+        """This model holding only the columns with a nonzero weight (:attr:`sparse`), when that takes less memory
+        than its columns as they are (a column of the map costs 8 bytes beside its weights); else itself."""
+        n_problems = self.coef.shape[0]
+        support = np.flatnonzero(np.any(self.coef != 0, axis=0))
+        now = 8 * self.n_features * (n_problems + (self.feature_map is not None))
+        if 8 * len(support) * (n_problems + 1) >= now:
+            return self
+        columns = support if self.feature_map is None else np.asarray(self.feature_map, np.int64)[support]
+        return dataclasses.replace(self, coef=np.ascontiguousarray(self.coef[:, support]), feature_map=columns,
+                                   sparse=True)  # fmt: skip
 
     @property
     def is_regression(self) -> bool:
@@ -208,7 +235,10 @@ class LinearModel:
 
         def fill(f: h5py.File) -> None:
             f.attrs["format"] = MODEL_FORMAT
-            f.attrs["version"] = DENSE_MODEL_VERSION if self.feature_map is None else MODEL_VERSION
+            mapped = MODEL_VERSION if self.sparse else COMPACT_MODEL_VERSION
+            f.attrs["version"] = DENSE_MODEL_VERSION if self.feature_map is None else mapped
+            if self.sparse:  # (an older blocksvm would take its support for the training features: version 3)
+                f.attrs["sparse"] = True
             if self.feature_map is not None:
                 f.create_dataset("feature_map", data=np.asarray(self.feature_map, np.int64), compression="gzip")
                 f.attrs["space_features"] = self.space_features
@@ -259,6 +289,7 @@ class LinearModel:
                     feature_map=f["feature_map"][()] if "feature_map" in f else None,
                     space_features=int(f.attrs.get("space_features", 0)),
                     text_format=json.loads(f.attrs["text_format"]) if "text_format" in f.attrs else None,
+                    sparse=bool(f.attrs.get("sparse", False)),
                 )
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path} is not a readable model: {exc}") from None

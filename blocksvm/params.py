@@ -121,6 +121,8 @@ class Param:
         A default of its own for a command (``stream`` learns with the Perceptron by default).
     many : callable, optional
         The flag may be repeated; ``many(values)`` folds the list of parsed values into the value.
+    solver_defaults : tuple of (solver, value)
+        A default of its own for a solver (OWL-QN makes hundreds of iterations where Newton makes tens).
     solvers : tuple of str
         The solvers that read it (empty: every solver), filled in by the registry from the solvers' ``params``.
     """
@@ -140,6 +142,7 @@ class Param:
     commands: tuple[str, ...] = COMMANDS
     command_defaults: tuple[tuple[str, Any], ...] = ()
     many: Callable[[list], Any] | None = None
+    solver_defaults: tuple[tuple[str, Any], ...] = ()
     solvers: tuple[str, ...] = ()
 
     @property
@@ -158,8 +161,10 @@ class Param:
             return value in self.choices
         return self.check(value)
 
-    def default_for(self, command: str):
-        """The default of this parameter in ``command``."""
+    def default_for(self, command: str, solver: str | None = None):
+        """The default of this parameter in ``command`` (and for ``solver``, when it has one of its own)."""
+        if solver is not None and solver in dict(self.solver_defaults):
+            return dict(self.solver_defaults)[solver]
         return dict(self.command_defaults).get(command, self.default)
 
     @property
@@ -194,27 +199,61 @@ class Param:
 
     def cli_help(self, command: str = "train") -> str:
         default = self.default_for(command)
-        text = self.help + ("" if default is None else f" (default {default})")
+        others = "".join(f"; {solver}: {value}" for solver, value in self.solver_defaults)
+        text = self.help + ("" if default is None else f" (default {default}{others})")
         return text.replace("%", "%%")
 
 
-# LIBLINEAR's primal solvers, -s 0, 2 and 11: its Newton method (the others are dual CD's)
-PRIMAL_CODES = (0, 2, 11)
-
-
-def _liblinear_loss(text: str) -> dict:
-    """LIBLINEAR's ``-s``: the code of an L2-regularized problem blocksvm solves, as the parameters it sets: the loss,
-    and for LIBLINEAR's primal solvers the solver (``newton``; an explicit ``--solver`` wins)."""
+def _liblinear_problem(text: str) -> dict:
+    """LIBLINEAR's ``-s``: the code of a problem blocksvm solves (:data:`blocksvm.penalties.LIBLINEAR_SOLVERS`), as
+    the parameters it sets: the loss, the penalty where it is not the default, and the solver where LIBLINEAR's is
+    not dual CD (Newton for -s 0, 2 and 11, OWL-QN for -s 5 and 6); flags given explicitly win."""
     import argparse
 
-    from blocksvm.losses import LIBLINEAR_CODES
+    from blocksvm.penalties import LIBLINEAR_CODES
 
     try:
-        code = int(text)
-        return {"loss": LIBLINEAR_CODES[code]} | ({"solver": "newton"} if code in PRIMAL_CODES else {})
+        row = LIBLINEAR_CODES[int(text)]
     except (ValueError, KeyError):
-        known = ", ".join(f"{code} ({name})" for code, name in sorted(LIBLINEAR_CODES.items()))
+        known = ", ".join(f"{s.code} ({_problem_words(s)})" for s in LIBLINEAR_CODES.values())
         raise argparse.ArgumentTypeError(f"blocksvm trains LIBLINEAR's -s {known}") from None
+    return (
+        {"loss": row.loss}
+        | ({"penalty": row.penalty} if row.penalty != "l2" else {})
+        | ({"solver": row.solver} if row.solver != "dual-cd" else {})
+    )
+
+
+def _problem_words(row) -> str:
+    return row.loss + ("" if row.penalty == "l2" else f", {row.penalty} penalty")
+
+
+def _liblinear_help() -> str:
+    """The ``-s`` alias's help, from the table: the codes of each problem, and the solvers they choose."""
+    from blocksvm.penalties import LIBLINEAR_SOLVERS
+
+    problems: dict[str, list[int]] = {}
+    solvers: dict[str, list[int]] = {}
+    own: list[int] = []  # a loss with a solver of its own (Crammer and Singer's, the one-class SVM's)
+    for row in LIBLINEAR_SOLVERS:
+        problems.setdefault(_problem_words(row), []).append(row.code)
+        if row.solver == row.loss:
+            own.append(row.code)
+        elif row.solver != "dual-cd":
+            solvers.setdefault(row.solver, []).append(row.code)
+    codes = sorted(problems.items(), key=lambda item: min(item[1]))
+    chosen = "; ".join(f"{_listed(map(str, c))} choose --solver {name}" for name, c in solvers.items())
+    return (
+        "LIBLINEAR alias: "
+        + ", ".join(f"{'|'.join(map(str, sorted(c)))} {words}" for words, c in codes)
+        + f"; {chosen}, as LIBLINEAR's primal solvers (5 and 6 also set --penalty l1); "
+        + f"{_listed(map(str, own))} choose their losses' own solvers"
+    )
+
+
+def _listed(words) -> str:
+    words = list(words)
+    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
 
 
 def _class_weight_flag(text: str):
@@ -274,16 +313,28 @@ LOSS = Param(
     f"one of {', '.join(LOSSES)}",
     choices=tuple(LOSSES),
     parse=str,
-    aliases=(
-        Alias(
-            "-s",
-            _liblinear_loss,
-            "CODE",
-            "LIBLINEAR alias: 0|7 logistic, 1|2 squared-hinge, 3 hinge, 4 crammer-singer, "
-            "11|12 squared-epsilon-insensitive, 13 epsilon-insensitive, 21 one-class; 0, 2 and 11 also choose "
-            "--solver newton, LIBLINEAR's primal solver",
-        ),
-    ),
+    aliases=(Alias("-s", _liblinear_problem, "CODE", _liblinear_help()),),
+)
+PENALTY = Param(
+    "penalty",
+    "l2",
+    "The penalty of the weights beside the loss: l2 (1/2 ||w||^2, LIBLINEAR's L2R problems), l1 (||w||_1, LIBLINEAR's "
+    "-s 5 and 6: a sparse model, stored by its nonzero weights) or elasticnet (l1_ratio ||w||_1 + (1 - l1_ratio)/2 "
+    "||w||^2); the bias feature's weight is penalized too, as LIBLINEAR does. One rule: l1 and elasticnet given "
+    "without --solver choose owl-qn, the solver that minimizes them.",
+    None,
+    "one of l2, l1, elasticnet",
+    choices=("l2", "l1", "elasticnet"),
+    parse=str,
+    commands=("train",),
+)
+L1_RATIO = Param(
+    "l1_ratio",
+    0.5,
+    "The weight of the L1 term of --penalty elasticnet (its L2 term's: 1 - l1_ratio), scikit-learn's l1_ratio.",
+    lambda x: _is_number(x) and 0 < x < 1,
+    "a number in (0, 1)",
+    commands=("train",),
 )
 TOL = Param(
     "tol",
@@ -301,8 +352,10 @@ EPS = Param(
     "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this; "
     "None disables the rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
     "max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 0 and 2); None: LIBLINEAR's default, 0.01 (0.0001 for "
-    "regression, -s 11). crammer-singer, one-class: stop when LIBLINEAR's violation over a pass (-s 4: the largest "
-    "of a row's; -s 21: max -G over alpha < 1 less min -G over alpha > 0) is at most this; None disables the rule.",
+    "regression, -s 11). owl-qn: stop when the 1-norm of the minimum-norm subgradient is at most eps times its value "
+    "at w = 0, times max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 5 and 6; None: their default, 0.01. "
+    "crammer-singer, one-class: stop when LIBLINEAR's violation over a pass (-s 4: the largest of a row's; -s 21: "
+    "max -G over alpha < 1 less min -G over alpha > 0) is at most this; None disables the rule.",
     positive,
     "a positive number or None",
     none_ok=True,
@@ -422,12 +475,13 @@ COMMON: tuple[Param, ...] = (
     Param(
         "max_outer",
         50,
-        "Outer iterations (passes over the store) at most.",
+        "Outer iterations (passes over the store) at most (newton, owl-qn: their iterations, a pass or more each).",
         count,
         "an integer >= 1",
         parse=int,
         safe_to_change=True,
         commands=("train", "partial_fit"),
+        solver_defaults=(("owl-qn", 500),),
     ),
     AVERAGE,
     L1,
@@ -751,7 +805,7 @@ def markdown_table(params: tuple[Param, ...]) -> str:
     ]
     for p in params:
         flags = ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases)))
-        defaults = f"`{p.default!r}`" + "".join(f", {c}: `{v!r}`" for c, v in p.command_defaults)
+        defaults = f"`{p.default!r}`" + "".join(f", {c}: `{v!r}`" for c, v in (*p.command_defaults, *p.solver_defaults))
         lines.append(
             f"| `{p.name}` | {flags} | {', '.join(p.commands)} | {', '.join(p.solvers) or 'all'} | {defaults} "
             f"| {p.expects} | {p.help} |"

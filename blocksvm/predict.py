@@ -6,7 +6,8 @@ line number and sorted before writing: 16 bytes per row (+8 per class with decis
 the same order of memory as training's ``alpha``.
 
 Features outside the model's (indices beyond its features, or absent from a compact model's feature
-map) count as zero, as in LIBLINEAR; they are counted on the way (nonzeros, and distinct indices in
+map; for a sparse model, which keeps only its nonzero weights, indices beyond its space's width) count as zero, as
+in LIBLINEAR; they are counted on the way (nonzeros, and distinct indices in
 a :class:`~blocksvm.features.FeatureSet`, sized by the distinct indices met, not by the largest) and
 reported by a :class:`FeatureSpaceWarning`, or refused with ``strict=True``.
 
@@ -54,6 +55,8 @@ class PredictSummary:
     """Regression: the coefficient of determination ``1 - SSE / SST`` (None for a classifier)."""
     inliers: int | None = None
     """One-class: the rows predicted +1, ``w.x - rho > 0`` (None for other models, whose labels are compared)."""
+    nonzero_weights: int | None = None
+    """The model's weights of features that are not zero (every problem's; the bias's aside)."""
 
     @property
     def accuracy(self) -> float | None:
@@ -63,14 +66,16 @@ class PredictSummary:
         return {**asdict(self), "accuracy": self.accuracy}
 
     def __str__(self) -> str:
+        weights = "" if self.nonzero_weights is None else f" (a model of {self.nonzero_weights:,} nonzero weights)"
         if self.mse is not None:
             return (
                 f"Mean squared error = {self.mse:.6g}, R^2 = {self.r2:.6g} ({self.rows} rows) in {self.seconds:.2f} s"
+                + weights
             )
         if self.inliers is not None:
             share = 100 * self.inliers / max(self.rows, 1)
-            return f"Inliers (+1) = {share:.4f}% ({self.inliers}/{self.rows}) in {self.seconds:.2f} s"
-        return f"Accuracy = {100 * self.accuracy:.4f}% ({self.correct}/{self.rows}) in {self.seconds:.2f} s"
+            return f"Inliers (+1) = {share:.4f}% ({self.inliers}/{self.rows}) in {self.seconds:.2f} s{weights}"
+        return f"Accuracy = {100 * self.accuracy:.4f}% ({self.correct}/{self.rows}) in {self.seconds:.2f} s{weights}"
 
 
 class _Tally:
@@ -164,6 +169,7 @@ def predict(
         space.nonzeros,
         **(tally.regression() if model.is_regression else {}),
         **({"inliers": tally.positive} if model.rho is not None else {}),
+        nonzero_weights=model.nonzero_weights,
     )
     if space.nonzeros:
         warnings.warn(space.warning(), FeatureSpaceWarning, stacklevel=2)
@@ -186,6 +192,11 @@ class _FeatureSpace:
 
     def _space(self) -> str:
         last = self.base + self.model.space_features - 1
+        if self.model.sparse:
+            return (
+                f"{self.name}, whose {self.model.space_features} features are indices {self.base} to {last} "
+                f"({self.model.nonzero_weights} nonzero weights kept)"
+            )
         if self.model.feature_map is not None:
             return f"{self.name}, which uses {self.model.n_features} of the indices {self.base} to {last}"
         return f"{self.name}, whose {self.model.n_features} features are indices {self.base} to {last}"
@@ -193,7 +204,8 @@ class _FeatureSpace:
     def columns(self, indptr: np.ndarray, indices: np.ndarray, lines: np.ndarray) -> np.ndarray:
         """The model's columns of the rows' zero-based ``indices``, counting those outside the model."""
         columns = self.model.columns(indices)
-        outside = columns >= self.model.n_features
+        # (a sparse model's absent columns are weights of 0 in its space: only indices beyond the space are outside)
+        outside = indices >= self.model.space_features if self.model.sparse else columns >= self.model.n_features
         if not outside.any():
             return columns
         first = int(np.argmax(outside))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from blocksvm.losses import LOSSES
+from blocksvm.penalties import liblinear_code
 
 
 def primal(coef: np.ndarray, intercept: float, X, y, C, loss: str, bias: float = 1.0) -> float:
@@ -45,7 +46,7 @@ def liblinear_fit(X, y, loss: str, C: float, bias: float, eps: float = 1e-5) -> 
     seed_liblinear()
 
     B = bias if bias > 0 else -1  # LIBLINEAR's -B sets the bias; the problem's own is overridden
-    code = LOSSES[loss].liblinear_code
+    code = liblinear_code(loss)
     model = liblinear.train(liblinear.problem(y, X), f"-s {code} -c {C} -B {B} -e {eps} -q")
     assert model.bias == B
     w, b = model.get_decfun()  # b is the bias weight times B

@@ -11,13 +11,14 @@ from blocksvm.losses import (
     CLASSIFICATION,
     EPSILON_INSENSITIVE,
     HINGE,
-    LIBLINEAR_CODES,
     LOGISTIC_LOSS,
     LOSSES,
     PERCEPTRON,
     SQUARED_EPSILON_INSENSITIVE,
     SQUARED_HINGE,
 )
+from blocksvm.penalties import LIBLINEAR_SOLVERS, PENALTIES, liblinear_code, liblinear_type, penalty_of, problem_of_type
+from blocksvm.solvers import SOLVERS
 
 MARGINS = np.array([-1.0, 0.0, 0.5, 1.0, 2.0])
 
@@ -59,7 +60,6 @@ def test_dual_boxes_are_liblinears():
     upper, diag = SQUARED_HINGE.dual_tables(0.25, 2.0)
     np.testing.assert_array_equal(upper, [math.inf, math.inf])
     np.testing.assert_array_equal(diag, [2.0, 0.25])
-    assert (HINGE.liblinear_code, SQUARED_HINGE.liblinear_code) == (3, 1)
 
 
 def test_pegasos_ball():
@@ -68,21 +68,47 @@ def test_pegasos_ball():
 
 
 def test_liblinear_codes():
-    # LIBLINEAR's -s: 0 primal and 7 dual logistic regression, 1 and 2 the L2-loss SVM, 3 the L1-loss SVM, 4
-    # Crammer and Singer's multiclass SVM, 11 and 12 the L2-loss SVR, 13 the L1-loss SVR, 21 the one-class SVM (its
-    # README)
-    assert LIBLINEAR_CODES == {
-        0: "logistic",
-        7: "logistic",
-        1: "squared-hinge",
-        2: "squared-hinge",
-        3: "hinge",
-        11: "squared-epsilon-insensitive",
-        12: "squared-epsilon-insensitive",
-        13: "epsilon-insensitive",
-        4: "crammer-singer",
-        21: "one-class",
+    # LIBLINEAR's -s: 0 primal and 7 dual logistic regression, 1 and 2 the L2-loss SVM, 3 the L1-loss SVM, 4 Crammer
+    # and Singer's multiclass SVM, 5 the L1-regularized L2-loss SVM, 6 L1-regularized logistic regression, 11 and 12
+    # the L2-loss SVR, 13 the L1-loss SVR, 21 the one-class SVM (its README), with the solver types its save_model
+    # writes (linear.cpp's solver_type_table)
+    assert {s.code: (s.solver_type, s.penalty, s.loss, s.solver) for s in LIBLINEAR_SOLVERS} == {
+        0: ("L2R_LR", "l2", "logistic", "newton"),
+        1: ("L2R_L2LOSS_SVC_DUAL", "l2", "squared-hinge", "dual-cd"),
+        2: ("L2R_L2LOSS_SVC", "l2", "squared-hinge", "newton"),
+        3: ("L2R_L1LOSS_SVC_DUAL", "l2", "hinge", "dual-cd"),
+        4: ("MCSVM_CS", "l2", "crammer-singer", "crammer-singer"),
+        5: ("L1R_L2LOSS_SVC", "l1", "squared-hinge", "owl-qn"),
+        6: ("L1R_LR", "l1", "logistic", "owl-qn"),
+        7: ("L2R_LR_DUAL", "l2", "logistic", "dual-cd"),
+        11: ("L2R_L2LOSS_SVR", "l2", "squared-epsilon-insensitive", "newton"),
+        12: ("L2R_L2LOSS_SVR_DUAL", "l2", "squared-epsilon-insensitive", "dual-cd"),
+        13: ("L2R_L1LOSS_SVR_DUAL", "l2", "epsilon-insensitive", "dual-cd"),
+        21: ("ONECLASS_SVM", "l2", "one-class", "one-class"),
     }
+    assert all(s.loss in LOSSES and s.penalty in PENALTIES and s.solver in SOLVERS for s in LIBLINEAR_SOLVERS)
+    assert (liblinear_code("hinge"), liblinear_code("squared-hinge"), liblinear_code("logistic")) == (3, 1, 7)
+    assert (liblinear_code("squared-hinge", "l1"), liblinear_code("logistic", "l1")) == (5, 6)
+    assert liblinear_type("squared-hinge", "l2", "newton") == "L2R_L2LOSS_SVC"  # a Newton model: -s 2's type
+    assert liblinear_type("squared-hinge", "l2", "dual-cd") == "L2R_L2LOSS_SVC_DUAL"
+    assert liblinear_type("logistic", "l1", "owl-qn") == "L1R_LR"
+    assert liblinear_type("logistic", "elasticnet", "owl-qn") == "L1R_LR"  # LIBLINEAR has no elastic net
+    assert liblinear_type("perceptron", "l2", "perceptron") == "L2R_L1LOSS_SVC_DUAL"
+    assert problem_of_type("L1R_L2LOSS_SVC") == ("squared-hinge", "l1")
+    assert problem_of_type("MCSVM_CS") == ("crammer-singer", "l2")
+    assert problem_of_type("ONECLASS_SVM") == ("one-class", "l2") and problem_of_type("L2R_NONE") is None
+    assert liblinear_type("crammer-singer", "l2", "crammer-singer") == "MCSVM_CS"
+    assert liblinear_type("one-class", "l2", "one-class") == "ONECLASS_SVM"
+
+
+def test_penalties_by_hand():
+    W = np.array([[1.0, -2.0, 0.0], [0.5, 0.0, 3.0]])
+    np.testing.assert_array_equal(PENALTIES["l2"].value(W), 0.5 * np.array([5.0, 9.25]))
+    np.testing.assert_array_equal(PENALTIES["l1"].value(W), [3.0, 3.5])
+    np.testing.assert_allclose(
+        penalty_of("elasticnet", 0.25).value(W), [0.25 * 3 + 0.375 * 5, 0.25 * 3.5 + 0.375 * 9.25]
+    )
+    assert [p.sparse for p in PENALTIES.values()] == [False, True, True]
 
 
 def test_dual_terms_by_hand():

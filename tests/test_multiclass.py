@@ -21,7 +21,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
-from blocksvm.losses import LOSSES
+from blocksvm.penalties import liblinear_code
 from blocksvm.solvers import Problem
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, train
@@ -34,7 +34,7 @@ C = 0.1
 def liblinear_train(X, y, loss: str, C: float, weights: dict | None = None, bias: float = 1.0):
     """LIBLINEAR's model; ``weights`` become ``-w<label> <weight>`` options. -B goes in the options:
     the ``bias`` of ``problem()`` alone is overridden by train's default ``-B -1``."""
-    options = f"-s {LOSSES[loss].liblinear_code} -c {C} -B {bias} -e 1e-6 -q"
+    options = f"-s {liblinear_code(loss)} -c {C} -B {bias} -e 1e-6 -q"
     options += "".join(f" -w{label:g} {weight}" for label, weight in (weights or {}).items())
     model = liblinear.train(liblinear.problem(y, X), options)
     assert model.bias == bias

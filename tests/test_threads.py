@@ -20,6 +20,7 @@ from blocksvm.checkpoint import Checkpointer
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.io import convert
 from blocksvm.losses import LOSSES
+from blocksvm.penalties import liblinear_code
 from blocksvm.store import BlockStore
 from blocksvm.train import train
 
@@ -70,7 +71,7 @@ def at_liblinears_optimum(result, X, y, loss: str, C: float, bias: float, class_
         from liblinear import liblinearutil as liblinear
 
         B = bias if bias > 0 else -1
-        flags = f"-s {LOSSES[loss].liblinear_code} -c {C} -B {B} -e 1e-5 -q " + " ".join(
+        flags = f"-s {liblinear_code(loss)} -c {C} -B {B} -e 1e-5 -q " + " ".join(
             f"-w{label} {w}" for label, w in weights.items()
         )
         m = liblinear.train(liblinear.problem(labels, Xw), flags)

@@ -19,7 +19,7 @@ from sklearn.datasets import dump_svmlight_file
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
-from blocksvm.losses import LOSSES
+from blocksvm.penalties import liblinear_code
 from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, tune
@@ -77,7 +77,7 @@ def searched(store, loss: str, warm: bool = True, solver: str = "dual-cd", **mor
 
 def liblinear_fold(X, y, train_rows, loss: str, C: float, classes) -> tuple[np.ndarray, object]:
     """LIBLINEAR's model on one fold's training rows and its W in our layout (one row per problem, bias last)."""
-    code = LOSSES[loss].liblinear_code
+    code = liblinear_code(loss)
     seed_liblinear()  # its coordinate order comes from the process's rand(): the test order must not matter
     model = liblinear.train(liblinear.problem(y[train_rows], X[train_rows]), f"-s {code} -c {C} -B 1 -e 1e-7 -q")
     labels = model.get_labels()

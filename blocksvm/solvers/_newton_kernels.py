@@ -11,7 +11,8 @@ Each problem ``k`` of a pass asks one of two things of every row ``i`` it trains
 
 The driver (:mod:`.newton`) adds the regularizer's terms. ``l''`` is the generalized second derivative of the
 squared hinge (2 where the slack is positive, LIBLINEAR's ``I`` set). Rows are visited in order; the sums
-start from zero (the piece's own: blocksvm.sums adds pieces in a fixed tree).
+start from zero (the piece's own: blocksvm.sums adds pieces in a fixed tree). ``decision_loss``, ``decision_slope``
+and ``decision_curvature`` (a row's loss and its derivatives in the decision value) serve OWL-QN's kernel too.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ MAIN, DIAGONAL, AT_ZERO = range(3)  # a problem's vectors: Hv or the gradient, t
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _loss(loss, y, t):
+def decision_loss(loss, y, t):
     """``l(t)`` of a row with target ``y`` at decision value ``t``."""
     kind = loss[3]
     if kind == LOGISTIC:
@@ -46,7 +47,7 @@ def _loss(loss, y, t):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _slope(loss, y, t):
+def decision_slope(loss, y, t):
     """``l'(t)``: the derivative of the row's loss in its decision value."""
     kind = loss[3]
     if kind == LOGISTIC:
@@ -61,7 +62,7 @@ def _slope(loss, y, t):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _curvature(loss, y, t):
+def decision_curvature(loss, y, t):
     """``l''(t)``: 2 quadratic where the slack is positive (margin and epsilon kinds), ``s (1 - s)`` with
     ``s = 1 / (1 + exp(-y t))`` (logistic)."""
     kind = loss[3]
@@ -122,7 +123,7 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
             for p in range(start, stop):
                 t += w[np.uint32(indices[p])] * data[p]
             if kind == HV:
-                h = C * _curvature(loss, y, t)
+                h = C * decision_curvature(loss, y, t)
                 if h == 0.0:
                     continue  # an inactive row of the squared hinge: no second dot
             u = d[n_w] * bias if bias > 0 else 0.0
@@ -139,11 +140,11 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                 continue
             step = a
             for j in range(N_CANDIDATES):
-                scalars[k, j] += C * _loss(loss, y, t + step * u)
+                scalars[k, j] += C * decision_loss(loss, y, t + step * u)
                 step *= 0.5
             t1 = t + a * u
-            g = C * _slope(loss, y, t1)
-            h = C * _curvature(loss, y, t1)
+            g = C * decision_slope(loss, y, t1)
+            h = C * decision_curvature(loss, y, t1)
             out, diag = vectors[main], vectors[diagonal]
             for p in range(start, stop):
                 j = np.uint32(indices[p])
@@ -154,7 +155,7 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                 out[n_w] += g * bias
                 diag[n_w] += h * bias * bias
             if at_zero >= 0:
-                g0 = C * _slope(loss, y, 0.0)
+                g0 = C * decision_slope(loss, y, 0.0)
                 zero = vectors[at_zero]
                 for p in range(start, stop):
                     zero[np.uint32(indices[p])] += g0 * data[p]

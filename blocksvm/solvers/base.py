@@ -9,7 +9,8 @@ driver declares
   :mod:`blocksvm.params`) and its own (the CLI flags, the estimators' parameters and the docs table are
   built from them, and a value no reader reads is refused);
 - ``commands``: the commands it runs under (``train`` only, or every command for an online learner);
-- ``loss_of(params)``: the :class:`~blocksvm.losses.Loss` it minimizes and reports;
+- ``loss_of(params)``: the :class:`~blocksvm.losses.Loss` it minimizes and reports; ``losses`` and ``penalties``:
+  the names of those it minimizes, when it reads ``loss`` and ``penalty`` (:mod:`blocksvm.penalties`);
 - ``online``: an online learner, judged by progressive validation: its reports take each row's
   loss (unweighted by C) and mistake *before* the row's update, and each pass record gets
   ``progressive_loss`` (mean loss per row) and ``progressive_accuracy``;
@@ -38,7 +39,7 @@ import numpy as np
 
 from blocksvm.errors import ParameterError
 from blocksvm.losses import LOSSES, ROW_LOSSES, Loss
-from blocksvm.params import COMMANDS, Param
+from blocksvm.params import COMMANDS, L1_RATIO, PENALTY, Param
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN, N_ONLINE_STATS, UPDATES
 from blocksvm.solvers.evaluate import correct_predictions, counted, kernel_weights
 from blocksvm.sums import TreeSum
@@ -82,11 +83,18 @@ class Solver:
     every_pass_an_iteration: ClassVar[bool] = True  # False: an iteration (a record) may take several passes
     state_names: ClassVar[tuple[str, ...]] = ()
     losses: ClassVar[tuple[str, ...]] = ROW_LOSSES  # the user's losses it minimizes (if it reads --loss)
+    penalties: ClassVar[tuple[str, ...]] = ("l2",)  # the penalties it minimizes (if it reads --penalty)
     # A block learner that also runs over shards of the blocks: its driver there ("module:Class", as the registry
     # names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
     sharded: ClassVar[str | None] = None
     # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
     ignores: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a solver that minimizes penalties reads --penalty (and --l1-ratio where one of them is the elastic net)
+        implied = (PENALTY,) * bool(cls.penalties) + (L1_RATIO,) * ("elasticnet" in cls.penalties)
+        cls.params = (*cls.params, *(p for p in implied if p not in cls.params))
 
     def __init__(self, problem, params, store=None):
         self.problem = problem
@@ -140,8 +148,9 @@ class Solver:
         )
 
     def objective_terms(self, W: np.ndarray, loss_sums: np.ndarray) -> dict[str, np.ndarray]:
-        """The objective's terms per problem at ``W``, given ``sum_i C_i loss_i`` per problem."""
-        return {"regularizer": 0.5 * np.einsum("kj,kj->k", W, W), "loss": np.asarray(loss_sums, dtype=float)}
+        """The objective's terms per problem at ``W``, given ``sum_i C_i loss_i`` per problem: the problem's penalty
+        (:mod:`blocksvm.penalties`) and the loss."""
+        return {"regularizer": self.problem.penalty.value(W), "loss": np.asarray(loss_sums, dtype=float)}
 
     def dual_objectives(self) -> np.ndarray | None:
         """Dual objective of each problem (exact for the current state), or None."""
@@ -269,6 +278,7 @@ class OnlineSolver(Solver):
 
     online = True
     commands = COMMANDS
+    penalties = ()  # (their penalties are their own learning parameters: l1, l2)
     fixed_loss: ClassVar[Loss | None] = None
     losses = ("hinge", "squared-hinge", "logistic")
     arrays: ClassVar[tuple[StateArray, ...]] = ()

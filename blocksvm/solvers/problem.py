@@ -22,6 +22,7 @@ import numpy as np
 
 from blocksvm.errors import ParameterError
 from blocksvm.losses import CLASSIFICATION, LOSSES, MULTICLASS, NOVELTY, REGRESSION, Loss
+from blocksvm.penalties import L2, Penalty, penalty_of
 
 
 @dataclass
@@ -52,6 +53,8 @@ class Problem:
         The rows' total instance weight when they have weights (a weighted store): row ``i``'s cost is then
         ``C_i = C * class_weight(y_i) * weight_i``, which the solvers read from the rows' ``weights``; None: every
         row weighs 1.
+    penalty : Penalty
+        The penalty of the weights beside the loss (:mod:`blocksvm.penalties`; L2 unless the parameters say).
     """
 
     n_rows: int
@@ -67,6 +70,7 @@ class Problem:
     folds: int = 1
     fold_seed: int = 0
     weight: float | None = None
+    penalty: Penalty = L2
 
     @property
     def task(self) -> str:
@@ -141,6 +145,7 @@ class Problem:
         """
         classes = np.asarray(classes, dtype=np.float64)
         C = float(params.C)
+        penalty = penalty_of(params.penalty, params.l1_ratio)
         if loss.task == NOVELTY:  # the labels are not read: every row is a target of +1; the bias slot holds -rho
             offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
             return cls(
@@ -154,6 +159,7 @@ class Problem:
                 C,
                 offsets,
                 np.dtype(dtype),
+                penalty=penalty,
             )
         if loss.task == REGRESSION:
             if params.class_weight is not None:
@@ -171,6 +177,7 @@ class Problem:
                 C,
                 offsets,
                 np.dtype(dtype),
+                penalty=penalty,
             )
         weights = class_weights(params.class_weight, classes, counts, strict=strict)
         if len(classes) == 2 and loss.kind != MULTICLASS:
@@ -178,7 +185,10 @@ class Problem:
         else:
             costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
         offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
-        return cls(n_rows, n_features, n_blocks, classes, costs, loss, float(params.bias), C, offsets, np.dtype(dtype))
+        return cls(
+            n_rows, n_features, n_blocks, classes, costs, loss, float(params.bias), C, offsets, np.dtype(dtype),
+            penalty=penalty,
+        )  # fmt: skip
 
     @classmethod
     def from_store(cls, store, params, loss: Loss | None = None) -> Problem:

@@ -12,6 +12,7 @@ from blocksvm.solvers.base import Solver
 DRIVERS = (
     "blocksvm.solvers.dual_cd:DualCDSolver",
     "blocksvm.solvers.newton:NewtonSolver",
+    "blocksvm.solvers.owlqn:OWLQNSolver",
     "blocksvm.solvers.pegasos:PegasosSolver",
     "blocksvm.solvers.perceptron:PerceptronSolver",
     "blocksvm.solvers.passive_aggressive:PassiveAggressiveSolver",

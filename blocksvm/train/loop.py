@@ -306,8 +306,9 @@ class Trainer:
             **{key: last[key] for key in ("train_mse", "validation_mse", "train_inliers", "rho") if key in last},
             "blocks_visited": self.state.blocks_visited,
             "rows": self.store.n_rows,
+            **({"nonzero_weights": last["nonzero_weights"]} if "nonzero_weights" in last else {}),
         }
-        return LinearModel.from_weights(
+        model = LinearModel.from_weights(
             self.solver.weights(),
             self.problem.classes,
             self.problem.bias,
@@ -320,6 +321,7 @@ class Trainer:
             space_features=self.store.space_features,
             text_format=self.store.text_format,
         )
+        return model.keep_nonzero() if self.problem.penalty.sparse else model  # an L1 model: its nonzero weights
 
 
 def _final_line(summary: dict) -> str:
@@ -329,6 +331,8 @@ def _final_line(summary: dict) -> str:
         parts.append(f"objective{mark} = {summary['primal']:.6e}")
     if summary["nsv"] is not None:
         parts.append(f"nSV = {summary['nsv']}")
+    if summary.get("nonzero_weights") is not None:
+        parts.append(f"#nonzeros = {summary['nonzero_weights']}")
     if summary["gap"] is not None:
         parts.append(f"gap = {summary['gap']:.2e}")
     return ", ".join(parts)

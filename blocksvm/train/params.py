@@ -6,7 +6,7 @@ own ``params``, in registry order, with the solvers that read each one filled in
 :class:`RunOptions` are :data:`blocksvm.params.RUN_OPTIONS`. :func:`settle` turns what a command was given into
 both, checked: each value against its range, and each against its readers (a value that the command or the
 chosen solver does not read is refused with one line). Nothing here names a parameter by hand except the
-cross-parameter rule on ``class_weight``.
+cross-parameter rules: on ``class_weight``, the solver a penalty chooses, and ``l1_ratio`` (elastic net's alone).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
 from blocksvm.params import COMMON, RUN_OPTIONS, TUNE_OPTIONS, Param
+from blocksvm.penalties import PENALTIES
 from blocksvm.solvers.registry import SOLVERS
 
 # What each command does, and how a message names it, for the message that refuses a parameter it does not read.
@@ -154,9 +155,11 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     """The checked ``(TrainParams, RunOptions)`` of ``command``.
 
     Values come from ``command``'s defaults, then ``params`` (a TrainParams: its values that differ from the
-    defaults count as given), then ``given`` (keyword arguments, or the flags on a command line). Every value
-    is checked against its range, and every given one against its readers: a parameter the command does not
-    read, or the chosen solver does not read, is refused with one line (``cli``: naming its flag).
+    defaults count as given), then ``given`` (keyword arguments, or the flags on a command line). A penalty with an
+    L1 term given without a solver chooses its solver (OWL-QN), and the parameters not given take the chosen
+    solver's defaults. Every value is checked against its range, and every given one against its readers: a
+    parameter the command does not read, or the chosen solver does not read, is refused with one line (``cli``:
+    naming its flag).
     """
     given = dict(given or {})
     unknown = sorted(set(given) - set(PARAMS) - set(RUN))
@@ -166,7 +169,12 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     if params is not None:
         given = {k: v for k, v in params.to_dict().items() if v != values[k]} | given
     values |= {k: v for k, v in given.items() if k in PARAMS}
+    penalty = PENALTIES.get(values["penalty"])
+    if "solver" not in given and penalty is not None and penalty.sparse:
+        values["solver"] = penalty.solver
     values |= _paired(command, values, given)
+    own = (p for p in PARAMS.values() if p.solver_defaults and p.name not in given)
+    values |= {p.name: p.default_for(command, values["solver"]) for p in own}
     trained = TrainParams(**values).validate()
     options = RunOptions(**{p.name: p.default_for(command) for p in RUN_OPTIONS})
     options = RunOptions(**(options.to_dict() | {k: v for k, v in given.items() if k in RUN})).validate()
@@ -174,6 +182,7 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     _check_loss(trained, cli)
     for name in given:
         _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli)
+    _check_penalty(trained, given, cli)
     return trained, options
 
 
@@ -247,6 +256,23 @@ def _check_loss(trained, cli: bool) -> None:
         else (f"loss={trained.loss!r}", f"solver={solver.name!r}")
     )
     raise ParameterError(f"{loss} is not a loss {chosen} minimizes (it minimizes {', '.join(solver.losses)})")
+
+
+def _check_penalty(trained, given: dict, cli: bool) -> None:
+    """The penalty is one the solver minimizes, and ``l1_ratio`` is given only with the penalty that reads it."""
+    solver = SOLVERS[trained.solver]
+    flag = (lambda name, value: f"--{name.replace('_', '-')} {value}") if cli else (lambda n, v: f"{n}={v!r}")
+    if "penalty" in {p.name for p in solver.params} and trained.penalty not in solver.penalties:
+        raise ParameterError(
+            f"{flag('penalty', trained.penalty)} is not a penalty {flag('solver', solver.name)} minimizes (it "
+            f"minimizes {', '.join(solver.penalties)}); without {'--solver' if cli else 'solver='}, "
+            f"{flag('penalty', trained.penalty)} chooses {PENALTIES[trained.penalty].solver}"
+        )
+    if "l1_ratio" in given and trained.penalty != "elasticnet":
+        raise ParameterError(
+            f"{'--l1-ratio' if cli else 'l1_ratio'} weighs the two terms of {flag('penalty', 'elasticnet')}; "
+            f"{flag('penalty', trained.penalty)} has one"
+        )
 
 
 def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:

@@ -107,7 +107,9 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
             f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
         )
     ours = params.to_dict()
-    changed = differences(ours, checkpoint.params, [k for k in ours if k not in SAFE_TO_CHANGE and _read(k, params)])
+    # a parameter newer than the checkpoint (the penalty, issue 32) had its default when the checkpoint was written
+    recorded = {k: _json_value(p.default) for k, p in PARAMS.items()} | checkpoint.params
+    changed = differences(ours, recorded, [k for k in ours if k not in SAFE_TO_CHANGE and _read(k, params)])
     if changed:
         raise CheckpointError(
             f"{source} was made with other parameters ({changed}); only "
