@@ -334,7 +334,10 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         ``LinearSVC`` for the hinge and squared hinge losses (and ``LinearSVC(multi_class="crammer_singer")`` for
         Crammer and Singer's, a row per class even for two classes, as scikit-learn's),
         ``LogisticRegression`` for the logistic loss,
-        ``Perceptron`` for the Perceptron's; its ``coef_`` (one-vs-rest: a row per class with more than two),
+        ``Perceptron`` for the Perceptron's; with ``penalty="l1"`` (LIBLINEAR's -s 5 and 6),
+        ``LinearSVC(penalty="l1", dual=False)`` and ``LogisticRegression(penalty="l1", solver="liblinear")``
+        (``l1_ratio=1`` from scikit-learn 1.8), the same problems in scikit-learn's liblinear (the elastic net has none:
+        scikit-learn's does not penalize the bias); its ``coef_`` (one-vs-rest: a row per class with more than two),
         ``intercept_`` (the bias weight times ``bias``: scikit-learn's ``intercept_scaling``), ``classes_`` and
         ``n_features_in_`` are this estimator's, so its ``decision_function`` and ``predict`` equal this one's on any
         input (``X @ coef_.T + intercept_`` both; to rounding where ``coef_`` is sparse). Its parameters (``C``,
@@ -350,7 +353,7 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         Raises
         ------
         ModelError
-            A loss scikit-learn has no estimator for.
+            A loss or a penalty scikit-learn has no estimator for.
         """
         check_is_fitted(self)
         from sklearn.linear_model import LogisticRegression, Perceptron
@@ -360,7 +363,18 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         fit_intercept, scaling = _intercept_of(self.bias)
         common = {"fit_intercept": fit_intercept, "class_weight": _plain(self.class_weight)}
         n_iter = int(self.n_iter_)
-        if loss in ("hinge", "squared-hinge"):
+        penalty = self.model_.params.get("penalty", "l2")
+        if penalty == "l1" and loss in ("squared-hinge", "logistic"):  # LIBLINEAR's -s 5 and 6, as scikit-learn's
+            C = float(getattr(self, "C_", None) or self.C)
+            if loss == "squared-hinge":
+                twin = LinearSVC(C=C, penalty="l1", dual=False, intercept_scaling=scaling, **common)
+            else:
+                l1 = _l1_logistic()
+                twin = LogisticRegression(C=C, solver="liblinear", intercept_scaling=scaling, **l1, **common)
+                n_iter = np.full(1, n_iter, dtype=np.int32)
+        elif penalty != "l2":
+            raise ModelError(f"{type(self).__name__} with penalty {penalty!r} has no scikit-learn counterpart")
+        elif loss in ("hinge", "squared-hinge"):
             C = float(getattr(self, "C_", None) or self.C)
             twin = LinearSVC(C=C, loss=loss.replace("-", "_"), intercept_scaling=scaling, **common)
         elif loss == "crammer-singer":  # one row per class, two classes included, as scikit-learn's own
@@ -404,6 +418,8 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         bias = _bias_of(estimator)
         C = float(getattr(estimator, "C", 1.0))  # (a Perceptron has none)
         learner = {"solver": "perceptron"} if loss == "perceptron" else {"C": C, "loss": loss}
+        if _is_l1(estimator) and loss in ("squared-hinge", "logistic"):
+            learner["penalty"] = "l1"
         fitted = cls(bias=bias, class_weight=estimator.class_weight, **learner)
         fitted._reset()
         coef = _dense(estimator.coef_)
@@ -412,10 +428,25 @@ class BlockSVC(LinearDecisions, ClassifierMixin, BaseEstimator):
         model_classes = (
             classes.astype(np.float64) if classes.dtype.kind in "biuf" else np.arange(len(classes), dtype=float)
         )
-        fitted.model_ = LinearModel(coef, intercept, model_classes, bias, index_base=0, loss=loss)
+        fitted.model_ = LinearModel(coef, intercept, model_classes, bias, index_base=0, loss=loss,
+                                    params={"penalty": learner.get("penalty", "l2")})  # fmt: skip
         fitted.coef_, fitted.intercept_, fitted.classes_ = coef, intercept, classes
         _take_fitted(fitted, estimator)
         return fitted
+
+
+def _l1_logistic() -> dict:
+    """``LogisticRegression``'s L1 penalty: ``l1_ratio=1`` where scikit-learn (1.8 on) deprecates ``penalty``."""
+    from sklearn.linear_model import LogisticRegression
+
+    return {"l1_ratio": 1.0} if LogisticRegression().get_params()["penalty"] == "deprecated" else {"penalty": "l1"}
+
+
+def _is_l1(estimator) -> bool:
+    """A scikit-learn ``LinearSVC`` or ``LogisticRegression`` of the L1 penalty (``penalty="l1"``, or ``l1_ratio=1``
+    where ``penalty`` is deprecated)."""
+    penalty = getattr(estimator, "penalty", "l2")
+    return penalty == "l1" or (penalty == "deprecated" and getattr(estimator, "l1_ratio", 0.0) == 1.0)
 
 
 def _intercept_of(bias: float) -> tuple[bool, float]:

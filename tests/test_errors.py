@@ -489,7 +489,7 @@ NOT_WRITABLE = (
 CASES = [
     # -- the command line itself
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["convert", e.text, t / "o", "--zero-based", "maybe"]),
-    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "5"]),
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "9"]),
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-w", "heavy"]),
     ("unrecognized arguments: <args>", "usage", lambda e, t, mp: ["info", e.store, "--colour"]),
     ("the following arguments are required: <names>", "usage", lambda e, t, mp: ["predict", e.model]),
@@ -1076,7 +1076,7 @@ CASES = [
     ),
     ("<model> is an HDF5 file but not a blocksvm model", "error", lambda e, t, mp: ["predict", e.ck, e.test_store]),
     (
-        "<model> is model format version <n>; this blocksvm reads version 2 (upgrade blocksvm)",
+        "<model> is model format version <n>; this blocksvm reads version 3 (upgrade blocksvm)",
         "error",
         lambda e, t, mp: ["predict", set_h5_attr(e.copy(t, e.model), version=5), e.test_store],
     ),
@@ -1402,6 +1402,17 @@ CASES = [
         "--loss <loss> is not a loss --solver <solver> minimizes (it minimizes <losses>)",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "pegasos", "--loss", "logistic"],
+    ),
+    (
+        "--penalty <penalty> is not a penalty --solver <solver> minimizes (it minimizes <penalties>); without "
+        "--solver, --penalty <penalty> chooses <solver>",
+        "error",
+        train_with("--penalty", "l1", "--solver", "dual-cd"),
+    ),
+    (
+        "--l1-ratio weighs the two terms of --penalty elasticnet; --penalty <penalty> has one",
+        "error",
+        train_with("--penalty", "l1", "--l1-ratio", "0.3"),
     ),
     (
         "<store> has <n> distinct labels, most of them not integers: real-valued targets? A classifier would train "

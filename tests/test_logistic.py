@@ -111,8 +111,8 @@ def test_liblinear_codes_on_the_command_line(generated, tmp_path):
     store, X, y = generated
     for code in ("0", "7"):
         assert main(["train", str(store), str(tmp_path / f"m{code}.h5"), "-s", code, "-c", "0.2", "-q"]) == 0
-    with pytest.raises(SystemExit):  # Crammer and Singer's multi-class SVM: blocksvm does not train it
-        main(["train", str(store), str(tmp_path / "m.h5"), "-s", "4"])
+    with pytest.raises(SystemExit):  # LIBLINEAR has no -s 9
+        main(["train", str(store), str(tmp_path / "m.h5"), "-s", "9"])
 
 
 def test_pegasos_refuses_the_logistic_loss(generated):

@@ -1,0 +1,308 @@
+"""L1-regularized squared hinge and logistic regression (``--penalty l1``, LIBLINEAR's -s 5 and -s 6; issue 32).
+
+Oracles: LIBLINEAR itself (liblinear-official: its -s 5 and -s 6 optimum at -e 1e-6, whose objective is computed
+here in numpy from its ``w``: ``||w||_1`` with the bias feature's weight inside, as LIBLINEAR penalizes it by default,
+plus ``C sum loss``), its predictions and its model files; the same rows repeated ``weight_i`` times for instance
+weights; and the serial trainer for threads, shards and resumed runs (the fixed tree of blocksvm.sums: the same bits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+
+import blocksvm.sums
+from blocksvm import BlockSVC, ParameterError, write_store
+from blocksvm.cli import main
+from blocksvm.estimator import _is_l1
+from blocksvm.io import convert
+from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_model
+from blocksvm.losses import LOSSES
+from blocksvm.model import LinearModel
+from blocksvm.train import train
+
+liblinear = pytest.importorskip("liblinear.liblinearutil")
+CODES = {"squared-hinge": 5, "logistic": 6}
+N_TRAIN, N_TEST, FEATURES, RELEVANT = 4000, 2000, 1000, 30
+
+
+def generated_rows(seed: int = 1):
+    """6,000 sparse rows of 1,000 features (2% dense, values in [0, 1)), labelled by a separator on 30 of them
+    with noise: many irrelevant features. The first 4,000 rows train, the rest test."""
+    rng = np.random.default_rng(seed)
+    n = N_TRAIN + N_TEST
+    X = sp.random(n, FEATURES, density=0.02, format="csr", random_state=rng, data_rvs=lambda k: rng.uniform(0, 1, k))
+    w = np.zeros(FEATURES)
+    w[rng.choice(FEATURES, RELEVANT, replace=False)] = 3.0 * rng.normal(size=RELEVANT)
+    score = X @ w
+    y = np.where(score + 0.3 * rng.normal(size=n) > np.median(score), 1.0, -1.0)
+    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    X, y, X_test, y_test = generated_rows()
+    store = tmp_path_factory.mktemp("l1") / "g.bsvm"
+    write_store((X, y), store, block_rows=1000, seed=3, progress=False)
+    return store, X, y, X_test, y_test
+
+
+def objective(coef, intercept: float, X, y, C: float, loss: str, bias: float = 1.0) -> float:
+    """LIBLINEAR's -s 5 / -s 6 objective: ``||w||_1 + C sum loss(y (w.x + b))``, the bias weight ``b / bias`` in the
+    norm (LIBLINEAR's regularize_bias = 1, its default)."""
+    coef = np.asarray(coef, dtype=np.float64).ravel()
+    margins = y * (X @ coef + intercept)
+    return float(np.abs(coef).sum() + abs(intercept / bias) + np.sum(C * LOSSES[loss].value(margins)))
+
+
+def liblinear_l1(X, y, loss: str, C: float, bias: float = 1.0, eps: float = 1e-6):
+    """LIBLINEAR's -s 5 or -s 6 model and its weights for class +1 as ``(model, coef, intercept)``."""
+    model = liblinear.train(liblinear.problem(y, X), f"-s {CODES[loss]} -c {C} -B {bias} -e {eps} -q")
+    w, b = model.get_decfun()
+    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+    return model, sign * np.array(w), sign * b
+
+
+def ours(model: LinearModel, n_features: int) -> tuple[np.ndarray, float]:
+    """A binary model's dense ``(coef, intercept)`` in ``n_features`` columns (a sparse model's support spread)."""
+    W, _ = model.weights_in(None, n_features)
+    return W[0, :-1], float(model.intercept[0])
+
+
+def accuracy(coef, intercept, X, y) -> float:
+    return float(np.mean(np.where(X @ coef + intercept > 0, 1.0, -1.0) == y))
+
+
+# ---- the optimum of LIBLINEAR's -s 5 and -s 6 -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+def test_objective_nonzeros_and_accuracy_are_liblinears(generated, loss, C):
+    store, X, y, X_test, y_test = generated
+    _, w_lib, b_lib = liblinear_l1(X, y, loss, C)
+    result = train(store, penalty="l1", loss=loss, C=C, eps=1e-4, verbose=0)
+    assert result.model.params["solver"] == "owl-qn"
+    assert result.stop_reason.startswith("subgradient norm"), result.stop_reason
+    coef, intercept = ours(result.model, FEATURES)
+    f_lib, f_ours = objective(w_lib, b_lib, X, y, C, loss), objective(coef, intercept, X, y, C, loss)
+    assert abs(f_ours - f_lib) <= 1e-4 * f_lib
+    assert result.model.summary["primal"] == pytest.approx(f_ours, rel=1e-9)  # the history's objective is this one
+    nonzero_lib = np.count_nonzero(w_lib)
+    assert abs(result.model.nonzero_weights - nonzero_lib) <= 0.05 * nonzero_lib
+    assert result.model.nonzero_weights == np.count_nonzero(coef) < FEATURES
+    assert abs(accuracy(coef, intercept, X_test, y_test) - accuracy(w_lib, b_lib, X_test, y_test)) <= 0.002
+
+
+def test_without_a_bias_the_objective_is_liblinears(generated):
+    store, X, y, *_ = generated
+    _, w_lib, _ = liblinear_l1(X, y, "logistic", 1.0, bias=-1)
+    result = train(store, loss="logistic", penalty="l1", C=1.0, bias=-1.0, eps=1e-4, verbose=0)
+    coef, intercept = ours(result.model, FEATURES)
+    assert intercept == 0.0
+    f_lib = objective(w_lib, 0.0, X, y, 1.0, "logistic")
+    assert abs(objective(coef, 0.0, X, y, 1.0, "logistic") - f_lib) <= 1e-4 * f_lib
+
+
+def test_the_l2_penalty_of_owl_qn_is_liblinears_l2_problem(generated):
+    """With --penalty l2, OWL-QN is L-BFGS: the optimum of -s 2 (Newton's)."""
+    store, *_ = generated
+    lbfgs = train(store, solver="owl-qn", penalty="l2", C=0.5, eps=1e-5, verbose=0)
+    newton = train(store, solver="newton", C=0.5, eps=1e-5, verbose=0)
+    assert lbfgs.model.summary["primal"] == pytest.approx(newton.model.summary["primal"], rel=1e-6)
+    assert not lbfgs.model.sparse
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+@pytest.mark.parametrize("name, loss", [("a9a", "squared-hinge"), ("a9a", "logistic"), ("w8a", "squared-hinge"),
+                                        ("w8a", "logistic")])  # fmt: skip
+def test_real_data_reach_liblinears_objective(shared_data, tmp_path, name, loss, C):
+    X, y = load_svmlight_file(str(shared_data / name))
+    store = tmp_path / f"{name}.bsvm"
+    convert(shared_data / name, store, block_rows=10000, progress=False)
+    n = X.shape[1]
+    _, w_lib, b_lib = liblinear_l1(X, y, loss, C)
+    result = train(store, penalty="l1", loss=loss, C=C, eps=1e-4, max_outer=2000, verbose=0)
+    coef, intercept = ours(result.model, n)
+    f_lib, f_ours = objective(w_lib, b_lib, X, y, C, loss), objective(coef, intercept, X, y, C, loss)
+    assert abs(f_ours - f_lib) <= 1e-4 * f_lib, (f_ours, f_lib, result.stop_reason)
+    nonzero_lib = np.count_nonzero(w_lib)
+    assert abs(np.count_nonzero(coef) - nonzero_lib) <= max(0.05 * nonzero_lib, 1)
+    if name == "a9a":
+        X_test, y_test = load_svmlight_file(str(shared_data / "a9a.t"), n_features=n)
+        assert abs(accuracy(coef, intercept, X_test, y_test) - accuracy(w_lib, b_lib, X_test, y_test)) <= 0.002
+
+
+# ---- instance weights, class weights and one-vs-rest ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+def test_integer_weights_are_repeated_rows(tmp_path, loss):
+    rng = np.random.default_rng(0)
+    X = sp.random(400, 30, density=0.3, format="csr", random_state=1)
+    y = np.where(X @ rng.normal(size=30) + 0.3 * rng.normal(size=400) > 0.5, 1.0, -1.0)
+    weights = rng.integers(0, 4, size=400).astype(np.float64)
+    repeated = np.repeat(np.arange(400), weights.astype(int))
+    write_store((X, y), tmp_path / "w.bsvm", sample_weight=weights, block_rows=70, seed=3, progress=False)
+    write_store((X[repeated], y[repeated]), tmp_path / "r.bsvm", block_rows=120, seed=4, progress=False)
+    a, b = (train(tmp_path / s, penalty="l1", loss=loss, C=0.7, eps=1e-8, verbose=0) for s in ("w.bsvm", "r.bsvm"))
+    assert a.model.summary["primal"] == pytest.approx(b.model.summary["primal"], rel=1e-8)
+    _, w_lib, b_lib = liblinear_l1(X[repeated], y[repeated], loss, 0.7)
+    coef, intercept = ours(a.model, 30)
+    f_lib = objective(w_lib, b_lib, X[repeated], y[repeated], 0.7, loss)
+    assert abs(objective(coef, intercept, X[repeated], y[repeated], 0.7, loss) - f_lib) <= 1e-6 * f_lib
+
+
+def test_one_vs_rest_with_class_weights_is_liblinears(tmp_path):
+    rng = np.random.default_rng(2)
+    X = sp.random(1500, 200, density=0.05, format="csr", random_state=3)
+    y = np.digitize(X @ rng.normal(size=200), [-0.3, 0.3]).astype(np.float64)  # classes 0, 1, 2
+    write_store((X, y), tmp_path / "m.bsvm", block_rows=500, seed=1, progress=False)
+    weights = {0: 2.0, 2: 0.5}
+    result = train(tmp_path / "m.bsvm", penalty="l1", loss="logistic", C=1.0, eps=1e-5, class_weight=weights,
+                   verbose=0)  # fmt: skip
+    flags = " ".join(f"-w{k} {v}" for k, v in weights.items())
+    lib = liblinear.train(liblinear.problem(y, X), f"-s 6 -c 1 -B 1 -e 1e-6 -q {flags}")
+    W_lib = np.array([lib.get_decfun(label_idx=i)[0] for i in range(3)])
+    b_lib = np.array([lib.get_decfun(label_idx=i)[1] for i in range(3)])
+    labels = lib.get_labels()
+    W, _ = result.model.weights_in(None, 200)
+    for k, label in enumerate(result.model.classes):
+        i = labels.index(int(label))
+        t = np.where(y == label, 1.0, -1.0)
+        C = np.where(t > 0, weights.get(int(label), 1.0), 1.0)
+        f_lib = objective(W_lib[i], b_lib[i], X, t, C, "logistic")
+        f_ours = objective(W[k, :-1], result.model.intercept[k], X, t, C, "logistic")
+        assert abs(f_ours - f_lib) <= 1e-4 * f_lib
+    assert np.mean(result.model.predict(X) == np.array(liblinear.predict([], X, lib, "-q")[0])) >= 0.999
+
+
+# ---- the same bits on threads and shards, and resumed ----------------------------------------------------------
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Pieces of about 60 rows: several a block, so that threads and shards split blocks' pieces."""
+    monkeypatch.setattr(blocksvm.sums, "PIECE_NNZ", 1000)
+    monkeypatch.setattr(blocksvm.sums, "PIECE_WEIGHTS", 0)
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+@pytest.mark.parametrize("split", [{"threads": 2}, {"workers": 2}, {"workers": 2, "threads": 2}])
+def test_threads_and_shards_give_the_serial_model_bit_for_bit(generated, small_pieces, loss, split):
+    store = generated[0]
+    params = {"penalty": "l1", "loss": loss, "C": 1.0, "eps": 1e-3, "verbose": 0}
+    serial, parallel = train(store, **params), train(store, **params, **split)
+    np.testing.assert_array_equal(parallel.model.coef, serial.model.coef)
+    np.testing.assert_array_equal(parallel.model.feature_map, serial.model.feature_map)
+    np.testing.assert_array_equal(parallel.model.intercept, serial.model.intercept)
+    assert [r["primal"] for r in parallel.history] == [r["primal"] for r in serial.history]
+
+
+@pytest.mark.parametrize("fits", [True, False], ids=["in-memory", "read-every-pass"])
+def test_a_run_cut_inside_passes_resumes_to_the_same_model(generated, small_pieces, tmp_path, train_in_cuts, fits):
+    """Cut every 3 blocks (4 a pass: every position of a pass, and between passes of an iteration)."""
+    store = generated[0]
+    params = {"penalty": "l1", "loss": "logistic", "C": 1.0, "eps": 1e-2, "threads": 2,
+              "cache_mb": 64.0 if fits else 0.01}  # fmt: skip
+    whole = train(store, verbose=0, **params)
+    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 3, **params)
+    assert cuts >= 5
+    np.testing.assert_array_equal(result.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(result.model.feature_map, whole.model.feature_map)
+    assert [r["primal"] for r in result.history] == [r["primal"] for r in whole.history]
+
+
+# ---- sparse models: kept, saved, exported and read by their nonzero weights ----------------------------------
+
+
+def test_a_sparse_model_saves_loads_and_decides_as_liblinear(generated, tmp_path):
+    store, X, y, X_test, _ = generated
+    result = train(store, loss="logistic", penalty="l1", C=0.1, eps=1e-5, verbose=0)
+    model = result.model
+    assert model.sparse and len(model.feature_map) == model.nonzero_weights == model.n_features < FEATURES // 10
+    decisions = model.decision_function(X_test)
+    model.save(tmp_path / "m.h5")
+    loaded = LinearModel.load(tmp_path / "m.h5")
+    assert loaded.sparse and loaded.nonzero_weights == model.nonzero_weights
+    np.testing.assert_array_equal(loaded.decision_function(X_test), decisions)
+    # to LIBLINEAR: its L1R_LR type, every weight written (its format is dense), the same predictions there
+    write_liblinear_model(model, tmp_path / "m.liblinear")
+    assert (tmp_path / "m.liblinear").read_text().splitlines()[0] == "solver_type L1R_LR"
+    theirs = liblinear.load_model(str(tmp_path / "m.liblinear"))
+    _, _, values = liblinear.predict([], X_test, theirs, "-q")
+    # (LIBLINEAR's values are for its label[0], our positive class; the model is one-based, our store zero-based)
+    np.testing.assert_allclose(np.ravel(values), decisions, rtol=1e-9, atol=1e-9)
+    # back, from LIBLINEAR's file: the nonzero rows only
+    back = LinearModel.load(tmp_path / "m.liblinear")
+    assert back.sparse and back.nonzero_weights == model.nonzero_weights and back.loss == "logistic"
+    assert back.params["penalty"] == "l1"
+    np.testing.assert_allclose(back.decision_function(X_test), decisions, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+def test_liblinears_own_l1_models_are_read_sparse_and_predict_as_it_does(generated, tmp_path, loss):
+    _, X, y, X_test, _ = generated
+    lib, _, _ = liblinear_l1(X, y, loss, 0.1, eps=1e-3)
+    liblinear.save_model(str(tmp_path / "lib.model"), lib)
+    fields = read_liblinear_model(tmp_path / "lib.model")
+    assert fields["loss"] == loss and fields["params"]["penalty"] == "l1" and fields["sparse"]
+    model = LinearModel.load(tmp_path / "lib.model")
+    assert model.nonzero_weights == np.count_nonzero(lib.get_decfun()[0]) == model.n_features
+    labels, _, values = liblinear.predict([], X_test, lib, "-q")
+    sign = 1.0 if lib.get_labels()[0] == 1 else -1.0
+    np.testing.assert_allclose(model.decision_function(X_test), sign * np.ravel(values), rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(model.predict(X_test), labels)
+
+
+# ---- the command line, the estimator and the refusals -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("code, loss", [("5", "squared-hinge"), ("6", "logistic")])
+def test_the_command_line_trains_s_5_and_6_and_predict_counts_the_nonzero_weights(generated, tmp_path, capsys,
+                                                                                  code, loss):  # fmt: skip
+    store = generated[0]
+    assert main(["train", str(store), str(tmp_path / "m.h5"), "-s", code, "-c", "0.1", "-q"]) == 0
+    model = LinearModel.load(tmp_path / "m.h5")
+    assert (model.loss, model.params["penalty"], model.params["solver"], model.sparse) == (loss, "l1", "owl-qn", True)
+    capsys.readouterr()
+    assert main(["predict", str(store), str(tmp_path / "m.h5"), str(tmp_path / "out.txt")]) == 0
+    out = capsys.readouterr().out
+    assert f"a model of {model.nonzero_weights:,} nonzero weights" in out
+    assert main(["export", str(tmp_path / "m.h5"), str(tmp_path / "m.liblinear")]) == 0
+    solver_type = "L1R_L2LOSS_SVC" if code == "5" else "L1R_LR"
+    assert (tmp_path / "m.liblinear").read_text().startswith(f"solver_type {solver_type}")
+
+
+def test_refusals(generated):
+    store = generated[0]
+    with pytest.raises(ParameterError, match="is not a penalty .*dual-cd.* minimizes"):
+        train(store, penalty="l1", solver="dual-cd", verbose=0)
+    with pytest.raises(ParameterError, match="hinge"):
+        train(store, penalty="l1", loss="hinge", verbose=0)
+    with pytest.raises(ParameterError, match="l1_ratio"):
+        train(store, penalty="l1", l1_ratio=0.3, verbose=0)
+
+
+def test_block_svc_penalty_l1_is_scikit_learns_l1_models(generated):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+
+    _, X, y, X_test, _ = generated
+    for loss, twin in (("squared_hinge", LinearSVC), ("logistic", LogisticRegression)):
+        est = BlockSVC(penalty="l1", loss=loss, C=0.1, eps=1e-4).fit(X, y)
+        coef = est.coef_.toarray() if sp.issparse(est.coef_) else est.coef_  # (scikit-learn's sparse coef_: sparsify)
+        assert np.count_nonzero(coef) == est.model_.nonzero_weights < FEATURES // 2
+        sk = est.to_sklearn()
+        assert isinstance(sk, twin) and _is_l1(sk)
+        np.testing.assert_allclose(sk.decision_function(X_test), est.decision_function(X_test), rtol=1e-9, atol=1e-9)
+        refit = twin(**sk.get_params()).fit(X, y)  # scikit-learn's liblinear solves the same problem
+        f_sk = objective(refit.coef_[0], refit.intercept_[0], X, y, 0.1, loss.replace("_", "-"))
+        f_ours = objective(coef[0], est.intercept_[0], X, y, 0.1, loss.replace("_", "-"))
+        assert abs(f_ours - f_sk) <= 1e-3 * f_sk
+        back = BlockSVC.from_sklearn(sk)
+        assert back.penalty == "l1"
+        np.testing.assert_array_equal(back.predict(X_test), est.predict(X_test))
