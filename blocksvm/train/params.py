@@ -60,7 +60,7 @@ TUNE_READS = tuple(p.name for p in RUN_OPTIONS if "tune" in p.commands)  # the r
 # (it makes one evaluation pass per C), and shards (its folds' problems share each read in one process)
 TUNE_SKIPS = ("C", "time_limit", "eval_every", "workers", "line_search", "cocoa_sigma")
 # The solvers tune warm-starts along C: dual CD (its alphas scaled) and Newton (from its weights).
-TUNE_SOLVERS = ("dual-cd", "newton")
+TUNE_SOLVERS = ("dual-cd", "newton", "owl-qn")
 
 
 def tune_reads() -> tuple[Param, ...]:
@@ -211,7 +211,8 @@ def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
 def _check_tuned(solver: str, cli: bool) -> None:
     if solver not in TUNE_SOLVERS:
         raise ParameterError(
-            f"tune warm-starts {' and '.join(TUNE_SOLVERS)} along C; {'--solver ' if cli else 'solver='}{solver} "
+            f"tune warm-starts {', '.join(TUNE_SOLVERS[:-1])} and {TUNE_SOLVERS[-1]} along C; "
+            f"{'--solver ' if cli else 'solver='}{solver} "
             "cannot continue from another C: train it with 'blocksvm train' at each C"
         )
 

@@ -14,8 +14,9 @@
 The CV accuracy is LIBLINEAR's: correct held-out predictions over all rows, each row predicted by the
 models of its own fold (with instance weights, each row counted by its weight). The default grid is LIBLINEAR's
 ``-C`` (``find_parameters`` in its ``linear.cpp``): from ``calc_start_C`` (a C small for the data, a power of 2)
-doubling up to 1024; LIBLINEAR stops when no fold's ``w`` changed over 5 values, this search when the CV score has
-not improved over ``patience``.
+doubling up to 1024 (LIBLINEAR's -C does not search its L1 problems, -s 5 and 6: with an L1 penalty the start is
+the power of 2 below the largest C whose solution is zero, glmnet's lambda_max); LIBLINEAR stops when no fold's
+``w`` changed over 5 values, this search when the CV score has not improved over ``patience``.
 """
 
 from __future__ import annotations
@@ -296,6 +297,8 @@ class Tuner:
         """LIBLINEAR's ``calc_start_C`` for these data (one read): a power of 2 small enough that every fold's
         solution is still near zero, at most 1024. With instance weights, rows count by their weight (its sums
         over rows, and its ``l``, are weighted: the start of duplicated rows)."""
+        if self.problem.penalty.l1 > 0:
+            return self._start_C_l1()
         loss, n = self.problem.loss, self.problem.total_weight
         bias_sq = self.problem.bias**2 if self.problem.bias > 0 else 0.0
         largest, sum_y, slack = 0.0, 0.0, 0.0
@@ -317,6 +320,27 @@ class Tuner:
             start = 1.0 / (n * largest)
         else:
             start = 1.0 / (2 * n * largest)
+        return min(2.0 ** math.floor(math.log2(start)), MAX_C)
+
+    def _start_C_l1(self) -> float:
+        """The start of a penalty with an L1 term (LIBLINEAR's -C does not search -s 5 and 6): the power of 2 at or
+        below the largest C whose solution is w = 0 on all rows, ``l1 / max_kj |sum_i c_i l'(0; y_i) x_ij|``
+        (glmnet's lambda_max; ``c_i`` the row's cost over C: class and instance weights), at most 1024."""
+        p = self.problem
+        slope = 0.5 if p.loss.kind == LOGISTIC else 2.0 * p.loss.quadratic + p.loss.linear  # -l'(0) / y
+        gradient = np.zeros((p.n_problems, p.n_weights))
+        for block in self.store.iter_blocks(prefetch=self.params.prefetch):
+            y = p.targets(block.labels)  # (n_problems, rows): +-1
+            costs = np.where(y > 0, p.costs[:, 1:2], p.costs[:, 0:1]) / p.C
+            if block.weights is not None:
+                costs = costs * block.weights[None, :]
+            X = block.to_csr(p.n_features).astype(np.float64)
+            scaled = costs * y * slope
+            gradient[:, :-1] += (X.T @ scaled.T).T
+            if p.bias > 0:
+                gradient[:, -1] += p.bias * scaled.sum(axis=1)
+        largest = float(np.abs(gradient).max(initial=0.0))
+        start = p.penalty.l1 / largest if largest > 0 else MAX_C
         return min(2.0 ** math.floor(math.log2(start)), MAX_C)
 
     def _better(self, score: float, best: float) -> bool:
