@@ -347,3 +347,31 @@ def test_tune_searches_the_l1_problem_fold_by_fold_and_starts_at_the_largest_zer
     start = Tuner(store, params, options | {"C_grid": None}, verbose=0, progress=False).start_C()
     assert train(generated[0], penalty="l1", loss="logistic", C=start, verbose=0).model.nonzero_weights == 0
     assert train(generated[0], penalty="l1", loss="logistic", C=2 * start, verbose=0).model.nonzero_weights > 0
+
+
+def test_a_model_of_30m_features_and_2000_nonzeros_predicts_in_memory_of_its_nonzeros(tmp_path):
+    import tracemalloc
+
+    rng = np.random.default_rng(4)
+    space = 30_000_000
+    support = np.sort(rng.choice(space, 2000, replace=False))
+    dense_w = {int(j): float(v) for j, v in zip(support, rng.normal(size=2000))}
+    model = LinearModel(np.array([list(dense_w.values())]), np.array([0.25]), np.array([-1.0, 1.0]), 1.0,
+                        feature_map=support, space_features=space, sparse=True, loss="logistic")  # fmt: skip
+    model.save(tmp_path / "m.h5")
+    rows = 1000
+    indices = np.concatenate([np.sort(rng.choice(space, 20, replace=False)) for _ in range(rows)])
+    indices[::7] = rng.choice(support, len(indices[::7]))  # some of the rows' features are the model's
+    X = sp.csr_matrix((rng.uniform(size=len(indices)), indices, np.arange(0, 20 * rows + 1, 20)), shape=(rows, space))
+    X.sort_indices()
+    expected = np.array([sum(dense_w.get(int(j), 0.0) * v for j, v in zip(X[i].indices, X[i].data))
+                         for i in range(rows)]) + 0.25  # fmt: skip
+    LinearModel.load(tmp_path / "m.h5").decision_function(X[:2])  # (compiled and imported before measuring)
+    tracemalloc.start()
+    loaded = LinearModel.load(tmp_path / "m.h5")
+    values = loaded.decision_function(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-12)
+    assert loaded.coef.shape == (1, 2000) and loaded.nonzero_weights == 2000
+    assert peak < 4_000_000  # a dense w of 30M features would be 240 MB
