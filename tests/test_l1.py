@@ -375,3 +375,16 @@ def test_a_model_of_30m_features_and_2000_nonzeros_predicts_in_memory_of_its_non
     np.testing.assert_allclose(values, expected, rtol=1e-12, atol=1e-12)
     assert loaded.coef.shape == (1, 2000) and loaded.nonzero_weights == 2000
     assert peak < 4_000_000  # a dense w of 30M features would be 240 MB
+
+
+def test_a_checkpoint_from_before_the_penalty_resumes_as_l2(generated, tmp_path):
+    """A checkpoint written before issue 32 holds no penalty: every run then was L2, and it resumes as one."""
+    from blocksvm.checkpoint import read_checkpoint, write_checkpoint
+
+    store, ck = generated[0], tmp_path / "ck.h5"
+    train(store, max_outer=1, verbose=0, checkpoint=ck)
+    saved = read_checkpoint(ck)
+    del saved.params["penalty"], saved.params["l1_ratio"]
+    write_checkpoint(ck, saved)
+    resumed = train(store, max_outer=2, verbose=0, resume=ck)
+    np.testing.assert_array_equal(resumed.model.coef, train(store, max_outer=2, verbose=0).model.coef)

@@ -19,6 +19,10 @@ from blocksvm.errors import CheckpointError
 from blocksvm.train.params import PARAMS, SAFE_TO_CHANGE
 from blocksvm.train.records import PassSums
 
+# Parameters declared after checkpoints were written whose value in every earlier run was their default: a checkpoint
+# without one resumes as if it recorded the default (issue 32's penalty and l1_ratio: every run before was L2)
+IMPLIED_BEFORE_DECLARED = ("penalty", "l1_ratio")
+
 
 @dataclass
 class TrainState:
@@ -107,8 +111,9 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
             f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
         )
     ours = params.to_dict()
-    # a parameter newer than the checkpoint (the penalty, issue 32) had its default when the checkpoint was written
-    recorded = {k: _json_value(p.default) for k, p in PARAMS.items()} | checkpoint.params
+    # a parameter newer than the checkpoint that every run before it had at its default (the penalty, issue 32: L2)
+    # is compared at that default; another missing one (pegasos_schedule, whose default changed) is refused by name
+    recorded = {k: _json_value(PARAMS[k].default) for k in IMPLIED_BEFORE_DECLARED} | checkpoint.params
     changed = differences(ours, recorded, [k for k in ours if k not in SAFE_TO_CHANGE and _read(k, params)])
     if changed:
         raise CheckpointError(
