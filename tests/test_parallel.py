@@ -404,8 +404,8 @@ def test_a_cluster_run_resumes_exactly_and_refuses_another_k(store, client, tmp_
 # ---- refusals ----------------------------------------------------------------------------------------
 
 
-def test_only_dual_cd_and_newton_run_in_shards(store):
-    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, newton, not by solver='pegasos'"):
+def test_only_dual_cd_newton_and_owl_qn_run_in_shards(store):
+    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, newton, owl-qn, not by solver="):
         train(store, workers=2, solver="pegasos", **QUICK)
 
 
