@@ -300,6 +300,21 @@ def test_newton_on_the_cluster_is_the_serial_model_bit_for_bit(store, client, mo
     assert [r["primal"] for r in on_cluster.history] == [r["primal"] for r in serial.history]
 
 
+def test_owl_qn_on_the_cluster_is_the_serial_model_bit_for_bit(store, client, monkeypatch):
+    """The L1 problems (-s 5, -s 6; issue 32) on a 2-worker LocalCluster: OWL-QN's passes are sums, as Newton's."""
+    import blocksvm.sums
+
+    monkeypatch.setattr(blocksvm.sums, "PIECE_NNZ", 1000)
+    monkeypatch.setattr(blocksvm.sums, "PIECE_WEIGHTS", 0)
+    for loss in ("squared-hinge", "logistic"):
+        params = {**QUICK, "penalty": "l1", "loss": loss, "C": 0.5, "eps": 1e-3}
+        serial = train(store, **params)
+        on_cluster = train(store, client=client, **params)
+        assert on_cluster.model.params["workers"] == 2 and on_cluster.model.params["solver"] == "owl-qn"
+        same_model(on_cluster, serial)
+        assert [r["primal"] for r in on_cluster.history] == [r["primal"] for r in serial.history]
+
+
 # ---- faults and resume ------------------------------------------------------------------------------
 
 
