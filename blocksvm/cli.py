@@ -355,8 +355,12 @@ def _flags_given(args) -> dict:
     for name, value in list(given.items()):
         if declared[name].many:
             given[name] = declared[name].many(value)
-        elif isinstance(value, dict):  # an alias that sets several parameters (-s CODE: the loss, and the solver)
-            given |= {key: v for key, v in value.items() if key == name or not hasattr(args, key)}
+    for name, param in declared.items():  # an alias sets its parameter, or several (-s CODE: loss, penalty, solver)
+        for alias in getattr(param, "aliases", ()):
+            if hasattr(args, alias.dest):
+                value = getattr(args, alias.dest)
+                values = value if isinstance(value, dict) else {name: value}
+                given |= {key: v for key, v in values.items() if key not in given}  # flags given explicitly win
     return given
 
 

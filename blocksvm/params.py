@@ -83,6 +83,12 @@ class Alias:
     metavar: str
     help: str
 
+    @property
+    def dest(self) -> str:
+        """Its own argparse attribute (``alias_s`` for ``-s``): apart from the parameter's, so that a flag given
+        beside it wins in any order, and a ``-s`` after ``--loss`` cannot drop the penalty or the solver it sets."""
+        return "alias_" + self.flag.lstrip("-").replace("-", "_")
+
 
 @dataclass(frozen=True)
 class Param:
@@ -190,7 +196,7 @@ class Param:
         for alias in self.aliases:
             parser.add_argument(
                 alias.flag,
-                dest=self.name,
+                dest=alias.dest,
                 type=alias.parse,
                 metavar=alias.metavar,
                 default=argparse.SUPPRESS,

@@ -293,6 +293,25 @@ def test_refusals(generated):
         train(store, penalty="l1", l1_ratio=0.3, verbose=0)
 
 
+@pytest.mark.parametrize("order", ["-s first", "-s last"])
+def test_a_flag_beside_s_keeps_what_s_set_in_either_order(generated, tmp_path, capsys, order):
+    """-s 5 sets the loss, the penalty and the solver; a flag given beside it overrides its own parameter only,
+    wherever it stands: --loss logistic with -s 5 is -s 6's problem, and --loss hinge is refused by OWL-QN
+    (before, a --loss after -s dropped the penalty: an L2 hinge model, silently)."""
+    store, model_path = str(generated[0]), str(tmp_path / "m.h5")
+
+    def flags(loss: str) -> list[str]:
+        return ["-s", "5", "--loss", loss] if order == "-s first" else ["--loss", loss, "-s", "5"]
+
+    assert main(["train", store, model_path, *flags("logistic"), "-c", "0.1", "-q"]) == 0
+    model = LinearModel.load(model_path)
+    assert (model.loss, model.params["penalty"], model.params["solver"]) == ("logistic", "l1", "owl-qn")
+    capsys.readouterr()
+    assert main(["train", store, str(tmp_path / "hinge.h5"), *flags("hinge"), "-q"]) == 2
+    assert "--loss hinge is not a loss --solver owl-qn minimizes" in capsys.readouterr().err
+    assert not (tmp_path / "hinge.h5").exists()
+
+
 def test_block_svc_penalty_l1_is_scikit_learns_l1_models(generated):
     from sklearn.linear_model import LogisticRegression
     from sklearn.svm import LinearSVC

@@ -29,8 +29,9 @@ def parser_of(command: str):
 
 
 def shown(command: str) -> set[str]:
-    """The destinations of the options ``command --help`` shows."""
-    return {a.dest for a in parser_of(command)._actions if a.help != "==SUPPRESS=="}
+    """The parameters whose options ``command --help`` shows (an alias's destination is its own: its parameter)."""
+    of_alias = {alias.dest: p.name for p in PARAMS.values() for alias in p.aliases}
+    return {of_alias.get(a.dest, a.dest) for a in parser_of(command)._actions if a.help != "==SUPPRESS=="}
 
 
 def test_docs_page_is_made_from_the_declarations():

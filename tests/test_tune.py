@@ -235,10 +235,11 @@ def test_the_command_line_prints_the_table_or_json(stores, tmp_path, capsys):
 
 def test_help_shows_exactly_what_tune_reads():
     from blocksvm.cli import build_parser
-    from blocksvm.train.params import TUNE, tune_reads
+    from blocksvm.train.params import PARAMS, TUNE, tune_reads
 
     parser = next(a for a in build_parser()._actions if a.dest == "command").choices["tune"]
-    shown = {a.dest for a in parser._actions if a.help != "==SUPPRESS=="}
+    of_alias = {alias.dest: p.name for p in PARAMS.values() for alias in p.aliases}  # -s: the loss's
+    shown = {of_alias.get(a.dest, a.dest) for a in parser._actions if a.help != "==SUPPRESS=="}
     own = {"help", "quiet", "verbose", "debug", "json", "plot", "store"}
     assert shown - own == {p.name for p in tune_reads()} | set(TUNE)
     assert "C" not in shown and "solver" in shown  # dual CD or Newton
