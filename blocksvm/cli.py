@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from blocksvm.errors import BlocksvmError, ParameterError, check_writable
 
@@ -161,9 +162,9 @@ def _run_convert(args) -> int:
     return _report(args, summary)
 
 
-@command("info", "print a block store's metadata and block sizes")
+@command("info", "print a block store's metadata and block sizes, or a model's problem and nonzero weights")
 def _info_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("store", help="store directory")
+    p.add_argument("store", help="store directory, or a model file (blocksvm's or LIBLINEAR's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--verify", action="store_true", help="read every block and check checksums and invariants")
     p.set_defaults(run=_run_info)
@@ -172,6 +173,8 @@ def _info_args(p: argparse.ArgumentParser) -> None:
 def _run_info(args) -> int:
     from blocksvm.store.reader import BlockStore
 
+    if _is_model_file(Path(args.store)):
+        return _run_model_info(args)
     store = BlockStore(args.store)
     info = store.info()
     problems = store.verify() if args.verify else []
@@ -182,6 +185,41 @@ def _run_info(args) -> int:
     else:
         _print_info(info)
     return EXIT_CHECK_FAILED if problems else EXIT_OK
+
+
+def _is_model_file(path: Path) -> bool:
+    """A file blocksvm's models are saved in (HDF5) or LIBLINEAR's model text (it begins with its solver_type);
+    anything else is left to the store's reader and its message."""
+    import h5py
+
+    if not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        return f.read(len(b"solver_type")) == b"solver_type" or h5py.is_hdf5(path)
+
+
+def _run_model_info(args) -> int:
+    from blocksvm.model import LinearModel
+
+    if args.verify:
+        raise ParameterError(f"--verify checks a block store's blocks; {args.store} is a model file")
+    info = {"model": str(args.store), **LinearModel.load(args.store).info()}
+    if args.json:
+        _print_json(info)
+        return EXIT_OK
+    solver = f" ({info['solver']})" if info["solver"] else ""
+    problem = f"{info['penalty']} {info['loss'] or 'loss unknown'}{solver}"
+    classes = ", ".join(f"{c:g}" for c in info["classes"]) or "none (regression)"
+    stored = f", {info['stored_columns']:,} stored (sparse: its nonzero columns)" if info["sparse"] else ""
+    print(f"model        {info['model']}")
+    print(f"problem      {problem}")
+    print(f"classes      {classes}; {info['problems']} weight vector(s)")
+    print(f"features     {info['features']:,}{stored}")
+    print(f"nonzero      {info['nonzero_weights']:,} weights (the bias's aside)")
+    print(f"bias         {info['bias']:g}")
+    if info["objective"] is not None:
+        print(f"objective    {info['objective']:.10g} after training ({info['stop_reason']})")
+    return EXIT_OK
 
 
 def _print_info(info: dict) -> None:

@@ -132,6 +132,25 @@ class LinearModel:
         return dataclasses.replace(self, coef=np.ascontiguousarray(self.coef[:, support]), feature_map=columns,
                                    sparse=True)  # fmt: skip
 
+    def info(self) -> dict:
+        """What ``blocksvm info MODEL`` prints: the problem, the feature space, the weights (nonzero and stored) and
+        the training's end, from the model's own fields."""
+        return {
+            "loss": self.loss or None,
+            "penalty": self.params.get("penalty", "l2"),
+            "solver": self.params.get("solver"),
+            "classes": self.classes.tolist(),
+            "problems": int(self.coef.shape[0]),
+            "features": int(self.space_features),
+            "stored_columns": int(self.n_features),
+            "sparse": bool(self.sparse),
+            "nonzero_weights": self.nonzero_weights,
+            "bias": float(self.bias),
+            "intercept": self.intercept.tolist(),
+            "objective": self.summary.get("primal"),
+            "stop_reason": self.summary.get("stop_reason"),
+        }
+
     @property
     def is_regression(self) -> bool:
         return self.loss in LOSSES and LOSSES[self.loss].task == REGRESSION

@@ -803,6 +803,11 @@ CASES = [
     # -- reading a block store (info, train, predict, --validation)
     ("<store>: no such block store", "error", lambda e, t, mp: ["info", t / "absent.bsvm"]),
     (
+        "--verify checks a block store's blocks; <model> is a model file",
+        "error",
+        lambda e, t, mp: ["info", e.model, "--verify"],
+    ),
+    (
         "<path> is not a block store (a store is a directory made by 'blocksvm convert'; convert a LIBSVM file first)",
         "error",
         lambda e, t, mp: ["info", e.text],

@@ -283,6 +283,33 @@ def test_the_command_line_trains_s_5_and_6_and_predict_counts_the_nonzero_weight
     assert (tmp_path / "m.liblinear").read_text().startswith(f"solver_type {solver_type}")
 
 
+def test_info_reports_a_models_nonzero_weights_as_its_liblinear_file_holds_them(generated, tmp_path, capsys):
+    """``blocksvm info MODEL``: the nonzero count of an L1 model and of its LIBLINEAR export, counted here in the
+    exported text itself (numpy over the weight lines), and an L2 model's, dense."""
+    import json
+
+    store = str(generated[0])
+    assert main(["train", store, str(tmp_path / "l1.h5"), "-s", "5", "-c", "0.1", "-q"]) == 0
+    assert main(["export", str(tmp_path / "l1.h5"), str(tmp_path / "l1.txt")]) == 0
+    lines = (tmp_path / "l1.txt").read_text().splitlines()
+    weights = np.loadtxt(lines[lines.index("w") + 1 :], ndmin=1)[:-1]  # the last line is the bias feature's
+    capsys.readouterr()
+    for path in ("l1.h5", "l1.txt"):
+        assert main(["info", str(tmp_path / path), "--json"]) == 0
+        info = json.loads(capsys.readouterr().out)
+        assert (info["penalty"], info["loss"], info["sparse"]) == ("l1", "squared-hinge", True)
+        assert info["nonzero_weights"] == np.count_nonzero(weights) == info["stored_columns"]
+        assert info["features"] == len(weights)
+    assert main(["info", str(tmp_path / "l1.h5")]) == 0
+    assert f"nonzero      {np.count_nonzero(weights):,} weights" in capsys.readouterr().out
+    assert main(["train", store, str(tmp_path / "l2.h5"), "-s", "2", "-q"]) == 0
+    assert main(["info", str(tmp_path / "l2.h5"), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["penalty"], info["solver"], info["sparse"], info["stored_columns"]) == ("l2", "newton", False, 1000)
+    assert main(["info", str(tmp_path / "l2.h5"), "--verify"]) == 2
+    assert "is a model file" in capsys.readouterr().err
+
+
 def test_refusals(generated):
     store = generated[0]
     with pytest.raises(ParameterError, match="is not a penalty .*dual-cd.* minimizes"):
