@@ -176,6 +176,57 @@ class Solver:
             current[...] = arrays[name]
 
 
+@dataclass
+class PassRequest:
+    """What a pass of Newton's or OWL-QN's sums: each problem's kind (its kernels' NONE, HV, VALUE), first step and
+    vector slots (see the kernels' ``piece_sums``), the weights ``W`` and directions ``D``, and how many vectors of
+    sums there are."""
+
+    kinds: np.ndarray
+    alphas: np.ndarray
+    slots: np.ndarray
+    W: np.ndarray
+    D: np.ndarray
+    n_slots: int
+
+
+class PieceMapper:
+    """A piece of rows' sums for a :class:`PassRequest`, by the ``piece_sums`` of a pass learner's kernels
+    (``kernels``, a class attribute: an instance pickles as the problem alone, no state vectors)."""
+
+    kernels = None  # the learner's kernel module
+
+    def __init__(self, problem):
+        self.problem = problem
+
+    def hyper(self) -> tuple:
+        """The problem's constants the kernels read."""
+        return (self.problem.bias, self.problem.loss.table)
+
+    def __call__(self, rows, first_row: int, request: PassRequest) -> dict[str, np.ndarray]:
+        p = self.problem
+        if p.folds == 1:
+            member = np.ones((p.n_problems, rows.n_rows), np.bool_)
+        else:
+            folds = p.row_folds(np.arange(first_row, first_row + rows.n_rows))
+            member = folds[None, :] != p.held_out[:, None]
+        scalars = np.zeros((p.n_problems, self.kernels.N_SCALARS))
+        vectors = np.zeros((request.n_slots, p.n_weights))
+        self.kernels.piece_sums(
+            (rows.indptr, rows.indices, rows.data, kernel_weights(rows)),
+            p.targets(rows.labels),
+            p.costs,
+            member,
+            request.W,
+            request.D,
+            (request.kinds, request.alphas, request.slots),
+            self.hyper(),
+            scalars,
+            vectors,
+        )
+        return {"scalars": scalars, "vectors": vectors}
+
+
 class PassSolver(Solver):
     """A learner whose pass is a sum over rows (a gradient, a Hessian-vector product, loss values), and whose step
     is taken at the end of the pass from the total.

@@ -26,15 +26,12 @@ record is written per iteration; ``max_outer`` counts iterations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from blocksvm.losses import REGRESSION
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
-from blocksvm.solvers.base import PassSolver
-from blocksvm.solvers.evaluate import kernel_weights
+from blocksvm.solvers.base import PassRequest, PassSolver, PieceMapper
 
 ETA = 0.01  # Armijo's sufficient decrease (LIBLINEAR's eta)
 MAX_HALVINGS = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
@@ -54,47 +51,10 @@ N_NUMBERS = 16
 WHY = ("", "gradient norm met", "line search fails", "actred too small", "f < -1e32")
 
 
-@dataclass
-class NewtonRequest:
-    """What a pass sums: each problem's kind (NONE, HV, VALUE), first step and vector slots (see the kernels'
-    ``piece_sums``), the weights ``W`` and directions ``D``, and how many vectors of sums there are."""
+class NewtonMapper(PieceMapper):
+    """A piece of rows' sums of Newton's pass."""
 
-    kinds: np.ndarray
-    alphas: np.ndarray
-    slots: np.ndarray
-    W: np.ndarray
-    D: np.ndarray
-    n_slots: int
-
-
-class NewtonMapper:
-    """A piece of rows' sums for a :class:`NewtonRequest` (picklable: the problem, no state vectors)."""
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def __call__(self, rows, first_row: int, request: NewtonRequest) -> dict[str, np.ndarray]:
-        p = self.problem
-        if p.folds == 1:
-            member = np.ones((p.n_problems, rows.n_rows), np.bool_)
-        else:
-            folds = p.row_folds(np.arange(first_row, first_row + rows.n_rows))
-            member = folds[None, :] != p.held_out[:, None]
-        scalars = np.zeros((p.n_problems, K.N_SCALARS))
-        vectors = np.zeros((request.n_slots, p.n_weights))
-        K.piece_sums(
-            (rows.indptr, rows.indices, rows.data, kernel_weights(rows)),
-            p.targets(rows.labels),
-            p.costs,
-            member,
-            request.W,
-            request.D,
-            (request.kinds, request.alphas, request.slots),
-            (p.bias, p.loss.table),
-            scalars,
-            vectors,
-        )
-        return {"scalars": scalars, "vectors": vectors}
+    kernels = K
 
 
 class NewtonSolver(PassSolver):
@@ -129,13 +89,13 @@ class NewtonSolver(PassSolver):
     def mapper(self) -> NewtonMapper:
         return NewtonMapper(self.problem)
 
-    def request(self) -> NewtonRequest:
+    def request(self) -> PassRequest:
         """Per problem by its stage: CG asks ``H d``; the start, the line search and the gradient ask values
         (along ``s`` from the search's step, or at ``w``); a waiting or done problem asks nothing."""
         kinds, slots, n_slots = self._plan()
         alphas = np.where(self.stage == LINE, self.numbers[:, ALPHA], 0.0)
         D = np.where((self.stage == CG)[:, None], self.d, np.where((self.stage == LINE)[:, None], self.s, 0.0))
-        return NewtonRequest(kinds, alphas, slots, self.w, D, max(n_slots, 1))
+        return PassRequest(kinds, alphas, slots, self.w, D, max(n_slots, 1))
 
     def _plan(self) -> tuple[np.ndarray, np.ndarray, int]:
         """Each problem's kind of sums and the rows of the pass's vectors that hold them."""

@@ -39,14 +39,11 @@ one whose line search ends sooner waits. A record is written per iteration; ``ma
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C, Param, count
 from blocksvm.solvers import _owlqn_kernels as K
-from blocksvm.solvers.base import PassSolver
-from blocksvm.solvers.evaluate import kernel_weights
+from blocksvm.solvers.base import PassRequest, PassSolver, PieceMapper
 
 ARMIJO = 1e-4  # sufficient decrease (Andrew & Gao's gamma)
 MAX_HALVINGS = 20  # line-search steps tried (as LIBLINEAR's max_num_linesearch)
@@ -63,47 +60,13 @@ N_NUMBERS = 13
 WHY = ("", "subgradient norm met", "line search fails", "objective change too small", "f < -1e32")
 
 
-@dataclass
-class OWLQNRequest:
-    """What a pass sums: each problem's kind (NONE, VALUE), first step and vector slots (see the kernels'
-    ``piece_sums``), the weights ``W`` and directions ``D``, and how many vectors of sums there are."""
+class OWLQNMapper(PieceMapper):
+    """A piece of rows' sums of OWL-QN's pass: Newton's constants and whether the penalty has an L1 term."""
 
-    kinds: np.ndarray
-    alphas: np.ndarray
-    slots: np.ndarray
-    W: np.ndarray
-    D: np.ndarray
-    n_slots: int
+    kernels = K
 
-
-class OWLQNMapper:
-    """A piece of rows' sums for an :class:`OWLQNRequest` (picklable: the problem, no state vectors)."""
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def __call__(self, rows, first_row: int, request: OWLQNRequest) -> dict[str, np.ndarray]:
-        p = self.problem
-        if p.folds == 1:
-            member = np.ones((p.n_problems, rows.n_rows), np.bool_)
-        else:
-            folds = p.row_folds(np.arange(first_row, first_row + rows.n_rows))
-            member = folds[None, :] != p.held_out[:, None]
-        scalars = np.zeros((p.n_problems, K.N_SCALARS))
-        vectors = np.zeros((request.n_slots, p.n_weights))
-        K.piece_sums(
-            (rows.indptr, rows.indices, rows.data, kernel_weights(rows)),
-            p.targets(rows.labels),
-            p.costs,
-            member,
-            request.W,
-            request.D,
-            (request.kinds, request.alphas, request.slots),
-            (p.bias, p.loss.table, p.penalty.l1 > 0),
-            scalars,
-            vectors,
-        )
-        return {"scalars": scalars, "vectors": vectors}
+    def hyper(self) -> tuple:
+        return (*super().hyper(), self.problem.penalty.l1 > 0)
 
 
 class OWLQNSolver(PassSolver):
@@ -164,13 +127,13 @@ class OWLQNSolver(PassSolver):
     def mapper(self) -> OWLQNMapper:
         return OWLQNMapper(self.problem)
 
-    def request(self) -> OWLQNRequest:
+    def request(self) -> PassRequest:
         """Per problem by its stage: the line search values four steps along ``d``; the start and the gradient
         value ``w``; a waiting or done problem asks nothing."""
         kinds, slots, n_slots = self._plan()
         alphas = np.where(self.stage == LINE, self.numbers[:, ALPHA], 0.0)
         D = np.where((self.stage == LINE)[:, None], self.d, 0.0)
-        return OWLQNRequest(kinds, alphas, slots, self.w, D, max(n_slots, 1))
+        return PassRequest(kinds, alphas, slots, self.w, D, max(n_slots, 1))
 
     def _plan(self) -> tuple[np.ndarray, np.ndarray, int]:
         """Each problem's kind of sums and the rows of the pass's vectors that hold them."""
