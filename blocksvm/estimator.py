@@ -562,6 +562,17 @@ def _regression_only(trained: TrainParams, regressor: str) -> TrainParams:
 
 _DENSE_LIMIT = 1 << 27  # features of a dense coef_ that to_sklearn writes out for LinearSVR (a gigabyte)
 
+
+def _dense_coef(coef, twin: str) -> np.ndarray:
+    """``coef`` (one weight vector, dense or a sparse column) as the dense vector ``twin``'s ``coef_`` holds;
+    refused past :data:`_DENSE_LIMIT` features."""
+    if not sp.issparse(coef):
+        return coef
+    if coef.shape[0] > _DENSE_LIMIT:
+        raise ModelError(f"{twin} holds a dense coef_: {coef.shape[0]:,} features (a sparse space) are too many")
+    return coef.toarray().ravel()
+
+
 # BlockSVR's training parameters: BlockSVC's but the class weights.
 REGRESSION_TRAINING = for_regression(TRAINING)
 
@@ -673,12 +684,7 @@ class BlockSVR(RegressorMixin, BaseEstimator):
         from sklearn.svm import LinearSVR
 
         coef = self.coef_
-        if sp.issparse(coef):
-            if coef.shape[0] > _DENSE_LIMIT:
-                raise ModelError(
-                    f"LinearSVR holds a dense coef_: {coef.shape[0]:,} features (a sparse space) are too many"
-                )
-            coef = coef.toarray().ravel()
+        coef = _dense_coef(coef, "LinearSVR")
         fit_intercept, scaling = _intercept_of(self.bias)
         twin = LinearSVR(
             C=float(getattr(self, "C_", None) or self.C),
@@ -857,12 +863,7 @@ class BlockOneClassSVM(OutlierMixin, BaseEstimator):
         from sklearn.linear_model import SGDOneClassSVM
 
         coef = self.coef_
-        if sp.issparse(coef):
-            if coef.shape[0] > _DENSE_LIMIT:
-                raise ModelError(
-                    f"SGDOneClassSVM holds a dense coef_: {coef.shape[0]:,} features (a sparse space) are too many"
-                )
-            coef = coef.toarray().ravel()
+        coef = _dense_coef(coef, "SGDOneClassSVM")
         twin = SGDOneClassSVM(nu=float(self.nu), random_state=self.random_state)
         twin.coef_ = np.array(coef, dtype=np.float64)
         twin.offset_ = np.array(self.offset_, dtype=np.float64)
