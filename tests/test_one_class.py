@@ -186,3 +186,21 @@ def test_block_one_class_svm_and_scikit_learns_sgd_one_class_svm(generated):
     for example in doctest.DocTestFinder(recurse=False).find(BlockOneClassSVM, "BlockOneClassSVM", globs={}):
         runner.run(example)  # the docstring's example runs
     assert runner.summarize(verbose=False) == (0, 5)
+
+
+@pytest.mark.parametrize("loss", ["one-class", "crammer-singer"])
+def test_weighted_data_is_refused_by_the_solvers_that_do_not_read_weights(tmp_path, loss):
+    """One-class and Crammer-Singer do not read instance weights (yet): a weighted store is refused in one line,
+    not trained as if unweighted; the weights' own solvers (dual CD, here) train it."""
+    import scipy.sparse as sp
+
+    from blocksvm import write_store
+
+    rng = np.random.default_rng(0)
+    X = sp.random(60, 5, density=0.5, format="csr", random_state=rng)
+    y = np.tile([1.0, 2.0, 3.0], 20)
+    store = tmp_path / "w.bsvm"
+    write_store((X, y), store, sample_weight=rng.uniform(0.5, 2.0, 60), progress=False)
+    with pytest.raises(ParameterError, match=f"^the data has instance weights, which --solver {loss} does not read"):
+        train(store, loss=loss, verbose=0)
+    assert train(store, max_outer=2, verbose=0).model is not None

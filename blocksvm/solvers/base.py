@@ -89,6 +89,8 @@ class Solver:
     sharded: ClassVar[str | None] = None
     # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
     ignores: ClassVar[dict[str, str]] = {}
+    # A learner that does not read instance weights: what to do instead (None: it reads them, C_i = C w_i ...).
+    refuses_weights: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -97,6 +99,10 @@ class Solver:
         cls.params = (*cls.params, *(p for p in implied if p not in cls.params))
 
     def __init__(self, problem, params, store=None):
+        if problem.weighted and self.refuses_weights:
+            raise ParameterError(
+                f"the data has instance weights, which --solver {self.name} does not read: {self.refuses_weights}"
+            )
         self.problem = problem
         self.store = store
 

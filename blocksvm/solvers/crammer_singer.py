@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.errors import ParameterError
 from blocksvm.losses import CRAMMER_SINGER
 from blocksvm.params import CACHE_MB, EPS, INNER_EPS, INNER_PASSES, LOSS, TOL, WORKING_SET, C
 from blocksvm.solvers import _crammer_singer_kernels as K
@@ -32,14 +31,10 @@ class CrammerSingerSolver(WorkingSet, Solver):
     losses = (CRAMMER_SINGER.name,)
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous")
+    refuses_weights = "use one-vs-rest (--loss squared-hinge, -s 2) or data without weights"
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
-        if problem.weighted:
-            raise ParameterError(
-                "the data has instance weights, which Crammer and Singer's solver does not read: use one-vs-rest "
-                "(--loss squared-hinge, -s 2) or data without weights"
-            )
         n_k = len(problem.classes)
         self.costs = np.ascontiguousarray(problem.costs[:, 1])  # C of each class's rows
         self.hyper = np.array([problem.bias, params.inner_passes, params.inner_eps if params.inner_eps > 0 else -1.0])

@@ -58,12 +58,10 @@ class OneClassSolver(WorkingSet, Solver):
         "class_weight": "a one-class SVM reads no labels",
     }
 
+    refuses_weights = "use data without weights"
+
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
-        if problem.weighted:
-            raise ParameterError(
-                "the data has instance weights, which the one-class SVM does not read: use data without weights"
-            )
         if params.working_set == "block":
             raise ParameterError(
                 "--working-set block cannot train a one-class SVM: its dual's sum (nu times the rows) moves between "
