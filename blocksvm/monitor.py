@@ -24,19 +24,22 @@ class Monitor:
     verbose : int
         0 silent, 1 one line per outer iteration and a final summary, 2 also per exact pass.
     stream : text file, default sys.stderr
+    shown : tuple of (key, format)
+        The learner's own record entries the line shows (its ``shown``), each formatted when the record has it.
     """
 
-    def __init__(self, history_path=None, *, verbose: int = 1, stream=None):
+    def __init__(self, history_path=None, *, verbose: int = 1, stream=None, shown=()):
         self.history_path = Path(history_path) if history_path else None
         self.verbose = verbose
         self.stream = stream or sys.stderr
+        self.shown = shown
 
     def record(self, rec: dict) -> None:
         if self.history_path:
             with self._writing(), open(self.history_path, "a") as f:
                 f.write(json.dumps(rec) + "\n")
         if self.verbose:
-            print(format_record(rec), file=self.stream, flush=True)
+            print(format_record(rec, self.shown), file=self.stream, flush=True)
 
     def rewrite(self, history: list[dict]) -> None:
         """Replace the history file by ``history`` (empty, or on resume the checkpoint's records)."""
@@ -62,8 +65,8 @@ class Monitor:
             print(text, file=self.stream, flush=True)
 
 
-def format_record(rec: dict) -> str:
-    """One human line: LIBLINEAR-like, greppable."""
+def format_record(rec: dict, shown=()) -> str:
+    """One human line: LIBLINEAR-like, greppable; ``shown``: the learner's own entries, (key, format) pairs."""
     parts = [f"iter {rec['outer']:3d}", f"time {rec['time']:8.2f}s"]
     mark = "" if rec.get("primal_exact") else "~"
     if rec.get("primal") is not None:
@@ -73,9 +76,7 @@ def format_record(rec: dict) -> str:
         parts.append(f"gap{mark} {rec['gap']:.2e}")
     if rec.get("pg_violation") is not None:
         parts.append(f"PG {rec['pg_violation']:.3g}")
-    if rec.get("gradient_norm") is not None:  # Newton's, as LIBLINEAR prints them
-        parts.append(f"|g|/|g0| {rec['gradient_norm']:.2e}  CG {rec['cg_steps']:3d}  step {rec['step_size']:.2g}")
-        parts.append(f"passes {rec['newton_passes']}")
+    parts.extend(text.format(rec[key]) for key, text in shown if rec.get(key) is not None)
     if rec.get("nsv") is not None:
         parts.append(f"nSV {rec['nsv']}")
     if rec.get("train_accuracy") is not None:

@@ -276,6 +276,16 @@ def loss_and_correct(indptr, indices, data, y, w, bias, loss, cost, weights):
     return total, correct, squared
 
 
+@njit(cache=True, nogil=True, inline="always")
+def add_scaled_row(out, indices, data, start, stop, c, bias):
+    """``out += c x`` for the row of entries ``start .. stop - 1`` (and its bias feature of value ``bias``, the last
+    of ``out``, when ``bias > 0``), added in the row's order."""
+    for p in range(start, stop):
+        out[np.uint32(indices[p])] += c * data[p]
+    if bias > 0:
+        out[out.shape[0] - 1] += c * bias
+
+
 @njit(cache=True, nogil=True)
 def dot(a, b):
     """``a.b``, added in order: the same bits on every machine (a BLAS dot splits the sum among its threads, and

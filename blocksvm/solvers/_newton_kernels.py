@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON, LOGISTIC
-from blocksvm.solvers._common import dot, predicted_right, row_weight, slack_loss, slack_slope  # noqa: F401 (dot: the driver's)
+from blocksvm.solvers._common import add_scaled_row, dot, predicted_right, row_weight, slack_loss, slack_slope  # noqa: F401 (dot: the driver's)
 
 NONE, HV, VALUE = 0, 1, 2  # what a problem asks of a pass
 N_CANDIDATES = 4  # line-search steps valued per pass: a, a/2, a/4, a/8
@@ -131,12 +131,7 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                 for p in range(start, stop):
                     u += d[np.uint32(indices[p])] * data[p]
             if kind == HV:
-                c = h * u
-                out = vectors[main]
-                for p in range(start, stop):
-                    out[np.uint32(indices[p])] += c * data[p]
-                if bias > 0:
-                    out[n_w] += c * bias
+                add_scaled_row(vectors[main], indices, data, start, stop, h * u, bias)
                 continue
             step = a
             for j in range(N_CANDIDATES):
@@ -155,12 +150,7 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                 out[n_w] += g * bias
                 diag[n_w] += h * bias * bias
             if at_zero >= 0:
-                g0 = C * decision_slope(loss, y, 0.0)
-                zero = vectors[at_zero]
-                for p in range(start, stop):
-                    zero[np.uint32(indices[p])] += g0 * data[p]
-                if bias > 0:
-                    zero[n_w] += g0 * bias
+                add_scaled_row(vectors[at_zero], indices, data, start, stop, C * decision_slope(loss, y, 0.0), bias)
             scalars[k, ROWS] += 1.0
             scalars[k, WEIGHT] += weight
             scalars[k, POSITIVE] += label

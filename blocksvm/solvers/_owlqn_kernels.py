@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON
-from blocksvm.solvers._common import predicted_right, row_weight
+from blocksvm.solvers._common import add_scaled_row, predicted_right, row_weight
 from blocksvm.solvers._newton_kernels import decision_loss, decision_slope
 
 NONE, VALUE = 0, 1  # what a problem asks of a pass
@@ -111,19 +111,9 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                         t[j] += v * bias
             for j in range(n_values):
                 scalars[k, j] += C * decision_loss(loss, y, t[j])
-            g = C * decision_slope(loss, y, t[0])
-            out = vectors[main]
-            for p in range(start, stop):
-                out[np.uint32(indices[p])] += g * data[p]
-            if bias > 0:
-                out[n_w] += g * bias
+            add_scaled_row(vectors[main], indices, data, start, stop, C * decision_slope(loss, y, t[0]), bias)
             if at_zero >= 0:
-                g0 = C * decision_slope(loss, y, 0.0)
-                zero = vectors[at_zero]
-                for p in range(start, stop):
-                    zero[np.uint32(indices[p])] += g0 * data[p]
-                if bias > 0:
-                    zero[n_w] += g0 * bias
+                add_scaled_row(vectors[at_zero], indices, data, start, stop, C * decision_slope(loss, y, 0.0), bias)
             scalars[k, ROWS] += 1.0
             scalars[k, WEIGHT] += weight
             scalars[k, POSITIVE] += label

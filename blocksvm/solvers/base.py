@@ -87,6 +87,8 @@ class Solver:
     # A block learner that also runs over shards of the blocks: its driver there ("module:Class", as the registry
     # names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
     sharded: ClassVar[str | None] = None
+    # The record's entries of its own that the progress line shows: (key, format), e.g. ("cg_steps", "CG {:3d}")
+    shown: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
     ignores: ClassVar[dict[str, str]] = {}
     # A learner that does not read instance weights: what to do instead (None: it reads them, C_i = C w_i ...).

@@ -31,7 +31,8 @@ import numpy as np
 from blocksvm.losses import REGRESSION
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
-from blocksvm.solvers.base import PassRequest, PassSolver, PieceMapper
+from blocksvm.solvers.base import PassRequest, PieceMapper
+from blocksvm.solvers.staged import Stage, StagedSolver
 
 ETA = 0.01  # Armijo's sufficient decrease (LIBLINEAR's eta)
 MAX_HALVINGS = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
@@ -39,16 +40,22 @@ EPS_CG = 0.5  # LIBLINEAR's eps_cg
 PRECONDITIONER = 0.01  # M = (1 - 0.01) + 0.01 diag(H) (LIBLINEAR's alpha_pcg)
 DEFAULT_EPS = {"classification": 0.01, "regression": 0.0001}  # LIBLINEAR's -e of -s 0/2 and of -s 11
 
-# A problem's stage in its iteration.
-START, CG, LINE, GRADIENT, WAIT, DONE = range(6)
-STAGE_WORDS = ("the gradient at the start", "CG", "line search", "the gradient", "", "")
+# A problem's stage in its iteration (the checkpoint's numbers: append, never reorder).
+STAGES = (
+    Stage("START", "the gradient at the start"),
+    Stage("CG", "CG"),
+    Stage("LINE", "line search"),
+    Stage("GRADIENT", "the gradient"),
+    Stage("WAIT", asks=False),
+    Stage("DONE", asks=False),
+)
+START, CG, LINE, GRADIENT, WAIT, DONE = range(len(STAGES))
 # Its numbers, columns of ``numbers``.
 (F, F_OLD, G_NORM, G0_NORM, TOL, ZTR, Q, CG_TOL, CG_STEPS, ALPHA, HALVINGS, G_S, STEP, CORRECT, SQUARED, WEIGHT) = (
     range(16)
 )
 N_NUMBERS = 16
-# Why a problem is done, ``why`` (a problem's, the first that applies): LIBLINEAR's own messages.
-WHY = ("", "gradient norm met", "line search fails", "actred too small", "f < -1e32")
+CG_PASSES = 2  # the third entry of ``counts``: CG passes in the current iteration
 
 
 class NewtonMapper(PieceMapper):
@@ -57,12 +64,13 @@ class NewtonMapper(PieceMapper):
     kernels = K
 
 
-class NewtonSolver(PassSolver):
-    """LIBLINEAR's Newton method (its -s 0, 2 and 11) as a pass learner; see the module docstring.
+class NewtonSolver(StagedSolver):
+    """LIBLINEAR's Newton method (its -s 0, 2 and 11) as a staged pass learner; see the module docstring.
 
     State, per problem: ``w``, the gradient ``g`` and preconditioner ``precond`` at ``w``, CG's solution ``s``,
     residual ``r`` and direction ``d``, the ``numbers`` (objective, norms, CG's and the line search's scalars),
-    the ``stage`` and the reason a problem is done (``why``); and ``counts``: the iteration, its passes.
+    the ``stage`` and the reason a problem is done (``why``); and ``counts``: the iteration, its passes, its CG
+    passes.
     """
 
     name = "newton"
@@ -70,19 +78,26 @@ class NewtonSolver(PassSolver):
     losses = ("squared-hinge", "logistic", "squared-epsilon-insensitive")
     stop_rules = frozenset({"solver"})
     state_names = ("w", "g", "precond", "s", "r", "d", "numbers", "stage", "why", "counts")
+    STAGES = STAGES
+    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, G_NORM, G0_NORM, TOL, STEP
+    n_numbers, n_counts = N_NUMBERS, 3
+    norm_figure, passes_figure = "gradient_norm", "newton_passes"
+    norm_words, title = "gradient norm", "Newton"
+    WHY = ("", "gradient norm met", "line search fails", "actred too small", "f < -1e32")
+    shown = (
+        ("gradient_norm", "|g|/|g0| {:.2e}"),
+        ("cg_steps", "CG {:3d}"),
+        ("step_size", "step {:.2g}"),
+        ("newton_passes", "passes {}"),
+    )
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
         n_k, n_w = problem.n_problems, problem.n_weights
         for name in ("w", "g", "precond", "s", "r", "d"):
             setattr(self, name, np.zeros((n_k, n_w)))
-        self.numbers = np.zeros((n_k, N_NUMBERS))
-        self.stage = np.full(n_k, START, np.int64)
-        self.why = np.zeros(n_k, np.int64)
-        self.counts = np.zeros(3, np.int64)  # the iterations done, passes in the current one, its CG passes
         self.eps = params.eps if params.eps is not None else DEFAULT_EPS[problem.task]
         self.memory_budget = params.cache_mb * 1e6
-        self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
 
     # ---- what a pass sums ----------------------------------------------------------------------------
 
@@ -98,7 +113,6 @@ class NewtonSolver(PassSolver):
         return PassRequest(kinds, alphas, slots, self.w, D, max(n_slots, 1))
 
     def _plan(self) -> tuple[np.ndarray, np.ndarray, int]:
-        """Each problem's kind of sums and the rows of the pass's vectors that hold them."""
         n_k = self.n_problems
         kinds, slots, n_slots = np.zeros(n_k, np.int64), np.full((n_k, 3), -1, np.int64), 0
         for k in range(n_k):
@@ -110,37 +124,17 @@ class NewtonSolver(PassSolver):
                     slots[k, K.AT_ZERO], n_slots = n_slots, n_slots + 1
         return kinds, slots, n_slots
 
-    def pass_label(self) -> str:
-        stages = {STAGE_WORDS[s] for s in self.stage if STAGE_WORDS[s]}
-        return " / ".join(sorted(stages))
-
     # ---- the step at the end of a pass ----------------------------------------------------------------
 
-    def step(self, total: dict) -> bool:
-        _, plan, _ = self._plan()  # the pass just made (the state has not moved since)
-        scalars, vectors = total["scalars"], total["vectors"]
-        self.counts[1] += 1
-        for k in range(self.n_problems):
-            stage, slots = self.stage[k], plan[k]
-            if stage == CG:
-                self.counts[2] += 1
-                self._cg_step(k, vectors[slots[K.MAIN]])
-            elif stage == LINE:
-                self._line_search(k, scalars[k], vectors, slots)
-            elif stage in (START, GRADIENT):
-                self._at_w(k, scalars[k], vectors, slots, start=stage == START)
-        if np.any(np.isin(self.stage, (START, CG, LINE, GRADIENT))):
-            return False
-        started = self.counts[0] == 0 and self.counts[2] == 0  # the start's pass alone: no iteration yet
-        for k in np.flatnonzero(self.stage == WAIT):
-            self._judge(k, started)
-        self.figures = self._iteration_figures()
-        if not started:  # (the start's pass counts in the first iteration's passes)
-            self.counts[0] += 1
-            self.counts[1:] = 0
-        for k in np.flatnonzero(self.stage == WAIT):
-            self._begin_cg(k)
-        return not started or not np.any(self.stage == CG)
+    def _serve(self, k: int, total: dict, slots: np.ndarray) -> None:
+        scalars, vectors, stage = total["scalars"], total["vectors"], self.stage[k]
+        if stage == CG:
+            self.counts[CG_PASSES] += 1
+            self._cg_step(k, vectors[slots[K.MAIN]])
+        elif stage == LINE:
+            self._line_search(k, scalars[k], vectors, slots)
+        else:  # START, GRADIENT
+            self._at_w(k, scalars[k], vectors, slots, start=stage == START)
 
     def _at_w(self, k: int, sums: np.ndarray, vectors: np.ndarray, slots: np.ndarray, start: bool) -> None:
         """The sums at ``w``: ``g``, the preconditioner, and at the start ``f`` and the stopping tolerance."""
@@ -162,17 +156,7 @@ class NewtonSolver(PassSolver):
     def _fit_figures(self, k: int, sums: np.ndarray) -> None:
         self.numbers[k, [CORRECT, SQUARED, WEIGHT]] = sums[[K.CORRECT, K.SQUARED, K.WEIGHT]]
 
-    def _judge(self, k: int, started: bool) -> None:
-        """After an iteration (or the start): is problem ``k`` done (LIBLINEAR's tests, in its order)?"""
-        n = self.numbers[k]
-        if n[G_NORM] <= n[TOL] * n[G0_NORM]:
-            self.stage[k], self.why[k] = DONE, 1
-        elif not started and n[F] < -1.0e32:
-            self.stage[k], self.why[k] = DONE, 4
-        elif not started and abs(n[F_OLD] - n[F]) <= 1.0e-12 * abs(n[F]):
-            self.stage[k], self.why[k] = DONE, 3
-
-    def _begin_cg(self, k: int) -> None:
+    def _begin(self, k: int) -> None:
         """CG's start: ``s = 0``, ``r = -g``, ``d = M^-1 r`` (LIBLINEAR's ``pcg``)."""
         n = self.numbers[k]
         self.s[k] = 0.0
@@ -241,78 +225,18 @@ class NewtonSolver(PassSolver):
 
     # ---- records --------------------------------------------------------------------------------------
 
-    def _iteration_figures(self) -> dict:
+    def _more_figures(self) -> dict:
         n = self.numbers
-        ratio = n[:, G_NORM] / np.maximum(n[:, G0_NORM], 1e-300)
-        figures = {
-            "primal_exact": True,
-            "per_problem_primal": n[:, F].tolist(),
-            "gradient_norm": float(ratio.max()),
-            "cg_steps": int(n[:, CG_STEPS].max()) if self.counts[0] or self.counts[2] else 0,
-            "step_size": float(n[:, STEP].min()),
-            "newton_passes": int(self.counts[1]),
-        }
+        figures = {"cg_steps": int(n[:, CG_STEPS].max()) if self.counts[0] or self.counts[CG_PASSES] else 0}
         if self.problem.task == REGRESSION:
             figures["train_mse"] = float(n[0, SQUARED] / _at_least_one(n[0, WEIGHT]))
         else:  # (one-vs-rest predicts by the arg-max of every problem: an exact evaluation tells)
             one = self.n_problems == 1 and self.problem.folds == 1
             figures["train_accuracy"] = float(n[0, CORRECT] / _at_least_one(n[0, WEIGHT])) if one else None
-        if np.all(self.stage == DONE):
-            figures["stop"] = self._stop_reason(ratio)
         return figures
 
-    def _stop_reason(self, ratio: np.ndarray) -> str:
-        n = self.numbers
-        met = f"gradient norm {ratio.max():.2e} of the start's <= eps {self.eps:g}" + (
-            "" if self.problem.task == REGRESSION else " x max(min(#pos, #neg), 1) / l"
-        )
-        others = sorted({WHY[why] for why in self.why if why > 1})
-        if not others:
-            return met
-        return (
-            f"{met} for {np.count_nonzero(self.why == 1)} of {self.n_problems} problems; the others: "
-            + (", ".join(others))
-            if np.any(self.why == 1)
-            else f"Newton stopped: {', '.join(others)} (f = {n[:, F].sum():.6e})"
-        )
-
-    def pass_figures(self, total: dict) -> dict:
-        figures = dict(getattr(self, "figures", {}))
-        if "per_problem_primal" in figures:
-            figures["primal"] = float(np.sum(figures["per_problem_primal"]))
-        return figures
-
-    # ---- the run --------------------------------------------------------------------------------------
-
-    def weights(self) -> np.ndarray:
-        return self.w
-
-    def start_from(self, W: np.ndarray) -> None:
-        self.w[...] = W
-        self.restart()
-
-    def restart(self) -> None:
-        """Start over from the current ``w``: its gradient first (and the gradient at 0 for the stopping rule)."""
-        self.stage[:] = START
-        self.why[:] = 0
-        self.numbers[:] = 0.0
-        self.counts[:] = 0
-        self.at_zero = bool(np.any(self.w))
-
-    def move_to(self, C: float, warm: bool = True) -> None:
-        """Solve the same problems at cost ``C`` next, from the current ``w`` (``warm``; Chu et al., KDD 2015, for
-        the primal) or from zero."""
-        self.problem = self.problem.with_C(C)
-        if not warm:
-            self.w[...] = 0.0
-        self.restart()
-
-    def state(self) -> dict[str, np.ndarray]:
-        return {**super().state(), "at_zero": np.array([self.at_zero])}
-
-    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        super().load_state(arrays)
-        self.at_zero = bool(arrays["at_zero"][0])
+    def _rule_words(self) -> str:
+        return f"<= eps {self.eps:g}" + ("" if self.problem.task == REGRESSION else " x max(min(#pos, #neg), 1) / l")
 
 
 def _at_least_one(rows: float) -> float:

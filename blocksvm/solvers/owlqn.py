@@ -43,21 +43,26 @@ import numpy as np
 
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C, Param, count
 from blocksvm.solvers import _owlqn_kernels as K
-from blocksvm.solvers.base import PassRequest, PassSolver, PieceMapper
+from blocksvm.solvers.base import PassRequest, PieceMapper
+from blocksvm.solvers.staged import Stage, StagedSolver
 
 ARMIJO = 1e-4  # sufficient decrease (Andrew & Gao's gamma)
 MAX_HALVINGS = 20  # line-search steps tried (as LIBLINEAR's max_num_linesearch)
 DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 5 and 6
 CURVATURE = 1e-10  # a pair is kept when s.y > CURVATURE ||s|| ||y||
 
-# A problem's stage in its iteration.
-START, LINE, GRADIENT, WAIT, DONE = range(5)
-STAGE_WORDS = ("the gradient at the start", "line search", "the gradient", "", "")
+# A problem's stage in its iteration (the checkpoint's numbers: append, never reorder).
+STAGES = (
+    Stage("START", "the gradient at the start"),
+    Stage("LINE", "line search"),
+    Stage("GRADIENT", "the gradient"),
+    Stage("WAIT", asks=False),
+    Stage("DONE", asks=False),
+)
+START, LINE, GRADIENT, WAIT, DONE = range(len(STAGES))
 # Its numbers, columns of ``numbers``.
 F, F_OLD, G1, G1_ZERO, TOL, ALPHA, HALVINGS, SLOPE, STEP, PAIRS, NEWEST, CORRECT, WEIGHT = range(13)
 N_NUMBERS = 13
-# Why a problem is done (a problem's, the first that applies).
-WHY = ("", "subgradient norm met", "line search fails", "objective change too small", "f < -1e32")
 
 
 class OWLQNMapper(PieceMapper):
@@ -69,7 +74,7 @@ class OWLQNMapper(PieceMapper):
         return (*super().hyper(), self.problem.penalty.l1 > 0)
 
 
-class OWLQNSolver(PassSolver):
+class OWLQNSolver(StagedSolver):
     """OWL-QN (Andrew & Gao 2007) as a pass learner: LIBLINEAR's -s 5 and 6; see the module docstring.
 
     State, per problem: ``w``, the smooth part's gradient ``g`` and the pseudo-gradient ``pg`` at ``w``, the direction
@@ -101,6 +106,18 @@ class OWLQNSolver(PassSolver):
     penalties = ("l1", "elasticnet", "l2")
     stop_rules = frozenset({"solver"})
     state_names = ("w", "g", "pg", "d", "S", "Y", "rho", "numbers", "stage", "why", "counts")
+    STAGES = STAGES
+    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, G1, G1_ZERO, TOL, STEP
+    n_numbers = N_NUMBERS
+    norm_figure, passes_figure = "subgradient_norm", "owlqn_passes"
+    norm_words, title = "subgradient norm", "OWL-QN"
+    WHY = ("", "subgradient norm met", "line search fails", "objective change too small", "f < -1e32")
+    shown = (
+        ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
+        ("step_size", "step {:.2g}"),
+        ("owlqn_passes", "passes {}"),
+        ("nonzero_weights", "nonzeros {}"),
+    )
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
@@ -109,13 +126,8 @@ class OWLQNSolver(PassSolver):
             setattr(self, name, np.zeros((n_k, n_w)))
         self.S, self.Y = np.zeros((n_k, m, n_w)), np.zeros((n_k, m, n_w))
         self.rho = np.zeros((n_k, m))
-        self.numbers = np.zeros((n_k, N_NUMBERS))
-        self.stage = np.full(n_k, START, np.int64)
-        self.why = np.zeros(n_k, np.int64)
-        self.counts = np.zeros(2, np.int64)  # the iterations done, passes in the current one
         self.eps = params.eps if params.eps is not None else DEFAULT_EPS
         self.memory_budget = params.cache_mb * 1e6
-        self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
 
     @property
     def project(self) -> bool:
@@ -146,34 +158,14 @@ class OWLQNSolver(PassSolver):
                     slots[k, K.AT_ZERO], n_slots = n_slots, n_slots + 1
         return kinds, slots, n_slots
 
-    def pass_label(self) -> str:
-        stages = {STAGE_WORDS[s] for s in self.stage if STAGE_WORDS[s]}
-        return " / ".join(sorted(stages))
-
     # ---- the step at the end of a pass ----------------------------------------------------------------
 
-    def step(self, total: dict) -> bool:
-        _, plan, _ = self._plan()  # the pass just made (the state has not moved since)
+    def _serve(self, k: int, total: dict, slots: np.ndarray) -> None:
         scalars, vectors = total["scalars"], total["vectors"]
-        self.counts[1] += 1
-        for k in range(self.n_problems):
-            stage, slots = self.stage[k], plan[k]
-            if stage == LINE:
-                self._line_search(k, scalars[k], vectors[slots[K.MAIN]])
-            elif stage in (START, GRADIENT):
-                self._at_w(k, scalars[k], vectors, slots, start=stage == START)
-        if np.any(np.isin(self.stage, (START, LINE, GRADIENT))):
-            return False
-        started = self.counts[0] == 0 and self.counts[1] == 1  # the start's pass alone: no iteration yet
-        for k in np.flatnonzero(self.stage == WAIT):
-            self._judge(k, started)
-        self.figures = self._iteration_figures()
-        if not started:  # (the start's pass counts in the first iteration's passes)
-            self.counts[0] += 1
-            self.counts[1] = 0
-        for k in np.flatnonzero(self.stage == WAIT):
-            self._begin_line_search(k)
-        return not started or not np.any(self.stage == LINE)
+        if self.stage[k] == LINE:
+            self._line_search(k, scalars[k], vectors[slots[K.MAIN]])
+        else:  # START, GRADIENT
+            self._at_w(k, scalars[k], vectors, slots, start=self.stage[k] == START)
 
     def _smooth_gradient(self, k: int, loss_gradient: np.ndarray) -> np.ndarray:
         """The smooth part's gradient at ``w``: the loss's, plus ``l2 w``."""
@@ -218,17 +210,7 @@ class OWLQNSolver(PassSolver):
         self.g[k] = g
         n[G1] = K.pseudo_gradient(self.w[k], g, self.problem.penalty.l1, self.pg[k])
 
-    def _judge(self, k: int, started: bool) -> None:
-        """After an iteration (or the start): is problem ``k`` done?"""
-        n = self.numbers[k]
-        if n[G1] <= n[TOL] * n[G1_ZERO]:
-            self.stage[k], self.why[k] = DONE, 1
-        elif not started and n[F] < -1.0e32:
-            self.stage[k], self.why[k] = DONE, 4
-        elif not started and abs(n[F_OLD] - n[F]) <= 1.0e-12 * abs(n[F]):
-            self.stage[k], self.why[k] = DONE, 3
-
-    def _begin_line_search(self, k: int) -> None:
+    def _begin(self, k: int) -> None:
         """The direction from the pseudo-gradient and the memory, and the line search's first step."""
         n = self.numbers[k]
         slope = K.direction(self.pg[k], self.S[k], self.Y[k], self.rho[k], int(n[PAIRS]), int(n[NEWEST]),
@@ -271,68 +253,10 @@ class OWLQNSolver(PassSolver):
 
     # ---- records --------------------------------------------------------------------------------------
 
-    def _iteration_figures(self) -> dict:
+    def _more_figures(self) -> dict:
         n = self.numbers
-        ratio = n[:, G1] / np.maximum(n[:, G1_ZERO], 1e-300)
-        figures = {
-            "primal_exact": True,
-            "per_problem_primal": n[:, F].tolist(),
-            "subgradient_norm": float(ratio.max()),
-            "step_size": float(n[:, STEP].min()),
-            "owlqn_passes": int(self.counts[1]),
-            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
-        }
         one = self.n_problems == 1 and self.problem.folds == 1  # (one-vs-rest: an exact evaluation tells)
-        figures["train_accuracy"] = float(n[0, CORRECT] / n[0, WEIGHT]) if one and n[0, WEIGHT] > 0 else None
-        if np.all(self.stage == DONE):
-            figures["stop"] = self._stop_reason(ratio)
-        return figures
-
-    def _stop_reason(self, ratio: np.ndarray) -> str:
-        met = f"subgradient norm {ratio.max():.2e} of the start's <= eps {self.eps:g} x max(min(#pos, #neg), 1) / l"
-        others = sorted({WHY[why] for why in self.why if why > 1})
-        if not others:
-            return met
-        if np.any(self.why == 1):
-            return f"{met} for {np.count_nonzero(self.why == 1)} of {self.n_problems} problems; the others: " + (
-                ", ".join(others)
-            )
-        return f"OWL-QN stopped: {', '.join(others)} (f = {self.numbers[:, F].sum():.6e})"
-
-    def pass_figures(self, total: dict) -> dict:
-        figures = dict(getattr(self, "figures", {}))
-        if "per_problem_primal" in figures:
-            figures["primal"] = float(np.sum(figures["per_problem_primal"]))
-        return figures
-
-    # ---- the run --------------------------------------------------------------------------------------
-
-    def weights(self) -> np.ndarray:
-        return self.w
-
-    def start_from(self, W: np.ndarray) -> None:
-        self.w[...] = W
-        self.restart()
-
-    def restart(self) -> None:
-        """Start over from the current ``w``: its gradient first (and the gradient at 0 for the stopping rule), the
-        memory empty."""
-        self.stage[:] = START
-        self.why[:] = 0
-        self.numbers[:] = 0.0
-        self.counts[:] = 0
-        self.at_zero = bool(np.any(self.w))
-
-    def move_to(self, C: float, warm: bool = True) -> None:
-        """Solve the same problems at cost ``C`` next, from the current ``w`` (``warm``) or from zero."""
-        self.problem = self.problem.with_C(C)
-        if not warm:
-            self.w[...] = 0.0
-        self.restart()
-
-    def state(self) -> dict[str, np.ndarray]:
-        return {**super().state(), "at_zero": np.array([self.at_zero])}
-
-    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        super().load_state(arrays)
-        self.at_zero = bool(arrays["at_zero"][0])
+        return {
+            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
+            "train_accuracy": float(n[0, CORRECT] / n[0, WEIGHT]) if one and n[0, WEIGHT] > 0 else None,
+        }

@@ -102,7 +102,7 @@ class Trainer:
         self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         self.state = TrainState(sums=PassSums.zeros(self.problem.n_problems))
-        self.monitor = Monitor(history_path, verbose=verbose)
+        self.monitor = Monitor(history_path, verbose=verbose, shown=solver_class.shown)
         self.progress = progress
         self.checkpointer = checkpointer
         self.read_stats = ReadStats()

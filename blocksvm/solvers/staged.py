@@ -1,0 +1,208 @@
+"""The staged pass learner: what Newton, OWL-QN and the column L1 learners share.
+
+Such a learner solves its problems (one-vs-rest, tune's folds) side by side and in step. Each problem is in a
+**stage** of its iteration (its ``stage`` entry, a row of the learner's :attr:`StagedSolver.STAGES`); a pass
+serves every problem whose stage asks one, and at the pass's end :meth:`StagedSolver.step` hands each of them its
+share of the pass's results (:meth:`StagedSolver._serve`, the learner's). A problem whose iteration is over waits
+(``WAIT``, asking nothing); when none asks a pass any more, the iteration ends for all at once::
+
+    the pass's end:   each asking problem served            (the learner's _serve: its stages' arithmetic)
+    none asks:        each waiting problem judged            (_judge: done by the learner's stopping rule?)
+                      the iteration's record                  (_iteration_figures)
+                      each waiting problem begins the next   (_begin: its first stage that asks)
+
+The first pass after a (re)start serves the stage ``START`` only (the values at ``w``): it belongs to the first
+iteration, and ends none. A learner is its stages, what a pass computes for each (``request``/``mapper``, or a
+column learner's rounds), its ``_serve``, ``_begin`` and ``_judge`` numbers, and the figures it adds to a record;
+the bookkeeping of iterations and passes, the stop reasons, restarts, ``move_to`` (tune's C path) and the
+checkpoint's ``at_zero`` are here, written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from blocksvm.solvers.base import PassSolver
+
+ITERATIONS, PASSES = 0, 1  # the first entries of ``counts``: iterations done, passes in the current one
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a problem's iteration: ``name``, what a pass does for it (``words``, for the progress bar; ""
+    for one that asks nothing) and whether it asks a pass (``asks``)."""
+
+    name: str
+    words: str = ""
+    asks: bool = True
+
+
+class StagedSolver(PassSolver):
+    """A pass learner whose problems move through stages; see the module docstring.
+
+    A subclass declares ``STAGES`` (a stage's number is its position: the checkpoint's ``stage`` holds them), which
+    of its ``numbers`` columns the shared stopping rules read (``F``, ``F_OLD``, ``NORM``, ``NORM0``, ``TOL``,
+    ``STEP``), ``n_numbers`` and ``n_counts``, the record's names of its norm and pass count (``norm_figure``,
+    ``passes_figure``) and how its stop reason names them (``norm_words``, ``title``).
+    """
+
+    STAGES: ClassVar[tuple[Stage, ...]] = ()
+    F = F_OLD = NORM = NORM0 = TOL = STEP = 0
+    n_numbers: ClassVar[int] = 0
+    n_counts: ClassVar[int] = 2
+    norm_figure: ClassVar[str] = ""
+    passes_figure: ClassVar[str] = ""
+    norm_words: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    # the stop rules in their order, the reason of each (``why``'s values from 1): LIBLINEAR's messages
+    WHY: ClassVar[tuple[str, ...]] = ("", "norm met", "line search fails", "objective change too small", "f < -1e32")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        names = [s.name for s in cls.STAGES]
+        if names:
+            cls.START, cls.WAIT, cls.DONE = names.index("START"), names.index("WAIT"), names.index("DONE")
+            cls._asks = np.array([s.asks for s in cls.STAGES])
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        n_k = problem.n_problems
+        self.numbers = np.zeros((n_k, self.n_numbers))
+        self.stage = np.full(n_k, self.START, np.int64)
+        self.why = np.zeros(n_k, np.int64)
+        self.counts = np.zeros(self.n_counts, np.int64)
+        self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
+
+    # ---- the learner's parts -------------------------------------------------------------------------
+
+    def _serve(self, k: int, total: dict, slots: np.ndarray) -> None:
+        """Problem ``k``'s share of the pass just made (its stage asked it; ``slots``: where its sums are)."""
+        raise NotImplementedError
+
+    def _begin(self, k: int) -> None:
+        """Problem ``k``, judged not done, begins its next iteration (its first stage that asks a pass)."""
+        raise NotImplementedError
+
+    def _plan(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Each problem's kind of sums, the rows of the pass's vectors that hold them, and how many there are."""
+        raise NotImplementedError
+
+    def _more_figures(self) -> dict:
+        """The learner's own entries of an iteration's record."""
+        return {}
+
+    # ---- the step at the end of a pass ----------------------------------------------------------------
+
+    def asking(self) -> bool:
+        """Some problem's stage asks a pass."""
+        return bool(np.any(self._asks[self.stage]))
+
+    def step(self, total: dict) -> bool:
+        _, plan, _ = self._plan()  # the pass just made (the state has not moved since)
+        self.counts[PASSES] += 1
+        for k in range(self.n_problems):
+            if self._asks[self.stage[k]]:
+                self._serve(k, total, plan[k])
+        if self.asking():
+            return False
+        started = self.counts[ITERATIONS] == 0 and self.counts[PASSES] == 1  # the start's pass alone: no iteration
+        for k in np.flatnonzero(self.stage == self.WAIT):
+            self._judge(k, started)
+        self.figures = self._iteration_figures()
+        if not started:  # (the start's pass counts in the first iteration's passes)
+            self.counts[ITERATIONS] += 1
+            self.counts[PASSES:] = 0
+        for k in np.flatnonzero(self.stage == self.WAIT):
+            self._begin(k)
+        return not started or not self.asking()
+
+    def _judge(self, k: int, started: bool) -> None:
+        """After an iteration (or the start): is problem ``k`` done (LIBLINEAR's tests, in its order)?"""
+        n = self.numbers[k]
+        if n[self.NORM] <= n[self.TOL] * n[self.NORM0]:
+            self.stage[k], self.why[k] = self.DONE, 1
+        elif not started and n[self.F] < -1.0e32:
+            self.stage[k], self.why[k] = self.DONE, 4
+        elif not started and abs(n[self.F_OLD] - n[self.F]) <= 1.0e-12 * abs(n[self.F]):
+            self.stage[k], self.why[k] = self.DONE, 3
+
+    def pass_label(self) -> str:
+        stages = {self.STAGES[s].words for s in self.stage if self.STAGES[s].words}
+        return " / ".join(sorted(stages))
+
+    # ---- records --------------------------------------------------------------------------------------
+
+    def norm_ratio(self) -> np.ndarray:
+        """Each problem's norm of its stopping rule, relative to the start's."""
+        n = self.numbers
+        return n[:, self.NORM] / np.maximum(n[:, self.NORM0], 1e-300)
+
+    def _iteration_figures(self) -> dict:
+        ratio = self.norm_ratio()
+        figures = {
+            "primal_exact": True,
+            "per_problem_primal": self.numbers[:, self.F].tolist(),
+            self.norm_figure: float(ratio.max()),
+            "step_size": float(self.numbers[:, self.STEP].min()),
+            self.passes_figure: int(self.counts[PASSES]),
+            **self._more_figures(),
+        }
+        if np.all(self.stage == self.DONE):
+            figures["stop"] = self._stop_reason(ratio)
+        return figures
+
+    def _rule_words(self) -> str:
+        """The stopping rule met, in words, after the norm's ratio."""
+        return f"<= eps {self.eps:g} x max(min(#pos, #neg), 1) / l"
+
+    def _stop_reason(self, ratio: np.ndarray) -> str:
+        met = f"{self.norm_words} {ratio.max():.2e} of the start's {self._rule_words()}"
+        others = sorted({self.WHY[why] for why in self.why if why > 1})
+        if not others:
+            return met
+        if np.any(self.why == 1):
+            return f"{met} for {np.count_nonzero(self.why == 1)} of {self.n_problems} problems; the others: " + (
+                ", ".join(others)
+            )
+        return f"{self.title} stopped: {', '.join(others)} (f = {self.numbers[:, self.F].sum():.6e})"
+
+    def pass_figures(self, total: dict) -> dict:
+        figures = dict(getattr(self, "figures", {}))
+        if "per_problem_primal" in figures:
+            figures["primal"] = float(np.sum(figures["per_problem_primal"]))
+        return figures
+
+    # ---- the run --------------------------------------------------------------------------------------
+
+    def weights(self) -> np.ndarray:
+        return self.w
+
+    def start_from(self, W: np.ndarray) -> None:
+        self.w[...] = W
+        self.restart()
+
+    def restart(self) -> None:
+        """Start over from the current ``w``: its values first (and the gradient at 0 for the stopping rule)."""
+        self.stage[:] = self.START
+        self.why[:] = 0
+        self.numbers[:] = 0.0
+        self.counts[:] = 0
+        self.at_zero = bool(np.any(self.w))
+
+    def move_to(self, C: float, warm: bool = True) -> None:
+        """Solve the same problems at cost ``C`` next, from the current ``w`` (``warm``; Chu et al., KDD 2015, for
+        the primal) or from zero."""
+        self.problem = self.problem.with_C(C)
+        if not warm:
+            self.w[...] = 0.0
+        self.restart()
+
+    def state(self) -> dict[str, np.ndarray]:
+        return {**super().state(), "at_zero": np.array([self.at_zero])}
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        super().load_state(arrays)
+        self.at_zero = bool(arrays["at_zero"][0])
