@@ -29,8 +29,8 @@ from blocksvm.store import BlockStore
 from blocksvm.train import train, tune
 from blocksvm.train.loop import Trainer
 
-# 0.7 is reached from 0.02 by scaling the costs by 0.7 / 0.02, which lands one bit away from 0.7 itself: a
-# resumed search must rebuild its problem along the same path
+# 0.7 is not a power of 2 times the values before it: a resumed search's costs at 0.7 are made from 0.7 alone, as
+# the uninterrupted search's are (Problem.at), not scaled along the grid
 GRID = (0.01, 0.02, 0.7)
 SEARCH = {"C_grid": GRID, "folds": 3, "tol": 1e-5}
 N_BLOCKS = 4

@@ -66,10 +66,10 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
         ``[lambda, R, r, curvature]``: ``lambda = 1 / (l C)``, the radius of the ball projected onto
         (:meth:`blocksvm.losses.Loss.pegasos_radius`), the rows per step, and the loss's curvature per unit of
         ``||x||^2`` that sets the step offset (0: the paper's steps).
-    setup : tuple (bias, loss, cost, C)
+    setup : tuple (bias, loss, cost, step)
         The bias feature's value (<= 0: none); the loss table ``[threshold, linear, quadratic]``
-        (:mod:`blocksvm.losses`); C per class (negative, positive), a row's sub-gradient being weighted
-        by ``cost / C``; the C that ``lambda`` was derived from.
+        (:mod:`blocksvm.losses`); C per class (negative, positive), which weighs the reported loss; the class
+        weights (C's multipliers), which weigh a row's sub-gradient.
     seed : int
         Seed of the row order.
 
@@ -80,7 +80,7 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
         ``w`` row ``i`` saw.
     """
     indptr, indices, data, sq_norms, weights = rows
-    bias, loss, cost, C = setup
+    bias, loss, cost, step_weight = setup
     lam, R, batch_size, curvature = hyper[0], hyper[1], int(hyper[2]), hyper[3]
     n_rows = indptr.shape[0] - 1
     n_w = v.shape[0] - 1
@@ -123,7 +123,7 @@ def solve_block(rows, y, v, state, hyper, setup, seed):
             c = 1 if y[i] > 0 else 0
             if slack > 0:
                 stats[LOSS_SEEN] += cost[c] * weight * slack_loss(loss, slack)
-                grad[s - start] = slack_slope(loss, slack) * cost[c] * weight / C
+                grad[s - start] = slack_slope(loss, slack) * step_weight[c] * weight
             else:
                 grad[s - start] = 0.0
             if predicted_right(margin, c):

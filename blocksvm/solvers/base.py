@@ -331,7 +331,7 @@ class OnlineSolver(Solver):
     A learner is this class plus its numbers: ``arrays`` (its state; the first is the array the kernel
     updates as ``w``), ``kernel`` (a function of the online kernel contract of :mod:`._common`), its
     ``hyper_parameters`` and, if the user may not choose it, its ``fixed_loss``. Every problem is visited with
-    its targets, the unweighted loss and the class weights (``costs / C``) that scale its updates. Its
+    its targets, the unweighted loss and the class weights (``class_weights``) that scale its updates. Its
     objective is its progressive loss (``objective_terms`` adds a penalty where the learner has one).
     """
 
@@ -375,7 +375,7 @@ class OnlineSolver(Solver):
         others = [getattr(self, a.name) for a in self.arrays[1:]]
         stats = np.empty((p.n_problems, N_ONLINE_STATS))
         for k in range(p.n_problems):
-            setup = (p.bias, p.loss.table, UNWEIGHTED, p.costs[k] / p.C)
+            setup = (p.bias, p.loss.table, UNWEIGHTED, p.class_weights[k])
             state = tuple(array[k] for array in others)
             stats[k] = self.kernel(rows, targets[k], W[k], state, self.hyper, setup, int(seeds[k]))
         correct = counted(stats[0, CORRECT_SEEN], block) if seen_correct is None else seen_correct

@@ -290,7 +290,7 @@ class DualCDSolver(WorkingSet, Solver):
         self.alpha *= ratio
         self.w *= ratio
         self.block_sums *= ratio
-        self.problem = self.problem.with_C(C)
+        self.problem = self.problem.at(C)
         self.tables = [self.problem.loss.dual_tables(*costs) for costs in self.problem.costs]
         if not warm:
             self.forget_companions()

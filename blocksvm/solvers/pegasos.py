@@ -76,7 +76,7 @@ class PegasosSolver(Solver):
                 W[k],
                 self.steps[k],
                 np.array([self.lam, self.radius, self.batch_size, self.curvature]),
-                (p.bias, p.loss.table, p.costs[k], p.C),
+                (p.bias, p.loss.table, p.costs[k], p.class_weights[k]),
                 int(seeds[k]),
             )
         if self.average and self.outer >= 2:

@@ -9,6 +9,10 @@ column); its solver reads each row's class, not ±1 targets. The one-class loss 
 +1 whatever the labels, ``classes`` ``[-1, 1]`` (what its model predicts) and a bias of 1 that is not a bias
 feature: the last weight is ``-rho``, the offset of ``w.x - rho``, which the solver keeps out of the regularizer.
 
+C and the class weights are kept apart: a problem holds ``C`` and each side's ``class_weights``, and its
+``costs`` are their product, made where a kernel needs them; :meth:`Problem.at` is the same problems at
+another C (a search of C moves from value to value, each value's costs made from it alone).
+
 K-fold cross-validation (``blocksvm tune``) solves these problems once per fold, side by side
 (:meth:`Problem.folded`): problem ``f * per_fold + k`` is problem ``k`` trained without the rows of fold
 ``f``, and a row's fold is :func:`fold_of` its store-wide position and the seed.
@@ -34,13 +38,14 @@ class Problem:
     n_rows, n_features, n_blocks : int
     classes : ndarray of float64, shape (n_classes,)
         Sorted labels.
-    costs : ndarray of float64, shape (n_problems, 2)
-        C of the negative and the positive rows of each problem.
+    class_weights : ndarray of float64, shape (n_problems, 2)
+        The multiplier of C of the negative and the positive rows of each problem (1 without class weights).
     loss : Loss
         The loss the solver minimizes and reports (:mod:`blocksvm.losses`).
     bias : float
         Value of the bias feature (<= 0: none).
     C : float
+        The cost of a row of class weight 1 (the one-class problem's is 1: its nu sets the rest).
     row_offsets : ndarray of int64, shape (n_blocks + 1,)
         Store-wide position of each block's first row (and the row count at the end).
     dtype : numpy dtype
@@ -61,7 +66,7 @@ class Problem:
     n_features: int
     n_blocks: int
     classes: np.ndarray
-    costs: np.ndarray
+    class_weights: np.ndarray
     loss: Loss
     bias: float
     C: float
@@ -89,7 +94,13 @@ class Problem:
 
     @property
     def n_problems(self) -> int:
-        return len(self.costs)
+        return len(self.class_weights)
+
+    @property
+    def costs(self) -> np.ndarray:
+        """C of the negative and the positive rows of each problem, shape (n_problems, 2): ``C * class_weights``
+        (a row's cost is then this times its instance weight)."""
+        return self.C * self.class_weights
 
     @property
     def per_fold(self) -> int:
@@ -111,11 +122,11 @@ class Problem:
 
     def folded(self, folds: int, seed: int) -> Problem:
         """These problems once per fold of ``folds``-fold cross-validation, the rows split by ``seed``."""
-        return replace(self, costs=np.tile(self.costs, (folds, 1)), folds=folds, fold_seed=seed)
+        return replace(self, class_weights=np.tile(self.class_weights, (folds, 1)), folds=folds, fold_seed=seed)
 
-    def with_C(self, C: float) -> Problem:
-        """The same problems at cost ``C`` (every cost scaled by ``C / self.C``: class weights kept)."""
-        return replace(self, costs=self.costs * (C / self.C), C=float(C))
+    def at(self, C: float) -> Problem:
+        """The same problems at cost ``C`` (the class weights kept)."""
+        return replace(self, C=float(C))
 
     @property
     def n_weights(self) -> int:
@@ -137,7 +148,7 @@ class Problem:
         dtype=np.float32,
         strict: bool = True,
     ) -> Problem:
-        """The problems of ``classes`` (sorted labels) under ``params``: the one place costs are made.
+        """The problems of ``classes`` (sorted labels) under ``params``: the one place class weights are made.
 
         ``counts``: rows per class (for ``class_weight="balanced"``). ``strict``: a class weight must name one
         of ``classes`` (a stream is not strict: its weights name labels still to come). Two classes give one
@@ -156,7 +167,7 @@ class Problem:
                 np.ones((1, 2)),
                 loss,
                 1.0,
-                C,
+                1.0,  # (its costs are 1: nu, not C, weighs its rows)
                 offsets,
                 np.dtype(dtype),
                 penalty=penalty,
@@ -171,7 +182,7 @@ class Problem:
                 n_features,
                 n_blocks,
                 np.zeros(0),  # no classes: the targets are the labels
-                np.array([[C, C]]),
+                np.ones((1, 2)),
                 loss,
                 float(params.bias),
                 C,
@@ -181,12 +192,12 @@ class Problem:
             )
         weights = class_weights(params.class_weight, classes, counts, strict=strict)
         if len(classes) == 2 and loss.kind != MULTICLASS:
-            costs = np.array([[C * weights[0], C * weights[1]]])
+            sides = np.array([[weights[0], weights[1]]])
         else:
-            costs = np.array([[C, C * weights[k]] for k in range(len(classes))])
+            sides = np.array([[1.0, weights[k]] for k in range(len(classes))])
         offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
         return cls(
-            n_rows, n_features, n_blocks, classes, costs, loss, float(params.bias), C, offsets, np.dtype(dtype),
+            n_rows, n_features, n_blocks, classes, sides, loss, float(params.bias), C, offsets, np.dtype(dtype),
             penalty=penalty,
         )  # fmt: skip
 

@@ -195,7 +195,7 @@ class StagedSolver(PassSolver):
     def move_to(self, C: float, warm: bool = True) -> None:
         """Solve the same problems at cost ``C`` next, from the current ``w`` (``warm``; Chu et al., KDD 2015, for
         the primal) or from zero."""
-        self.problem = self.problem.with_C(C)
+        self.problem = self.problem.at(C)
         if not warm:
             self.w[...] = 0.0
         self.restart()

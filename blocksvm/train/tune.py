@@ -331,7 +331,7 @@ class Tuner:
         gradient = np.zeros((p.n_problems, p.n_weights))
         for block in self.store.iter_blocks(prefetch=self.params.prefetch):
             y = p.targets(block.labels)  # (n_problems, rows): +-1
-            costs = np.where(y > 0, p.costs[:, 1:2], p.costs[:, 0:1]) / p.C
+            costs = np.where(y > 0, p.class_weights[:, 1:2], p.class_weights[:, 0:1])
             if block.weights is not None:
                 costs = costs * block.weights[None, :]
             X = block.to_csr(p.n_features).astype(np.float64)
@@ -403,7 +403,7 @@ class Tuner:
     def _move_to(self, C: float) -> None:
         """The solver at ``C``: made there, or moved from the C before (warm: scaled, or from its weights)."""
         if self.solver is None:
-            self._build(self.problem.with_C(C))
+            self._build(self.problem.at(C))
         else:
             self.solver.move_to(C, warm=self.options["warm"])
 
@@ -508,7 +508,7 @@ class Tuner:
             )
         state = SearchState.from_dict(checkpoint.state)
         if state.C is not None:
-            self._build(self._problem_at(state.C, state.values))
+            self._build(self.problem.at(state.C))
             try:
                 self.solver.load_state(checkpoint.arrays)
             except (KeyError, ValueError) as exc:
@@ -522,14 +522,6 @@ class Tuner:
         """The tune options a checkpoint holds and a resume compares (the grid sorted: the order tried)."""
         grid = self.options["C_grid"]
         return {name: self.options[name] for name in CHECKED_OPTIONS} | {"C_grid": sorted(grid) if grid else None}
-
-    def _problem_at(self, C: float, values: list) -> Problem:
-        """The folded problem at ``C`` as the search reached it, through every value before: ``with_C`` scales
-        the costs by ``C / C_before``, and costs scaled in one step may differ from them in the last bit."""
-        problem = self.problem
-        for value in values[: values.index(C) + 1]:
-            problem = problem.with_C(value)
-        return problem
 
 
 def _doubling(start: float, stop: float):
