@@ -483,7 +483,7 @@ def _run_tune(args) -> int:
                 f"finished; {again} for the finished one",
                 file=sys.stderr,
             )
-        else:
+        elif checkpoint:
             print(f"checkpoint in {checkpoint}: continue with --resume {checkpoint}", file=sys.stderr)
         return EXIT_TERMINATED if "SIGTERM" in reason else EXIT_INTERRUPTED
     if args.plot:

@@ -929,6 +929,8 @@ class _Tuned:
         options["refit"] = True  # keep the folds' solutions for the refit (tune's names a file; fit keeps the model)
         tuner = Tuner(store, params, options, verbose=int(self.verbose), progress=False)
         search = tuner.run()
+        if search.interrupted:
+            raise KeyboardInterrupt(f"{type(self).__name__}.fit {search.stop_reason}")
         self.C_, self.best_score_, self.tune_result_ = search.best_C, search.best_score, search
         points = search.to_dict()["points"]
         self.cv_results_ = {key: np.array([p[key] for p in points]) for key in points[0]}

@@ -1,7 +1,7 @@
 """The scikit-learn face of the online learners: :class:`OnlineClassifier`.
 
 ``partial_fit(X, y, classes=...)`` hands the rows, as one block, through the one block-pass driver
-(:func:`blocksvm.train.driver.run_pass`) to the same learner that ``blocksvm stream`` drives
+(:func:`blocksvm.train.pass_loop.run_pass`) to the same learner that ``blocksvm stream`` drives
 (:class:`blocksvm.solvers.growing.GrowingLearner`); ``fit`` starts anew and makes ``max_iter`` such passes.
 Labels of any kind are encoded as ``0 .. K-1``. Its parameters are those the ``partial_fit`` readers of
 :mod:`blocksvm.params` declare.
@@ -29,8 +29,8 @@ from blocksvm._estimators import (
 from blocksvm.features import compact_learner
 from blocksvm.rows import Rows
 from blocksvm.solvers.growing import GrowingLearner
-from blocksvm.train.driver import run_pass
 from blocksvm.train.params import settle
+from blocksvm.train.pass_loop import run_pass
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import DrawnSeeds
 

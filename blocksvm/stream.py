@@ -2,7 +2,7 @@
 
 The text (a file, ``.gz``/``.bz2``/``.xz``, or ``-`` for standard input) is parsed chunk by chunk
 in reader and parser threads beside the learner (:func:`blocksvm.io.libsvm.iter_parsed`), and the
-chunks' rows, in file order, go through the one block-pass driver (:class:`blocksvm.train.driver.PassRun`)
+chunks' rows, in file order, go through the one block-pass driver (:class:`blocksvm.train.pass_loop.PassRun`)
 to a :class:`~blocksvm.solvers.growing.GrowingLearner`, whose model grows with the classes and features it
 meets (nothing learned is thrown away when the second class comes: that module's docstring). The learner is
 judged by progressive validation: every row's loss and mistake are taken before the row is learned.
@@ -28,8 +28,8 @@ from blocksvm.io.vw import describe, iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.solvers.growing import GrowingLearner
-from blocksvm.train.driver import PassRun
 from blocksvm.train.params import settle
+from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER
 from blocksvm.train.signals import deferred_signals

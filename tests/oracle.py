@@ -1,4 +1,5 @@
-"""The one objective oracle of the tests: LIBLINEAR's primal, written in numpy, and LIBLINEAR itself.
+"""The tests' shared oracles: LIBLINEAR's primal, written in numpy, LIBLINEAR itself, and what several learners'
+tests share (random sparse rows, a numpy FTRL, the trainer's visiting order, the documented fold hash).
 
 ``P(w) = 1/2 ||w||^2 + sum_i C_i loss(y_i (w.x_i + b))``, with the bias weight ``b / bias``
 regularized as LIBLINEAR's ``-B`` does. The loss values come from :mod:`blocksvm.losses`, the one
@@ -9,9 +10,15 @@ are compared with is LIBLINEAR's, computed by LIBLINEAR.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from blocksvm.losses import LOSSES
 from blocksvm.penalties import liblinear_code
+from blocksvm.solvers._common import interleaved_runs
+from blocksvm.store import BlockStore
+from blocksvm.train.schedule import Schedule
+
+MASK = 2**64 - 1
 
 
 def primal(coef: np.ndarray, intercept: float, X, y, C, loss: str, bias: float = 1.0) -> float:
@@ -72,3 +79,140 @@ def last_iterate(function):
         return function(*args, **kwargs)
 
     return call
+
+
+def sparse_rows(rng, rows: int, features: int, nnz: int, informative: int, noise: float, classes: int = 2):
+    """Rows of ``nnz`` random features with 3-decimal values; labels from hidden weights with ``informative``
+    nonzeros (sign of ``w.x``, or the arg-max of ``classes`` such scores, labels 1..K), a ``noise`` share
+    flipped (binary) or redrawn (multiclass)."""
+    hidden = np.zeros((features, 1 if classes == 2 else classes))
+    hot = rng.choice(features, informative, replace=False)
+    hidden[hot] = rng.normal(size=(informative, hidden.shape[1]))
+    idx = np.sort(np.argsort(rng.random((rows, features)), axis=1)[:, :nnz], axis=1)
+    val = np.round(rng.normal(size=(rows, nnz)), 3)
+    scores = np.einsum("rk,rkc->rc", val, hidden[idx])
+    if classes == 2:
+        y = np.where(scores[:, 0] > 0, 1, -1)
+        y[rng.random(rows) < noise] *= -1
+    else:
+        y = np.argmax(scores, axis=1) + 1
+        flip = rng.random(rows) < noise
+        y[flip] = rng.integers(1, classes + 1, size=flip.sum())
+    return idx, val, y
+
+
+def write_rows(path, idx, val, y) -> None:
+    """Rows of :func:`sparse_rows` as LIBSVM text (one-based indices, every value written exactly)."""
+    with open(path, "w") as f:
+        for r in range(len(y)):
+            f.write(f"{y[r]} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in zip(idx[r], val[r])) + "\n")
+
+
+def loss_gradient(loss: str, margin: float) -> float:
+    """``-d loss / d margin``: hinge max(0, 1 - m), squared hinge max(0, 1 - m)^2 (0 at the kink), logistic
+    log(1 + exp(-m))."""
+    if loss == "logistic":
+        return 1.0 / (1.0 + np.exp(margin))
+    if margin >= 1:
+        return 0.0
+    return 1.0 if loss == "hinge" else 2.0 * (1.0 - margin)
+
+
+class NumpyFTRL:
+    """McMahan et al., Algorithm 1, per coordinate, with the logistic gradient or a hinge-family sub-gradient."""
+
+    def __init__(self, n_weights: int, alpha: float, beta: float, l1: float, l2: float, loss: str, bias: float):
+        self.z, self.n = np.zeros(n_weights), np.zeros(n_weights)
+        self.alpha, self.beta, self.l1, self.l2, self.loss, self.bias = alpha, beta, l1, l2, loss, bias
+        self.correct, self.losses = 0, 0.0  # progressive validation: each row before its update
+
+    def weights(self, i) -> np.ndarray:
+        z, n = self.z[i], self.n[i]
+        return np.where(
+            np.abs(z) <= self.l1, 0.0, -(z - np.sign(z) * self.l1) / ((self.beta + np.sqrt(n)) / self.alpha + self.l2)
+        )
+
+    def learn(self, features: np.ndarray, values: np.ndarray, y: float, weight: float = 1.0) -> None:
+        if self.bias > 0:
+            features, values = np.append(features, len(self.z) - 1), np.append(values, self.bias)
+        w = self.weights(features)
+        margin = y * (w @ values)
+        self.correct += margin > 0 or (margin == 0 and y < 0)  # a decision of 0 reads as the negative class
+        self.losses += (
+            np.log1p(np.exp(-margin))
+            if self.loss == "logistic"
+            else max(0.0, 1 - margin) ** (1 + (self.loss != "hinge"))
+        )
+        g = -y * weight * loss_gradient(self.loss, margin) * values
+        sigma = (np.sqrt(self.n[features] + g * g) - np.sqrt(self.n[features])) / self.alpha
+        self.z[features] += g - sigma * w
+        self.n[features] += g * g
+
+    def coef(self) -> np.ndarray:
+        return self.weights(np.arange(len(self.z)))
+
+
+def schedule(path, passes: int, seed: int, n_problems: int):
+    """``(block, problem, rows in visiting order)`` of each visit, as the trainer makes them."""
+    store = BlockStore(path)
+    for outer in range(1, passes + 1):
+        for b in Schedule(seed, outer).order(store.n_blocks):
+            block = store.read_block(int(b))
+            for k, kernel_seed in enumerate(Schedule(seed, outer).seeds(block.index, n_problems)):
+                order = np.empty(block.n_rows, np.int64)
+                interleaved_runs(order, np.arange(block.n_rows), block.n_rows, np.array([np.uint64(kernel_seed)]))
+                yield block.to_csr(store.n_features), block.labels, k, order
+
+
+def liblinear_weights(model, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(coef, intercept)`` of LIBLINEAR's model in our layout: one row per class in ``classes``
+    order for K > 2, one row for ``classes[1]`` for two classes."""
+    labels = model.get_labels()
+    if len(classes) == 2:
+        w, b = model.get_decfun(0)  # LIBLINEAR's single w scores labels[0]
+        sign = 1.0 if labels[0] == classes[1] else -1.0
+        return sign * np.array([w]), sign * np.array([b])
+    pairs = [model.get_decfun(labels.index(int(c))) for c in classes]
+    return np.array([w for w, _ in pairs]), np.array([b for _, b in pairs])
+
+
+def per_problem_primals(coef, intercept, X, y, classes, costs, loss, bias: float = 1.0) -> np.ndarray:
+    """The oracle's primal of each problem: one for two classes (positive: the larger label), else one-vs-rest."""
+    positives = classes[1:] if len(classes) == 2 else classes
+    values = []
+    for k, positive in enumerate(positives):
+        t = np.where(y == positive, 1.0, -1.0)
+        values.append(primal(coef[k], intercept[k], X, t, row_costs(t, costs[k]), loss, bias))
+    return np.array(values)
+
+
+def documented_fold(row: int, seed: int, folds: int) -> int:
+    """The split as docs/TUNE.md writes it, in Python integers."""
+    z = (row + (seed + 1) * 0x9E3779B97F4A7C15) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return (z ^ (z >> 31)) % folds
+
+
+def store_arrays(store: BlockStore) -> tuple[sp.csr_matrix, np.ndarray]:
+    """The store's rows in stored order (their positions are what the folds hash)."""
+    blocks = sorted(store.iter_blocks(), key=lambda b: b.index)
+    X = sp.vstack(
+        [sp.csr_matrix((b.data, b.indices, b.indptr), shape=(b.n_rows, store.n_features)) for b in blocks]
+    ).tocsr()
+    return X.astype(np.float64), np.concatenate([b.labels for b in blocks])
+
+
+def liblinear_fold(X, y, train_rows, loss: str, C: float, classes) -> tuple[np.ndarray, object]:
+    """LIBLINEAR's model on one fold's training rows and its W in our layout (one row per problem, bias last)."""
+    from liblinear import liblinearutil as liblinear
+
+    code = liblinear_code(loss)
+    seed_liblinear()  # its coordinate order comes from the process's rand(): the test order must not matter
+    model = liblinear.train(liblinear.problem(y[train_rows], X[train_rows]), f"-s {code} -c {C} -B 1 -e 1e-7 -q")
+    labels = model.get_labels()
+    if len(classes) == 2:
+        w, b = model.get_decfun(0)
+        sign = 1.0 if labels[0] == classes[1] else -1.0
+        return sign * np.array([[*w, b]]), model
+    return np.array([[*w, b] for w, b in (model.get_decfun(labels.index(int(c))) for c in classes)]), model

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import last_iterate
+from oracle import last_iterate, schedule, sparse_rows, write_rows
 from scipy.stats import norm
 from sklearn.datasets import load_svmlight_file
-from test_ftrl import schedule, sparse_rows, write_libsvm
 
 from blocksvm.cli import main
 from blocksvm.io import convert
@@ -36,7 +35,7 @@ def text(tmp_path_factory):
     path = tmp_path_factory.mktemp("cw") / "train.svm"
     idx, val, y = sparse_rows(np.random.default_rng(17), ROWS, FEATURES, 7, 10, 0.1)
     y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_libsvm(path, idx, val, y)
+    write_rows(path, idx, val, y)
     return path
 
 
@@ -138,7 +137,7 @@ def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, solve
 @pytest.mark.parametrize("solver", ["cw", "arow"])
 def test_multiclass_is_one_vs_rest_in_the_schedules_order(tmp_path, solver):
     idx, val, y = sparse_rows(np.random.default_rng(6), 600, 30, 6, 10, 0.05, classes=3)
-    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    write_rows(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
     result = train(tmp_path / "multi.bsvm", solver=solver, max_outer=2, seed=4, verbose=0, **HYPER[solver])
     assert result.model.coef.shape == (3, 30)
@@ -156,7 +155,7 @@ def test_multiclass_is_one_vs_rest_in_the_schedules_order(tmp_path, solver):
 def test_empty_rows_without_a_bias_change_nothing(tmp_path, solver):
     """x^T Sigma x = 0 (no features, no bias): alpha is 0, so the rows cost their loss and leave mu, Sigma be."""
     idx, val, y = sparse_rows(np.random.default_rng(2), 200, 20, 5, 6, 0.1)
-    write_libsvm(tmp_path / "full.svm", idx, val, y)
+    write_rows(tmp_path / "full.svm", idx, val, y)
     lines = (tmp_path / "full.svm").read_text().splitlines(keepends=True)
     (tmp_path / "empty.svm").write_text("".join(line + ("1\n" if i % 3 == 0 else "") for i, line in enumerate(lines)))
     results = []

@@ -9,12 +9,11 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from oracle import seed_liblinear
+from oracle import documented_fold, liblinear_fold, seed_liblinear, store_arrays
 from sklearn.datasets import dump_svmlight_file, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from test_tune import documented_fold, liblinear, liblinear_fold, store_arrays
 
 from blocksvm import BlockSVC, BlockSVCCV, BlockSVR, BlockSVRCV
 from blocksvm.datasets import SyntheticSpec, make_store
@@ -22,6 +21,8 @@ from blocksvm.errors import ParameterError
 from blocksvm.io import convert
 from blocksvm.store import BlockStore
 from blocksvm.train import tune
+
+liblinear = pytest.importorskip("liblinear.liblinearutil")
 
 GRID = (0.0625, 0.25, 1.0)
 EXACT = {"tol": 1e-6, "max_outer": 1000}  # every fold and the refit at their optimum, as LIBLINEAR's -e 1e-7

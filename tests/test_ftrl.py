@@ -11,44 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import NumpyFTRL, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.cli import main
 from blocksvm.io import convert
 from blocksvm.model import LinearModel
-from blocksvm.solvers._common import interleaved_runs
-from blocksvm.store import BlockStore
 from blocksvm.stream import stream
 from blocksvm.train import train
-from blocksvm.train.schedule import Schedule
 
 FEATURES = 60
-
-
-def sparse_rows(rng, rows: int, features: int, nnz: int, informative: int, noise: float, classes: int = 2):
-    """Rows of ``nnz`` random features with 3-decimal values; labels from hidden weights with ``informative``
-    nonzeros (sign of ``w.x``, or the arg-max of ``classes`` such scores, labels 1..K), a ``noise`` share
-    flipped (binary) or redrawn (multiclass)."""
-    hidden = np.zeros((features, 1 if classes == 2 else classes))
-    hot = rng.choice(features, informative, replace=False)
-    hidden[hot] = rng.normal(size=(informative, hidden.shape[1]))
-    idx = np.sort(np.argsort(rng.random((rows, features)), axis=1)[:, :nnz], axis=1)
-    val = np.round(rng.normal(size=(rows, nnz)), 3)
-    scores = np.einsum("rk,rkc->rc", val, hidden[idx])
-    if classes == 2:
-        y = np.where(scores[:, 0] > 0, 1, -1)
-        y[rng.random(rows) < noise] *= -1
-    else:
-        y = np.argmax(scores, axis=1) + 1
-        flip = rng.random(rows) < noise
-        y[flip] = rng.integers(1, classes + 1, size=flip.sum())
-    return idx, val, y
-
-
-def write_libsvm(path, idx, val, y) -> None:
-    with open(path, "w") as f:
-        for r in range(len(y)):
-            f.write(f"{y[r]} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in zip(idx[r], val[r])) + "\n")
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +28,7 @@ def text(tmp_path_factory):
     path = tmp_path_factory.mktemp("ftrl") / "train.svm"
     idx, val, y = sparse_rows(np.random.default_rng(7), 700, FEATURES, 8, 12, 0.1)
     y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_libsvm(path, idx, val, y)
+    write_rows(path, idx, val, y)
     return path
 
 
@@ -75,50 +47,6 @@ def shuffled(text):
     return path
 
 
-def loss_gradient(loss: str, margin: float) -> float:
-    """``-d loss / d margin``: hinge max(0, 1 - m), squared hinge max(0, 1 - m)^2 (0 at the kink), logistic
-    log(1 + exp(-m))."""
-    if loss == "logistic":
-        return 1.0 / (1.0 + np.exp(margin))
-    if margin >= 1:
-        return 0.0
-    return 1.0 if loss == "hinge" else 2.0 * (1.0 - margin)
-
-
-class NumpyFTRL:
-    """McMahan et al., Algorithm 1, per coordinate, with the logistic gradient or a hinge-family sub-gradient."""
-
-    def __init__(self, n_weights: int, alpha: float, beta: float, l1: float, l2: float, loss: str, bias: float):
-        self.z, self.n = np.zeros(n_weights), np.zeros(n_weights)
-        self.alpha, self.beta, self.l1, self.l2, self.loss, self.bias = alpha, beta, l1, l2, loss, bias
-        self.correct, self.losses = 0, 0.0  # progressive validation: each row before its update
-
-    def weights(self, i) -> np.ndarray:
-        z, n = self.z[i], self.n[i]
-        return np.where(
-            np.abs(z) <= self.l1, 0.0, -(z - np.sign(z) * self.l1) / ((self.beta + np.sqrt(n)) / self.alpha + self.l2)
-        )
-
-    def learn(self, features: np.ndarray, values: np.ndarray, y: float, weight: float = 1.0) -> None:
-        if self.bias > 0:
-            features, values = np.append(features, len(self.z) - 1), np.append(values, self.bias)
-        w = self.weights(features)
-        margin = y * (w @ values)
-        self.correct += margin > 0 or (margin == 0 and y < 0)  # a decision of 0 reads as the negative class
-        self.losses += (
-            np.log1p(np.exp(-margin))
-            if self.loss == "logistic"
-            else max(0.0, 1 - margin) ** (1 + (self.loss != "hinge"))
-        )
-        g = -y * weight * loss_gradient(self.loss, margin) * values
-        sigma = (np.sqrt(self.n[features] + g * g) - np.sqrt(self.n[features])) / self.alpha
-        self.z[features] += g - sigma * w
-        self.n[features] += g * g
-
-    def coef(self) -> np.ndarray:
-        return self.weights(np.arange(len(self.z)))
-
-
 def ftrl_in_file_order(text, passes: int, class_weight: dict | None = None, **kw) -> NumpyFTRL:
     """The oracle after ``passes`` passes over ``text``; its progressive sums are the last pass's."""
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
@@ -130,18 +58,6 @@ def ftrl_in_file_order(text, passes: int, class_weight: dict | None = None, **kw
             weight = (class_weight or {}).get(int(y[i]), 1.0)
             oracle.learn(row.indices, row.data, 1.0 if y[i] > 0 else -1.0, weight)
     return oracle
-
-
-def schedule(path, passes: int, seed: int, n_problems: int):
-    """``(block, problem, rows in visiting order)`` of each visit, as the trainer makes them."""
-    store = BlockStore(path)
-    for outer in range(1, passes + 1):
-        for b in Schedule(seed, outer).order(store.n_blocks):
-            block = store.read_block(int(b))
-            for k, kernel_seed in enumerate(Schedule(seed, outer).seeds(block.index, n_problems)):
-                order = np.empty(block.n_rows, np.int64)
-                interleaved_runs(order, np.arange(block.n_rows), block.n_rows, np.array([np.uint64(kernel_seed)]))
-                yield block.to_csr(store.n_features), block.labels, k, order
 
 
 HYPER = dict(alpha=0.3, beta=1.0, l1=5.0, l2=0.2)
@@ -184,7 +100,7 @@ def test_ftrl_in_file_order_equals_the_numpy_transcription(text, in_file_order, 
 
 def test_multiclass_ftrl_is_one_vs_rest_in_the_schedules_order(tmp_path):
     idx, val, y = sparse_rows(np.random.default_rng(3), 600, 30, 6, 10, 0.05, classes=3)
-    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    write_rows(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
     result = train(tmp_path / "multi.bsvm", solver="ftrl", max_outer=2, seed=4, l1=0.2, verbose=0)
     assert result.model.coef.shape == (3, 30)
@@ -249,9 +165,9 @@ def test_sparse_target_reaches_dual_cds_accuracy_with_half_its_nonzeros(tmp_path
     """The issue's target: 10% of 1,000 features matter; FTRL with L1 is within 1 point of dual CD's test
     accuracy with at most half its nonzero weights (in fact about a tenth, and better accuracy)."""
     idx, val, y = sparse_rows(np.random.default_rng(0), 24000, 1000, 50, 100, 0.02)
-    write_libsvm(tmp_path / "train.svm", idx[:20000], val[:20000], y[:20000])
+    write_rows(tmp_path / "train.svm", idx[:20000], val[:20000], y[:20000])
     convert(tmp_path / "train.svm", tmp_path / "train.bsvm", block_rows=5000, n_features=1000, progress=False)
-    write_libsvm(tmp_path / "test.svm", idx[20000:], val[20000:], y[20000:])
+    write_rows(tmp_path / "test.svm", idx[20000:], val[20000:], y[20000:])
     X_test, y_test = load_svmlight_file(str(tmp_path / "test.svm"), n_features=1000)
     dual_cd = train(tmp_path / "train.bsvm", solver="dual-cd", loss="hinge", verbose=0).model
     ftrl = train(tmp_path / "train.bsvm", solver="ftrl", loss="hinge", l1=300.0, max_outer=5, verbose=0).model

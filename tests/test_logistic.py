@@ -11,10 +11,8 @@ import json
 
 import numpy as np
 import pytest
-from oracle import primal, row_costs
+from oracle import NumpyFTRL, liblinear_weights, per_problem_primals, primal, row_costs
 from sklearn.datasets import load_svmlight_file
-from test_ftrl import NumpyFTRL
-from test_multiclass import liblinear_weights, per_problem_primals
 
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm

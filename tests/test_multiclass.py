@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from oracle import primal, row_costs
+from oracle import liblinear_weights, per_problem_primals, primal, row_costs
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils.class_weight import compute_class_weight
 
@@ -39,28 +39,6 @@ def liblinear_train(X, y, loss: str, C: float, weights: dict | None = None, bias
     model = liblinear.train(liblinear.problem(y, X), options)
     assert model.bias == bias
     return model
-
-
-def liblinear_weights(model, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(coef, intercept)`` of LIBLINEAR's model in our layout: one row per class in ``classes``
-    order for K > 2, one row for ``classes[1]`` for two classes."""
-    labels = model.get_labels()
-    if len(classes) == 2:
-        w, b = model.get_decfun(0)  # LIBLINEAR's single w scores labels[0]
-        sign = 1.0 if labels[0] == classes[1] else -1.0
-        return sign * np.array([w]), sign * np.array([b])
-    pairs = [model.get_decfun(labels.index(int(c))) for c in classes]
-    return np.array([w for w, _ in pairs]), np.array([b for _, b in pairs])
-
-
-def per_problem_primals(coef, intercept, X, y, classes, costs, loss, bias: float = 1.0) -> np.ndarray:
-    """The oracle's primal of each problem: one for two classes (positive: the larger label), else one-vs-rest."""
-    positives = classes[1:] if len(classes) == 2 else classes
-    values = []
-    for k, positive in enumerate(positives):
-        t = np.where(y == positive, 1.0, -1.0)
-        values.append(primal(coef[k], intercept[k], X, t, row_costs(t, costs[k]), loss, bias))
-    return np.array(values)
 
 
 def test_generator_labels_are_the_arg_max_of_hidden_separators_with_noise():

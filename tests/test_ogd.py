@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import last_iterate, liblinear_fit, primal
+from oracle import last_iterate, liblinear_fit, loss_gradient, primal, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
-from test_ftrl import loss_gradient, schedule, sparse_rows, write_libsvm
 
 from blocksvm.cli import main
 from blocksvm.errors import ParameterError
@@ -37,7 +36,7 @@ def text(tmp_path_factory):
     path = tmp_path_factory.mktemp("ogd") / "train.svm"
     idx, val, y = sparse_rows(np.random.default_rng(19), ROWS, FEATURES, 7, 10, 0.1)
     y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_libsvm(path, idx, val, y)
+    write_rows(path, idx, val, y)
     return path
 
 
@@ -138,7 +137,7 @@ def test_in_file_order_equals_the_numpy_transcription(
 
 def test_multiclass_averaged_ogd_is_one_vs_rest_in_the_schedules_order(tmp_path):
     idx, val, y = sparse_rows(np.random.default_rng(9), 600, 30, 6, 10, 0.05, classes=3)
-    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    write_rows(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
     result = train(
         tmp_path / "multi.bsvm",

@@ -12,9 +12,8 @@ import math
 
 import numpy as np
 import pytest
-from oracle import last_iterate
+from oracle import last_iterate, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
-from test_ftrl import schedule, sparse_rows, write_libsvm
 
 from blocksvm.cli import main
 from blocksvm.io import convert
@@ -39,7 +38,7 @@ def text(tmp_path_factory):
     path = tmp_path_factory.mktemp("pa") / "train.svm"
     idx, val, y = sparse_rows(np.random.default_rng(21), ROWS, FEATURES, 7, 10, 0.1)
     y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_libsvm(path, idx, val, y)
+    write_rows(path, idx, val, y)
     return path
 
 
@@ -148,7 +147,7 @@ def test_the_variants_differ_as_their_steps_do(shuffled):
 
 def test_multiclass_pa_is_one_vs_rest_in_the_schedules_order(tmp_path):
     idx, val, y = sparse_rows(np.random.default_rng(8), 600, 30, 6, 10, 0.05, classes=3)
-    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    write_rows(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
     result = train(tmp_path / "multi.bsvm", solver="pa1", C=0.3, max_outer=2, seed=4, verbose=0)
     assert result.model.coef.shape == (3, 30)
@@ -166,7 +165,7 @@ def test_multiclass_pa_is_one_vs_rest_in_the_schedules_order(tmp_path):
 def test_empty_rows_without_a_bias_change_nothing(tmp_path, variant):
     """||x||^2 = 0 (no features, no bias): tau is 0, so the rows cost their loss and leave w as it was."""
     idx, val, y = sparse_rows(np.random.default_rng(2), 200, 20, 5, 6, 0.1)
-    write_libsvm(tmp_path / "full.svm", idx, val, y)
+    write_rows(tmp_path / "full.svm", idx, val, y)
     lines = (tmp_path / "full.svm").read_text().splitlines(keepends=True)
     with_empty = [line for i, line in enumerate(lines) for line in ([line, "-1\n"] if i % 3 == 0 else [line])]
     (tmp_path / "empty.svm").write_text("".join(with_empty))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from oracle import schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
-from test_ftrl import schedule, sparse_rows, write_libsvm
 
 from blocksvm.io import convert
 from blocksvm.stream import stream
@@ -62,7 +62,7 @@ def dense(X, bias: float) -> np.ndarray:
 def text(tmp_path_factory):
     path = tmp_path_factory.mktemp("scw") / "train.svm"
     idx, val, y = sparse_rows(np.random.default_rng(23), ROWS, FEATURES, 6, 9, 0.1)
-    write_libsvm(path, idx, val, y)
+    write_rows(path, idx, val, y)
     return path
 
 
@@ -119,7 +119,7 @@ def test_in_file_order_equals_the_diagonal_transcription(text, in_file_order, va
 
 def test_multiclass_is_one_vs_rest_in_the_schedules_order(tmp_path):
     idx, val, y = sparse_rows(np.random.default_rng(8), 600, 30, 6, 10, 0.05, classes=3)
-    write_libsvm(tmp_path / "multi.svm", idx, val, y)
+    write_rows(tmp_path / "multi.svm", idx, val, y)
     convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
     result = train(tmp_path / "multi.bsvm", solver="scw2", C=0.2, max_outer=2, seed=4, verbose=0)
     oracles = [NumpySCW("scw2", 31, phi=1.0, C=0.2) for _ in range(3)]

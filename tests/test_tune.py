@@ -13,13 +13,12 @@ import re
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from oracle import primal, row_costs, seed_liblinear
+from oracle import documented_fold, liblinear_fold, primal, row_costs, store_arrays
 from sklearn.datasets import dump_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
-from blocksvm.penalties import liblinear_code
 from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, tune
@@ -28,25 +27,7 @@ from blocksvm.train.tune import Tuner
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 
-MASK = 2**64 - 1
 GRID = (0.0625, 0.25, 1.0)
-
-
-def documented_fold(row: int, seed: int, folds: int) -> int:
-    """The split as docs/TUNE.md writes it, in Python integers."""
-    z = (row + (seed + 1) * 0x9E3779B97F4A7C15) & MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return (z ^ (z >> 31)) % folds
-
-
-def store_arrays(store: BlockStore) -> tuple[sp.csr_matrix, np.ndarray]:
-    """The store's rows in stored order (their positions are what the folds hash)."""
-    blocks = sorted(store.iter_blocks(), key=lambda b: b.index)
-    X = sp.vstack(
-        [sp.csr_matrix((b.data, b.indices, b.indptr), shape=(b.n_rows, store.n_features)) for b in blocks]
-    ).tocsr()
-    return X.astype(np.float64), np.concatenate([b.labels for b in blocks])
 
 
 @pytest.fixture(scope="module")
@@ -73,19 +54,6 @@ def searched(store, loss: str, warm: bool = True, solver: str = "dual-cd", **mor
         points.append(tuner.solve_at(C))
         weights.append(tuner.solver.weights().reshape(tuner.problem.folds, tuner.problem.per_fold, -1).copy())
     return tuner, points, weights
-
-
-def liblinear_fold(X, y, train_rows, loss: str, C: float, classes) -> tuple[np.ndarray, object]:
-    """LIBLINEAR's model on one fold's training rows and its W in our layout (one row per problem, bias last)."""
-    code = liblinear_code(loss)
-    seed_liblinear()  # its coordinate order comes from the process's rand(): the test order must not matter
-    model = liblinear.train(liblinear.problem(y[train_rows], X[train_rows]), f"-s {code} -c {C} -B 1 -e 1e-7 -q")
-    labels = model.get_labels()
-    if len(classes) == 2:
-        w, b = model.get_decfun(0)
-        sign = 1.0 if labels[0] == classes[1] else -1.0
-        return sign * np.array([[*w, b]]), model
-    return np.array([[*w, b] for w, b in (model.get_decfun(labels.index(int(c))) for c in classes)]), model
 
 
 def fold_primals(W, X, y, rows, loss: str, C: float, classes) -> np.ndarray:

@@ -183,6 +183,26 @@ class Solver:
                 raise ValueError(f"state {name!r} has shape {arrays[name].shape}, expected {current.shape}")
             current[...] = arrays[name]
 
+    # ---- a search of C (blocksvm tune) ----------------------------------------------------
+    # A learner that can be tuned has ``move_to(C, warm=True)``: the same problems at C next, from its solution at
+    # the C before (warm) or from zero (:func:`tunable`). The refit at the best C starts from the folds' solutions
+    # there: :meth:`warm_state` of the folds' learner, :meth:`start_from_state` of the refit's.
+
+    def warm_state(self) -> dict[str, np.ndarray]:
+        """The start of these problems on every row, from the folds' solutions (the problems of a search, once per
+        fold): the mean of the folds' weights, ``{"w": ...}``."""
+        p = self.problem
+        return {"w": self.weights().reshape(p.folds, p.per_fold, -1).mean(axis=0)}
+
+    def start_from_state(self, arrays: dict[str, np.ndarray]) -> None:
+        """Start from a :meth:`warm_state` of the folds' learner."""
+        self.start_from(arrays["w"])
+
+
+def tunable(solver_class: type[Solver]) -> bool:
+    """Whether a search of C can move the learner from value to value (it has ``move_to``)."""
+    return callable(getattr(solver_class, "move_to", None))
+
 
 @dataclass
 class PassRequest:

@@ -295,6 +295,19 @@ class DualCDSolver(WorkingSet, Solver):
         if not warm:
             self.forget_companions()
 
+    def warm_state(self) -> dict[str, np.ndarray]:
+        """The folds' solutions as a start on every row: each row is a training row of K - 1 folds, so the mean of
+        its K - 1 alphas is in its box, and ``sum_f w_f / (K - 1)`` is their ``w``."""
+        K, n_k = self.problem.folds, self.problem.per_fold
+        return {
+            "alpha": self.alpha.reshape(K, n_k, -1).sum(axis=0) / (K - 1),
+            "w": self.w.reshape(K, n_k, -1).sum(axis=0) / (K - 1),
+        }
+
+    def start_from_state(self, arrays: dict[str, np.ndarray]) -> None:
+        self.alpha[...] = arrays["alpha"]
+        self.w[...] = arrays["w"]
+
     # ---- the run --------------------------------------------------------------------------
 
     def weights(self) -> np.ndarray:

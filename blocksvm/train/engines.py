@@ -3,7 +3,7 @@
 Two kinds of learner make passes (docs/ARCHITECTURE.md):
 
 - a **block learner** (dual CD, Pegasos, the online learners) visits one block at a time and changes its state
-  as it goes: a pass is :func:`~blocksvm.train.driver.run_pass` over the blocks in this process
+  as it goes: a pass is :func:`~blocksvm.train.pass_loop.run_pass` over the blocks in this process
   (:class:`BlockPasses`); dual CD also runs as CoCoA+ shards (:mod:`blocksvm.solvers.cocoa`), each a block
   learner over a share of the blocks, their rounds on an engine (:class:`Rounds`);
 - a **pass learner** (Newton) maps rows to sums and steps at the end of the pass (:class:`~blocksvm.solvers.base.
@@ -37,7 +37,7 @@ from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
 from blocksvm.store import BlockStore, ReadStats, ShardView
 from blocksvm.sums import Node, PieceLayout, TreeSum, range_nodes, split
-from blocksvm.train.driver import PassRun, run_pass, store_blocks
+from blocksvm.train.pass_loop import PassRun, run_pass, store_blocks
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER, Schedule
 
@@ -296,7 +296,7 @@ class KeptBlocks:
 
 
 class PieceVisits:
-    """What :func:`~blocksvm.train.driver.run_pass` visits for a pass learner: a block's pieces summed by
+    """What :func:`~blocksvm.train.pass_loop.run_pass` visits for a pass learner: a block's pieces summed by
     ``mapper`` (the learner's pure map from rows to sums, :meth:`~blocksvm.solvers.base.PassSolver.mapper`) on
     ``engine``'s threads, each thread a contiguous range of pieces into its own sums, the ranges' nodes pushed in
     order into ``tree``. Blocks come with their store-wide index and row offset."""
@@ -391,7 +391,7 @@ class ShardNodes:
 
 
 def shard_round(shard, broadcast, outer: int):
-    """One round of ``shard``: its learner's pass over its blocks through :func:`~blocksvm.train.driver.run_pass`,
+    """One round of ``shard``: its learner's pass over its blocks through :func:`~blocksvm.train.pass_loop.run_pass`,
     from the driver's ``broadcast``; the shard's result (its ``end``)."""
     _inject_fault(outer, shard.index)
     learner, after = shard.begin(broadcast, outer)

@@ -1,40 +1,51 @@
-"""The outer loop of block minimization (Yu, Hsieh, Chang & Lin, KDD 2010, Algorithm 1).
+"""The trainer: the one iteration loop of every run on a store, ``train``'s and each value of C of ``tune``'s search.
 
-::
+Block minimization (Yu, Hsieh, Chang & Lin, KDD 2010, Algorithm 1), its iterations as the trainer makes them::
 
-    for outer = 1, 2, ...:                         (one pass over the store)
-        for b in a fresh random permutation of the blocks:
-            load block b                           (a reader thread loads the next one meanwhile)
-            the solver visits block b              (updates w and its own state of b's rows)
-        record the pass; stop if a rule says so
+    for iteration = 1, 2, ...:
+        for b in a fresh random permutation of the blocks:   (a pass; a pass learner's: several, in store order)
+            load block b                                      (the store reads ahead on its own threads)
+            the learner visits block b                        (updates w and its own state of b's rows)
+        the iteration's record, judged                        (exact when due: see below)
+        stop if a rule says so; else a checkpoint
 
-The loop moves blocks and decides when to stop; all arithmetic on rows happens in the solver
-(:mod:`blocksvm.solvers`). Its parts: the schedule (:mod:`.schedule`: block order and seeds), the
-records and stop rules (:mod:`.records`), and checkpoint snapshot/restore (:mod:`.snapshot`).
+What ends an iteration is its record: ``train``'s own (pass estimates, made exact every ``eval_every``
+iterations and to confirm the gap rule), or, for a search of C, the folds' evaluation (one read scoring every
+fold's held-out rows and each problem's exact primal: at every iteration of a learner with a dual, else when
+its own rule ends it). The loop moves blocks and decides when to stop; all arithmetic on rows happens in the
+learner (:mod:`blocksvm.solvers`), and a pass is made by an engine (:mod:`.engines`) through the one pass loop
+(:mod:`.pass_loop`). Its other parts: the schedule (:mod:`.schedule`: block order and seeds), the records and
+stop rules (:mod:`.records`), and checkpoint snapshot/restore (:mod:`.snapshot`).
+
+A run (:meth:`Trainer.session`) reads SIGINT and SIGTERM at block boundaries and writes its checkpoints through
+:meth:`Trainer.checkpoint`, one snapshot of its state. The search of C (:mod:`.tune`) is the trainer's client:
+it moves the trainer from value to value (:meth:`Trainer.move_to`) and adds its own state to the snapshot.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import partial
 
 import numpy as np
 
-from blocksvm.checkpoint import Checkpointer, read_latest, writing
+from blocksvm.checkpoint import Checkpoint, Checkpointer, read_latest, writing
 from blocksvm.errors import CheckpointError, ModelError
 from blocksvm.losses import NOVELTY, REGRESSION
 from blocksvm.model import LinearModel, load_warm_start
-from blocksvm.monitor import Monitor
+from blocksvm.monitor import Monitor, format_record
 from blocksvm.solvers import SOLVERS, Problem
+from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import weight_of
 from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
-from blocksvm.train.driver import PassRun
 from blocksvm.train.params import TrainParams, settle
+from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
-from blocksvm.train.signals import deferred_signals
+from blocksvm.train.signals import StopRequest, deferred_signals
 from blocksvm.train.snapshot import TrainState, restore, snapshot, store_identity
 
 
@@ -59,12 +70,15 @@ class TrainResult:
 
 
 class Trainer:
-    """Block-minimization training of a linear classifier on a block store.
+    """Block-minimization training of a linear model on a block store.
 
     Parameters
     ----------
     store : BlockStore or path
     params : TrainParams
+    folds : int, optional
+        K: the problems once per fold of K-fold cross-validation, side by side (:meth:`Problem.folded`), each
+        iteration ended by the folds' evaluation (the search of C, :mod:`.tune`).
     validation : BlockStore or path, optional
         Accuracy on it is recorded after every outer iteration.
     history_path : path, optional
@@ -73,11 +87,18 @@ class Trainer:
     progress : bool, optional
         tqdm bar over the blocks of a pass (default: when standard error is a terminal).
     checkpointer : Checkpointer, optional
-        Told after every block, every pass and at the stop; given :meth:`snapshot` to write.
+        Told after every block, every iteration and at the stop; given :meth:`snapshot` to write.
     client : dask.distributed.Client, optional
         Run shards on this cluster (:mod:`.engines`: CoCoA+ rounds of dual CD, a pass learner's sums);
         ``params.workers`` shards (default: one per worker of the cluster). Without a client, ``workers > 1``
         runs them on threads.
+
+    Attributes
+    ----------
+    held : ndarray of shape (folds, 3) or None
+        With folds: each fold's held-out weight, correct rows and squared errors at the last folds' evaluation.
+    also_saved : callable or None
+        A client's own ``(state, arrays)``, added to every snapshot (the search's grid, points and refit start).
     """
 
     def __init__(
@@ -85,6 +106,7 @@ class Trainer:
         store,
         params: TrainParams,
         *,
+        folds: int | None = None,
         validation=None,
         history_path=None,
         verbose: int = 1,
@@ -98,7 +120,8 @@ class Trainer:
         if self.params.read_threads is not None:  # else the store's own (one a core, unless its opener chose)
             self.store.read_threads = self.params.read_threads
         solver_class = SOLVERS[self.params.solver]
-        self.problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
+        problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
+        self.problem = problem if folds is None else problem.folded(folds, self.params.seed)
         self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         self.state = TrainState(sums=PassSums.zeros(self.problem.n_problems))
@@ -106,54 +129,25 @@ class Trainer:
         self.progress = progress
         self.checkpointer = checkpointer
         self.read_stats = ReadStats()
+        self.held: np.ndarray | None = None
+        self.also_saved: Callable[[], tuple[dict, dict]] | None = None
         self._started = time.perf_counter()
 
-    # ---- the loop -----------------------------------------------------------------------
+    # ---- the run ------------------------------------------------------------------------
 
     def run(self) -> TrainResult:
         """Train until a stopping rule, the time limit or a signal; return the model."""
         st = self.state
-        self._started = time.perf_counter()
         self.monitor.rewrite(st.history)  # now, not before: a refused resume must not touch the file
         if st.outer == 1 and st.position == 0:
             for note in (self.rules.unused_note(self.solver.name), self.passes.note()):
                 if note:
                     self.monitor.say(f"note: {note}")
-        reason, interrupted = None, False
-        if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
-            reason = self.rules.reason(st.history[-1], out_of_time=False)  # (the time limit: after a block)
-        with deferred_signals() as stop:
-            while reason is None:
-                completed = self._run_pass(stop)
-                if not completed:
-                    interrupted = True
-                    reason = f"stopped by {stop.signal_name}" if stop else TIME_LIMIT
-                    self.monitor.say(
-                        f"{reason} in iteration {st.outer} after {st.position}/{self.store.n_blocks} blocks"
-                    )
-                    break
-                if not self.solver.end_pass():  # a pass inside an iteration (a pass learner's): no record yet
-                    st.position = 0  # (a checkpoint at the pass's last block holds it whole: resumed, it ends again)
-                    if stop or self._out_of_time():
-                        interrupted, reason = True, f"stopped by {stop.signal_name}" if stop else TIME_LIMIT
-                        self.monitor.say(f"{reason} in iteration {st.outer} between passes")
-                    continue
-                record = self._finish_pass()
-                reason = self.rules.reason(record, self._out_of_time())
-                interrupted = reason == TIME_LIMIT  # the run is cut, not finished
-                if reason is not None and not record["primal_exact"]:
-                    self._exact_into(record)  # the final objective is reported exactly
-                self.monitor.record(record)
-                st.history.append(record)
-                st.outer += 1
-                st.position = 0
-                st.sums = PassSums.zeros(self.problem.n_problems)
-                if self.checkpointer:
-                    self._checkpoint(self.checkpointer.after_pass)
-                if reason is None and stop:
-                    interrupted, reason = True, f"stopped by {stop.signal_name}"
-        if self.checkpointer:
-            self._checkpoint(self.checkpointer.on_stop)
+        with self.session() as stop:
+            reason, interrupted = self.iterate(stop)
+            where = self.where()
+            if interrupted and where:
+                self.monitor.say(f"{reason} {where}")
         model = self.model(reason)
         self.monitor.say(_final_line(model.summary))
         if reason.startswith("max_outer") and self.solver.stop_rules:
@@ -163,17 +157,78 @@ class Trainer:
             )
         return TrainResult(model, st.history, reason, interrupted)
 
-    def _run_pass(self, stop) -> bool:
+    @contextmanager
+    def session(self) -> Iterator[StopRequest]:
+        """A run: its clock started, SIGINT and SIGTERM turned into the stop request it yields (read at block
+        boundaries, :mod:`.signals`), and a checkpoint at its end."""
+        self._started = time.perf_counter()
+        with deferred_signals() as stop:
+            yield stop
+        self.checkpoint("on_stop")
+
+    def iterate(self, stop: StopRequest) -> tuple[str, bool]:
+        """Iterations until a stop rule, the time limit or ``stop`` ends them: ``(reason, interrupted)``; a checkpoint
+        after each."""
+        st = self.state
+        reason = None
+        if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
+            reason = self.rules.reason(st.history[-1], out_of_time=False)  # (the time limit: after a block)
+            if reason is not None and self.problem.folds > 1:
+                self._exact_into(st.history[-1])  # the folds' evaluation again: the same weights, the same counts
+        while reason is None:
+            if not self._run_pass(stop) and st.position < self.store.n_blocks:  # (cut at its last block: done)
+                return self._stopped(stop)
+            st.passes += 1
+            if not self.solver.end_pass():  # a pass inside an iteration (a pass learner's): no record yet
+                st.position = 0  # (a checkpoint at the pass's last block holds it whole: resumed, it ends again)
+                if stop or self._out_of_time():
+                    return self._stopped(stop)
+                continue
+            record = self._end_iteration()
+            reason = self.rules.reason(record, self._out_of_time())
+            if reason is not None and not record["primal_exact"]:
+                self._exact_into(record)  # the final objective is reported exactly
+            if self.problem.folds == 1:
+                self.monitor.record(record)
+            else:  # a search's iterations are its detail: its values of C are its lines
+                self.monitor.detail(format_record(record))
+            st.history.append(record)
+            st.outer += 1
+            st.position = 0
+            st.sums = PassSums.zeros(self.problem.n_problems)
+            self.checkpoint("after_pass")
+            if reason is None and stop:
+                return self._stopped(stop)
+        return reason, reason == TIME_LIMIT  # (the time limit cuts the run: it is not finished)
+
+    def _stopped(self, stop: StopRequest) -> tuple[str, bool]:
+        return (f"stopped by {stop.signal_name}" if stop else TIME_LIMIT), True
+
+    def where(self) -> str | None:
+        """Where an iteration stands, in words, if inside one (after some blocks of a pass, or between passes)."""
+        st = self.state
+        if st.position:
+            return f"in iteration {st.outer} after {st.position}/{self.store.n_blocks} blocks"
+        return f"in iteration {st.outer} between passes" if st.sums.blocks else None
+
+    def move_to(self, C: float, warm: bool = True) -> None:
+        """Solve the same problems at ``C`` next (a search of C): the learner moved there (``warm``: from its solution
+        at the C before, as it scales it; else from zero) and a new history, the passes counted from 0."""
+        self.solver.move_to(C, warm=warm)
+        self.problem = self.problem.at(C)
+        self.state.history, self.state.passes = [], 0
+
+    def _run_pass(self, stop: StopRequest) -> bool:
         """Solve the remaining blocks of the current pass; False if stopped early."""
         st = self.state
         self.solver.start_pass(st.outer)
-        label = f"iter {st.outer} {self.solver.pass_label()}".rstrip()
+        label = f"iter {len(st.history) + 1} {self.solver.pass_label()}".rstrip()
         run = PassRun(
             st,
             self.params,
             stop,
             total=self.store.n_blocks,
-            label=label,
+            label=label if self.problem.folds == 1 else f"C {self.problem.C:.4g} {label}",
             progress=self.progress,
             checkpoint=self._checkpoint_block if self.checkpointer else None,
             out_of_time=self._out_of_time,
@@ -181,26 +236,21 @@ class Trainer:
         return self.passes.run(run, st.outer, self.read_stats)
 
     def _checkpoint_block(self, at_pass_end: bool) -> None:
-        """A block is done: a checkpoint if one is due (the pass's end writes one anyway, unless a pass learner's
+        """A block is done: a checkpoint if one is due (the iteration's end writes one anyway, unless a pass learner's
         pass is one of several in its iteration)."""
-        at_pass_end = at_pass_end and self.solver.every_pass_an_iteration
-        self._checkpoint(partial(self.checkpointer.after_block, at_pass_end=at_pass_end))
-
-    def _checkpoint(self, write) -> None:
-        """Let the checkpointer write (``write(snapshot)`` returns seconds, or None if not due)."""
-        seconds = write(self.snapshot)
-        if seconds is not None:
-            self.monitor.detail(f"checkpoint written to {self.checkpointer.path} in {seconds:.3f} s")
+        self.checkpoint("after_block", at_pass_end=at_pass_end and self.solver.every_pass_an_iteration)
 
     def _out_of_time(self) -> bool:
         limit = self.params.time_limit
         return limit is not None and time.perf_counter() - self._started >= limit
 
-    def _finish_pass(self) -> dict:
-        """The history record of the pass just completed (an exact evaluation when due)."""
+    # ---- an iteration's end -------------------------------------------------------------
+
+    def _end_iteration(self) -> dict:
+        """The history record of the iteration just completed (exact when its evaluation is due)."""
         st = self.state
         timing = {
-            "outer": st.outer,
+            "outer": len(st.history) + 1,
             "time": round(self.elapsed(), 4),
             "train_time": round(self.elapsed() - st.eval_seconds, 4),
             "compute_seconds": round(st.sums.compute_seconds, 4),
@@ -210,8 +260,7 @@ class Trainer:
         }
         record = pass_record(self.solver, st.sums, timing, st.blocks_visited)
         self.read_stats = ReadStats()
-        due = self.params.eval_every and st.outer % self.params.eval_every == 0
-        if due or self.rules.gap_met(record):
+        if self._evaluation_due(record):
             self._exact_into(record)
         if self.validation is not None:
             start = time.perf_counter()
@@ -219,14 +268,38 @@ class Trainer:
             st.eval_seconds += time.perf_counter() - start
         return record
 
+    def _evaluation_due(self, record: dict) -> bool:
+        """Whether ``record`` is made exact now: the folds' evaluation at every iteration of a learner with a dual
+        (its exact gap judges it), else when the rules end the iteration; train's every ``eval_every`` iterations
+        and when the gap estimate meets the tolerance (to confirm it)."""
+        if self.problem.folds > 1:
+            return self.solver.dual_objectives() is not None or self.rules.reason(record, False) is not None
+        every = self.params.eval_every
+        return bool(every and self.state.outer % every == 0) or self.rules.gap_met(record)
+
     def _exact_into(self, record: dict) -> None:
-        """Replace the pass estimates of ``record`` by an exact evaluation at the current w."""
+        """Replace the pass estimates of ``record`` by an exact evaluation at the current w (with folds: the folds'
+        evaluation, whose held-out counts are kept in :attr:`held`)."""
         start = time.perf_counter()
-        figures = self.evaluate()
+        if self.problem.folds > 1:
+            losses, self.held = self._evaluate_folds()
+            make_exact(record, self.solver, (losses, None, None), 1.0)
+        else:
+            make_exact(record, self.solver, self.evaluate(), weight_of(self.store))
         seconds = time.perf_counter() - start
         self.state.eval_seconds += seconds
         self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
-        make_exact(record, self.solver, figures, weight_of(self.store))
+
+    def _evaluate_folds(self) -> tuple[np.ndarray, np.ndarray]:
+        """One read at the current weights: each problem's loss sum and each fold's held-out counts
+        (:func:`~blocksvm.solvers.evaluate.evaluate_folds`)."""
+        W, p = self.solver.weights(), self.problem
+        losses, held = np.zeros(p.n_problems), np.zeros((p.folds, 3))
+        for block in self.store.iter_blocks(prefetch=self.params.prefetch):
+            block_losses, block_held = evaluate_folds(p, W, block)
+            losses += block_losses
+            held += block_held
+        return losses, held
 
     def start_from(self, model: LinearModel, source: str) -> None:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
@@ -250,13 +323,27 @@ class Trainer:
 
     # ---- checkpoints --------------------------------------------------------------------
 
-    def snapshot(self):
-        """The whole training state, for :mod:`blocksvm.checkpoint`."""
-        return snapshot(self.state, self.elapsed(), self.params, store_identity(self.store), self.solver.state())
+    def checkpoint(self, when: str, **more) -> None:
+        """Let the checkpointer write if due (``when``: its method, after_block, after_pass or on_stop)."""
+        if self.checkpointer is None:
+            return
+        seconds = getattr(self.checkpointer, when)(self.snapshot, **more)
+        if seconds is not None:
+            self.monitor.detail(f"checkpoint written to {self.checkpointer.path} in {seconds:.3f} s")
 
-    def restore(self, checkpoint, source: str = "the checkpoint") -> None:
-        """Continue from ``checkpoint``; refuse one made for another store or other parameters."""
-        state = restore(checkpoint, self.params, store_identity(self.store), source)
+    def snapshot(self) -> Checkpoint:
+        """The whole state of the run, for :mod:`blocksvm.checkpoint` (with a client's own, :attr:`also_saved`)."""
+        state, arrays = self.also_saved() if self.also_saved is not None else ({}, {})
+        checkpoint = snapshot(
+            self.state, self.elapsed(), self.params, store_identity(self.store), {**self.solver.state(), **arrays}
+        )
+        checkpoint.state |= state
+        return checkpoint
+
+    def restore(self, checkpoint: Checkpoint, source: str = "the checkpoint", search: bool = False) -> None:
+        """Continue from ``checkpoint``; refuse one made for another store or other parameters, or by a search of C
+        unless ``search`` (by a training run if it is)."""
+        state = restore(checkpoint, self.params, store_identity(self.store), source, search)
         try:
             self.solver.load_state(checkpoint.arrays)
         except (KeyError, ValueError) as exc:

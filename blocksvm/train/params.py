@@ -17,6 +17,7 @@ from dataclasses import asdict, field, fields, make_dataclass, replace
 from blocksvm.errors import ParameterError
 from blocksvm.params import COMMON, RUN_OPTIONS, TUNE_OPTIONS, Param
 from blocksvm.penalties import PENALTIES
+from blocksvm.solvers.base import tunable
 from blocksvm.solvers.registry import SOLVERS
 
 # What each command does, and how a message names it, for the message that refuses a parameter it does not read.
@@ -59,13 +60,17 @@ TUNE_READS = tuple(p.name for p in RUN_OPTIONS if "tune" in p.commands)  # the r
 # train's training parameters that tune does not read: C (its grid), the time limit and the exact-pass schedule
 # (it makes one evaluation pass per C), and shards (its folds' problems share each read in one process)
 TUNE_SKIPS = ("C", "time_limit", "eval_every", "workers", "line_search", "cocoa_sigma")
-# The solvers tune warm-starts along C: dual CD (its alphas scaled) and Newton (from its weights).
-TUNE_SOLVERS = ("dual-cd", "newton", "owl-qn")
+
+
+def tuned_solvers() -> tuple[str, ...]:
+    """The solvers tune can search C with: those that move from value to value (:func:`~blocksvm.solvers.base.
+    tunable`: dual CD scales its alphas, Newton and OWL-QN start from their weights)."""
+    return tuple(name for name, solver in SOLVERS.items() if tunable(solver))
 
 
 def tune_reads() -> tuple[Param, ...]:
     """The training parameters and run options ``blocksvm tune`` reads besides its own (:data:`TUNE`)."""
-    tuned = (p for p in for_command("train") if not p.solvers or set(p.solvers) & set(TUNE_SOLVERS))
+    tuned = (p for p in for_command("train") if not p.solvers or set(p.solvers) & set(tuned_solvers()))
     trained = (p for p in tuned if p.name not in TUNE_SKIPS)
     return (*(replace(p, commands=(*p.commands, "tune")) for p in trained), *(RUN[n] for n in TUNE_READS))
 
@@ -209,9 +214,10 @@ def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
 
 
 def _check_tuned(solver: str, cli: bool) -> None:
-    if solver not in TUNE_SOLVERS:
+    tuned = tuned_solvers()
+    if solver not in tuned:
         raise ParameterError(
-            f"tune warm-starts {', '.join(TUNE_SOLVERS[:-1])} and {TUNE_SOLVERS[-1]} along C; "
+            f"tune warm-starts {', '.join(tuned[:-1])} and {tuned[-1]} along C; "
             f"{'--solver ' if cli else 'solver='}{solver} "
             "cannot continue from another C: train it with 'blocksvm train' at each C"
         )

@@ -138,13 +138,16 @@ def progressive(sums: PassSums, logistic: bool = False) -> dict:
 def make_exact(record: dict, solver, figures: tuple, n_rows: float) -> None:
     """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w:
     ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors; one-class: the rows
-    it calls inliers); ``n_rows``: the rows evaluated (their total weight, with instance weights)."""
+    it calls inliers; None: not counted, a search's folds are scored by their held-out rows); ``n_rows``: the rows
+    evaluated (their total weight, with instance weights)."""
     losses, correct, squared = figures
     dual = solver.dual_objectives()
     primal = sum(solver.objective_terms(solver.weights(), losses).values())
     record["primal"] = float(primal.sum())
     record["primal_exact"] = True
-    if solver.problem.task == CLASSIFICATION:
+    if correct is None:
+        pass
+    elif solver.problem.task == CLASSIFICATION:
         record["train_accuracy"] = correct / n_rows
     elif solver.problem.task == REGRESSION:
         record["train_mse"] = squared / n_rows

@@ -2,8 +2,8 @@
 
 One format serves the trainer and the stream. The state besides the learner's arrays is :class:`TrainState`;
 a snapshot adds the parameters and the identity of the input (a store, or a stream's file), which a restore
-checks before anything is loaded. A search of C (:mod:`.tune`) writes the same files with its own state
-(under ``search``) and checks them with :func:`check_fits`.
+checks before anything is loaded. A search of C (:mod:`.tune`), the trainer's client, adds its own state (its
+grid, points and refit start, and its options under ``search``) to the trainer's.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ class TrainState:
     elapsed: float = 0.0  # seconds trained before the current process started
     blocks_visited: int = 0
     eval_seconds: float = 0.0  # of the elapsed seconds, those spent in evaluation passes
+    passes: int = 0  # passes made since the start, or since the learner moved to another C (a search)
     learner: dict = field(default_factory=dict)  # a growing learner's classes, features and dtype (a stream)
 
     def to_dict(self) -> dict:
@@ -72,19 +73,23 @@ def snapshot(state: TrainState, elapsed: float, params, identity: dict, arrays: 
     return Checkpoint(params.to_dict(), identity, {**state.to_dict(), "elapsed": elapsed}, arrays)
 
 
-def restore(checkpoint: Checkpoint, params, identity: dict, source: str = "the checkpoint") -> TrainState:
+def restore(
+    checkpoint: Checkpoint, params, identity: dict, source: str = "the checkpoint", search: bool = False
+) -> TrainState:
     """The TrainState of ``checkpoint``; refuse one made for another input or other parameters (only those in
-    SAFE_TO_CHANGE may differ). The caller loads the arrays into its learner."""
-    check_fits(checkpoint, params, identity, source)
+    SAFE_TO_CHANGE may differ), or by a search of C unless ``search`` (:func:`check_fits`). The caller loads the
+    arrays into its learner."""
+    check_fits(checkpoint, params, identity, source, search)
     s = checkpoint.state
-    return TrainState(
+    return TrainState(  # (a search's checkpoint written before its search was the trainer's client has no history)
         outer=s["outer"],
         position=s["position"],
         sums=PassSums(**s["sums"]),
-        history=list(s["history"]),
+        history=list(s.get("history", [])),
         elapsed=s["elapsed"],
-        blocks_visited=s["blocks_visited"],
-        eval_seconds=s["eval_seconds"],
+        blocks_visited=s.get("blocks_visited", 0),
+        eval_seconds=s.get("eval_seconds", 0.0),
+        passes=s.get("passes", 0),
         learner=dict(s.get("learner", {})),
     )
 
