@@ -141,7 +141,7 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
         X.sort_indices()
         rows = Rows(X.indptr.astype(np.int64), X.indices.astype(np.int32), X.data, labels, weights=weights)
         seeds = DrawnSeeds(self._rng, shuffle=self._learner.params.order != "file")
-        run_pass([(0, rows)], self._learner, seeds, PassSums.zeros(1))
+        run_pass(self._learner.pieces([(0, rows)]), self._learner, seeds, PassSums.zeros(1))
 
     def _params(self):
         values = {name: getattr(self, name) for name in TRAINING}

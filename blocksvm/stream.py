@@ -1,23 +1,24 @@
-"""One pass of an online learner straight from LIBSVM text: no store, memory = the model + a few chunks.
+"""One pass of an online learner straight from text: no store, memory = the model + a few chunks.
 
-The text (a file, ``.gz``/``.bz2``/``.xz``, or ``-`` for standard input) is parsed chunk by chunk
-in reader and parser threads beside the learner (:func:`blocksvm.io.libsvm.iter_parsed`), and the
-chunks' rows, in file order, go through the one block-pass driver (:class:`blocksvm.train.pass_loop.PassRun`)
-to a :class:`~blocksvm.solvers.growing.GrowingLearner`, whose model grows with the classes and features it
-meets (nothing learned is thrown away when the second class comes: that module's docstring). The learner is
-judged by progressive validation: every row's loss and mistake are taken before the row is learned.
+The text, LIBSVM's or Vowpal Wabbit's (a file, ``.gz``/``.bz2``/``.xz``, or ``-`` for standard input), is parsed
+chunk by chunk beside the learner (:func:`blocksvm.io.vw.iter_text`: a thread reads ahead, parser threads parse), and
+the chunks' rows, in file order, go through the one pass loop (:class:`blocksvm.train.pass_loop.PassRun`) to a
+:class:`~blocksvm.solvers.growing.GrowingLearner`, whose model grows with the classes and features it meets
+(:meth:`~blocksvm.solvers.growing.GrowingLearner.pieces`; nothing learned is thrown away when the second class
+comes: that module's docstring). The learner is judged by progressive validation: every row's loss and mistake are
+taken before the row is learned.
 
-Checkpoints are the trainer's (:mod:`blocksvm.train.snapshot`): the learner's arrays, the classes and features
-seen, the rows learned and the progressive sums; a resumed stream (file input) parses and skips those rows and
-continues, ending at the model of an uninterrupted pass.
+Signals, checkpoints and their snapshot are a run's (:class:`blocksvm.train.loop.Run`, as the trainer's): the
+learner's arrays, the classes and features seen, the rows learned and the progressive sums; a resumed stream (file
+input) parses and skips those rows and continues, ending at the model of an uninterrupted pass.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -28,12 +29,12 @@ from blocksvm.io.vw import describe, iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.solvers.growing import GrowingLearner
+from blocksvm.train.loop import Run
 from blocksvm.train.params import settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER
-from blocksvm.train.signals import deferred_signals
-from blocksvm.train.snapshot import TrainState, restore, snapshot, stream_identity
+from blocksvm.train.snapshot import TrainState, restore, stream_identity
 
 
 @dataclass
@@ -144,40 +145,32 @@ def stream(
     progress = Progressive(out, state.sums)
     checkpoint = run.checkpoint or run.resume
     checkpointer = Checkpointer(checkpoint, every_blocks=run.checkpoint_every) if checkpoint else None
-    start, text_bytes, stopped_by = time.perf_counter(), [0], None
+    text_bytes, stopped_by = [0], None
 
-    def save() -> object:
-        state.learner = {
-            "classes": learner.classes.tolist(),
-            "n_features": learner.n_features,
-            "dtype": learner.dtype.name,
-        }
-        arrays = learner.solver.state() if learner.solver is not None else {}
+    def arrays() -> dict:  # the learner's, and (in the state) the classes and features it has met
+        state.learner = {"classes": learner.classes.tolist(), "n_features": learner.n_features}
+        state.learner["dtype"] = learner.dtype.name
+        saved = learner.solver.state() if learner.solver is not None else {}
         if learner.slots is not None:  # a sparse space's features (blocksvm.solvers.growing)
-            arrays = {**arrays, "feature_slots": learner.slots}
-        return snapshot(state, time.perf_counter() - start, params, identity, arrays)
+            saved = {**saved, "feature_slots": learner.slots}
+        return saved
 
-    with checkpointer or contextlib.nullcontext(), deferred_signals() as stop:
-
-        def chunk_done() -> None:
-            if checkpointer:
-                checkpointer.after_block(save, at_pass_end=False)
-
+    the_run = Run(params, identity, arrays, state, checkpointer=checkpointer)
+    with checkpointer or contextlib.nullcontext(), the_run.session() as stop:
         chunks = iter_text(path, text, dtype=learner.dtype, chunk_bytes=chunk_bytes)
+        chunk_done = partial(the_run.checkpoint, "after_block", at_pass_end=False)
         pieces = _pieces(chunks, base, state.position, progress, text_bytes, chunk_done)
         if params.classes:
             pieces = _declared_only(pieces, np.asarray(params.classes, dtype=np.float64), path)
         the_pass = PassRun(state, params, stop, by_rows=True, on_block=lambda rows: progress.update())
-        if not the_pass.run(pieces, learner, FILE_ORDER):
+        if not the_pass.run(learner.pieces(pieces), learner, FILE_ORDER):
             stopped_by = stop.signal_name
             out(f"stopped by {stopped_by} after {state.sums.rows} examples")
         pieces.close()
-        if checkpointer:
-            checkpointer.on_stop(save)
     progress.finish()
     if stopped_by and (learner.solver is None or len(learner.classes) < 2):  # nothing to save yet; the checkpoint is
         return StreamResult(None, {"examples": state.sums.rows}, stopped_by)
-    model = _model(learner, params, base, state.sums, time.perf_counter() - start, text_bytes[0], text)
+    model = _model(learner, params, base, state.sums, the_run.elapsed(), text_bytes[0], text)
     return StreamResult(model, model.summary, stopped_by)
 
 

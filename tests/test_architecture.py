@@ -127,3 +127,34 @@ def test_kernels_import_only_numerics_and_other_kernels():
                 if isinstance(n, ast.Import)
             }
             assert imported <= {"numpy", "numba", "math", "llvmlite", "scipy"}, (path.name, imported)
+
+
+def calls_of(path: Path, method: str) -> list[int]:
+    """The lines of ``path`` that call a method named ``method``."""
+    tree = ast.parse(path.read_text())
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method
+    ]
+
+
+def test_only_the_pass_loop_hands_rows_to_a_learner():
+    """docs/ARCHITECTURE.md: ``run_pass`` is the only loop that hands rows to learners: nothing else calls a
+    learner's ``visit`` (a growing learner grows in its ``pieces``, before the pass loop visits them)."""
+    callers = {module_name(path): lines for path in MODULES.values() if (lines := calls_of(path, "visit"))}
+    assert list(callers) == ["blocksvm.train.pass_loop"], callers
+
+
+def test_no_test_module_imports_another():
+    """The tests' shared fixtures are conftest.py's and their shared oracles oracle.py's: a test module imports no
+    other test module."""
+    for path in Path(__file__).resolve().parent.glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            else:
+                continue
+            assert not any(name.split(".")[0].startswith("test_") for name in names), f"{path.name} imports {names}"

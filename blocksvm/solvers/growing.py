@@ -33,7 +33,7 @@ import numpy as np
 
 from blocksvm.errors import ParameterError
 from blocksvm.features import compact_learner, positions
-from blocksvm.solvers.base import BlockReport, OnlineSolver, Solver
+from blocksvm.solvers.base import OnlineSolver, Solver
 from blocksvm.solvers.problem import Problem
 from blocksvm.solvers.registry import SOLVERS
 
@@ -106,30 +106,27 @@ class GrowingLearner:
         if old is not None:
             _carry(old, self.solver)
 
-    def visit(self, rows, seeds: np.ndarray) -> BlockReport:
-        """Learn ``rows`` (zero-based indices): a new class joins at its first row, new features before them.
+    @property
+    def visit(self):
+        """The visit of the solver of the moment (rows reach it through :meth:`pieces`, which grows it first)."""
+        return self.solver.visit
 
-        Its report sums the problems' losses into one figure: the problems change as classes come. New
-        classes come in file order only (a stream; ``partial_fit`` declares its classes), so the seeds of the
-        problems after a change are -1 (file order).
-        """
-        rows = self._in_weight_columns(rows)
-        loss, correct, updates, start = 0.0, 0, 0, 0
-        while start < rows.n_rows:
-            unseen = np.flatnonzero(~np.isin(rows.labels[start:], self.classes))
-            if len(unseen) and unseen[0] == 0:
-                self.make_room(rows.labels[start : start + 1], self.n_features - 1)
-                seeds = np.full(self.problem.n_problems, -1, np.int64)
-                continue
-            stop = start + unseen[0] if len(unseen) else rows.n_rows
-            report = self.solver.visit(rows.slice(start, stop), seeds)
-            loss, correct, updates = (
-                loss + float(np.sum(report.loss)),
-                correct + report.correct,
-                updates + report.updates,
-            )
-            start = stop
-        return BlockReport(loss=np.array([loss]), correct=correct, passes=1.0, updates=updates)
+    def pieces(self, blocks):
+        """``blocks`` (``(key, rows)``, zero-based columns) as this learner visits them: each block's columns as
+        weight columns (room made for new features), cut where a new class joins, room made for the class before its
+        first row. New classes come in file order only (a stream; ``partial_fit`` declares its classes): the visits
+        after one are in file order too (a stream's seeds are -1)."""
+        for key, rows in blocks:
+            rows = self._in_weight_columns(rows)
+            start = 0
+            while start < rows.n_rows:
+                unseen = np.flatnonzero(~np.isin(rows.labels[start:], self.classes))
+                if len(unseen) and unseen[0] == 0:
+                    self.make_room(rows.labels[start : start + 1], self.n_features - 1)
+                    continue
+                stop = start + unseen[0] if len(unseen) else rows.n_rows
+                yield key, rows.slice(start, stop)
+                start = stop
 
     def _in_weight_columns(self, rows):
         """``rows`` with their (zero-based) columns as weight columns, after making room for their features."""

@@ -69,7 +69,74 @@ class TrainResult:
     interrupted: bool
 
 
-class Trainer:
+class Run:
+    """What every run shares, the trainer's and a stream's: where it stands (:class:`~.snapshot.TrainState`), the one
+    signal policy (:meth:`session`), its checkpoints (:meth:`checkpoint`) and their one snapshot (:meth:`snapshot`).
+
+    Parameters
+    ----------
+    params : TrainParams
+    identity : dict
+        What the run reads (:func:`~.snapshot.store_identity`, :func:`~.snapshot.stream_identity`).
+    arrays : callable
+        The learner's arrays, for a snapshot.
+    state : TrainState
+    checkpointer : Checkpointer, optional
+    monitor : Monitor, optional
+        Where a checkpoint's line goes (default: nowhere).
+
+    Attributes
+    ----------
+    also_saved : callable or None
+        A client's own ``(state, arrays)``, added to every snapshot (the search's grid, points and refit start).
+    """
+
+    def __init__(
+        self,
+        params,
+        identity: dict,
+        arrays: Callable[[], dict],
+        state: TrainState,
+        *,
+        checkpointer=None,
+        monitor: Monitor | None = None,
+    ):
+        self.params, self.identity, self.arrays, self.state = params, identity, arrays, state
+        self.checkpointer = checkpointer
+        self.monitor = monitor or Monitor(verbose=0)
+        self.also_saved: Callable[[], tuple[dict, dict]] | None = None
+        self._started = time.perf_counter()
+
+    @contextmanager
+    def session(self) -> Iterator[StopRequest]:
+        """A run: its clock started, SIGINT and SIGTERM turned into the stop request it yields (read at block
+        boundaries, :mod:`.signals`), and a checkpoint at its end."""
+        self._started = time.perf_counter()
+        with deferred_signals() as stop:
+            yield stop
+        self.checkpoint("on_stop")
+
+    def elapsed(self) -> float:
+        """Seconds of the run, those before a resume included."""
+        return self.state.elapsed + time.perf_counter() - self._started
+
+    def checkpoint(self, when: str, **more) -> None:
+        """Let the checkpointer write if due (``when``: its method, after_block, after_pass or on_stop)."""
+        if self.checkpointer is None:
+            return
+        seconds = getattr(self.checkpointer, when)(self.snapshot, **more)
+        if seconds is not None:
+            self.monitor.detail(f"checkpoint written to {self.checkpointer.path} in {seconds:.3f} s")
+
+    def snapshot(self) -> Checkpoint:
+        """The whole state of the run, for :mod:`blocksvm.checkpoint` (with a client's own, :attr:`also_saved`)."""
+        state, arrays = self.also_saved() if self.also_saved is not None else ({}, {})
+        checkpoint = snapshot(self.state, self.elapsed(), self.params, self.identity, {**self.arrays(), **arrays})
+        checkpoint.state |= state
+        return checkpoint
+
+
+class Trainer(Run):
     """Block-minimization training of a linear model on a block store.
 
     Parameters
@@ -97,8 +164,6 @@ class Trainer:
     ----------
     held : ndarray of shape (folds, 3) or None
         With folds: each fold's held-out weight, correct rows and squared errors at the last folds' evaluation.
-    also_saved : callable or None
-        A client's own ``(state, arrays)``, added to every snapshot (the search's grid, points and refit start).
     """
 
     def __init__(
@@ -124,14 +189,17 @@ class Trainer:
         self.problem = problem if folds is None else problem.folded(folds, self.params.seed)
         self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
         self.rules = StopRules(self.params, solver_class.stop_rules)
-        self.state = TrainState(sums=PassSums.zeros(self.problem.n_problems))
-        self.monitor = Monitor(history_path, verbose=verbose, shown=solver_class.shown)
+        super().__init__(
+            self.params,
+            store_identity(self.store),
+            self.solver.state,
+            TrainState(sums=PassSums.zeros(self.problem.n_problems)),
+            checkpointer=checkpointer,
+            monitor=Monitor(history_path, verbose=verbose, shown=solver_class.shown),
+        )
         self.progress = progress
-        self.checkpointer = checkpointer
         self.read_stats = ReadStats()
         self.held: np.ndarray | None = None
-        self.also_saved: Callable[[], tuple[dict, dict]] | None = None
-        self._started = time.perf_counter()
 
     # ---- the run ------------------------------------------------------------------------
 
@@ -156,15 +224,6 @@ class Trainer:
                 "--time-limit (max_outer=, time_limit= in Python)"
             )
         return TrainResult(model, st.history, reason, interrupted)
-
-    @contextmanager
-    def session(self) -> Iterator[StopRequest]:
-        """A run: its clock started, SIGINT and SIGTERM turned into the stop request it yields (read at block
-        boundaries, :mod:`.signals`), and a checkpoint at its end."""
-        self._started = time.perf_counter()
-        with deferred_signals() as stop:
-            yield stop
-        self.checkpoint("on_stop")
 
     def iterate(self, stop: StopRequest) -> tuple[str, bool]:
         """Iterations until a stop rule, the time limit or ``stop`` ends them: ``(reason, interrupted)``; a checkpoint
@@ -323,27 +382,10 @@ class Trainer:
 
     # ---- checkpoints --------------------------------------------------------------------
 
-    def checkpoint(self, when: str, **more) -> None:
-        """Let the checkpointer write if due (``when``: its method, after_block, after_pass or on_stop)."""
-        if self.checkpointer is None:
-            return
-        seconds = getattr(self.checkpointer, when)(self.snapshot, **more)
-        if seconds is not None:
-            self.monitor.detail(f"checkpoint written to {self.checkpointer.path} in {seconds:.3f} s")
-
-    def snapshot(self) -> Checkpoint:
-        """The whole state of the run, for :mod:`blocksvm.checkpoint` (with a client's own, :attr:`also_saved`)."""
-        state, arrays = self.also_saved() if self.also_saved is not None else ({}, {})
-        checkpoint = snapshot(
-            self.state, self.elapsed(), self.params, store_identity(self.store), {**self.solver.state(), **arrays}
-        )
-        checkpoint.state |= state
-        return checkpoint
-
     def restore(self, checkpoint: Checkpoint, source: str = "the checkpoint", search: bool = False) -> None:
         """Continue from ``checkpoint``; refuse one made for another store or other parameters, or by a search of C
         unless ``search`` (by a training run if it is)."""
-        state = restore(checkpoint, self.params, store_identity(self.store), source, search)
+        state = restore(checkpoint, self.params, self.identity, source, search)
         try:
             self.solver.load_state(checkpoint.arrays)
         except (KeyError, ValueError) as exc:
@@ -370,9 +412,6 @@ class Trainer:
         if self.problem.task == NOVELTY:
             return {"validation_inliers": correct / weight_of(store)}
         return {"validation_accuracy": correct / weight_of(store)}
-
-    def elapsed(self) -> float:
-        return self.state.elapsed + time.perf_counter() - self._started
 
     def model(self, stop_reason: str | None = None) -> LinearModel:
         """The model at the current weights, with a training summary."""

@@ -55,8 +55,12 @@ class PassSums:
         return self.rows if self.weight is None else self.weight
 
     def add(self, report, n_rows: int, seconds: float, combine, weight: float | None = None) -> None:
-        """Add a visit of ``n_rows`` rows (of total instance weight ``weight``: None, they have none)."""
-        self.loss = (np.asarray(self.loss) + report.loss).tolist()
+        """Add a visit of ``n_rows`` rows (of total instance weight ``weight``: None, they have none). Sums of one
+        loss take the total of a visit's problems (a learner whose problems grow with the classes it meets)."""
+        loss = np.asarray(report.loss, dtype=float)
+        if len(self.loss) == 1 < len(loss):
+            loss = np.array([loss.sum()])
+        self.loss = (np.asarray(self.loss) + loss).tolist()
         self.figures = combine(self.figures, report.figures) if report.figures else self.figures
         self.correct += report.correct if weight is not None or self.weight is not None else int(report.correct)
         self._add_weight(n_rows, weight)
