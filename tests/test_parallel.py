@@ -286,7 +286,7 @@ def test_threads_and_the_cluster_take_the_same_path(store, client):
 
 
 def test_newton_on_the_cluster_is_the_serial_model_bit_for_bit(store, client, monkeypatch):
-    """A pass learner's shards sum their pieces on the workers; the driver adds their nodes in the fixed tree
+    """A pass learner's shards sum their pieces on the workers; the coordinator adds their nodes in the fixed tree
     (blocksvm.sums): the serial model, to the last bit, whatever the split."""
     import blocksvm.sums
 

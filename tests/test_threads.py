@@ -1,11 +1,11 @@
-"""Threads inside a block (``--threads T``): dual CD on one shared ``w`` without locks, made exact at every block
-boundary (issue 21).
+"""Threads inside a block (``--threads T``, the engine's threads): dual CD's one-vs-rest problems a task each, or
+one problem in T replicas of ``w`` merged after every sweep, exact at every block boundary (issue 21).
 
 Oracles: LIBLINEAR's optimum (liblinear-official), the dual recomputed from scratch from the alphas a
-checkpoint holds, and the serial trainer (T = 1 is it, bit for bit). With T > 1 the path depends on how the
-threads interleave, so the tests ask what is guaranteed: the optimum to the tolerance, and ``w = sum_i
-alpha_i y_i x_i`` with the exact dual at every block boundary. On this 2-core machine T = 3 and 8 share two
-cores (numba runs the extra shares one after another on a core): correctness, not speed.
+checkpoint holds, and the serial trainer (T = 1 is it, bit for bit; so are one-vs-rest problems on T threads). One
+problem's T replicas take another path than the serial one (a function of T, not of how the threads run), so the
+tests ask what is guaranteed: the optimum to the tolerance, and ``w = sum_i alpha_i y_i x_i`` with the exact dual
+at every block boundary. On this 2-core machine T = 3 and 8 share two cores: correctness, not speed.
 """
 
 from __future__ import annotations
@@ -66,7 +66,6 @@ def at_liblinears_optimum(result, X, y, loss: str, C: float, bias: float, class_
     costs = (C * weights.get(-1, 1.0), C * weights.get(1, 1.0))
     model = result.model
     ours = primal(model.coef[0], model.intercept[0], X, labels, row_costs(labels, costs), loss, bias)
-    Xw = X if not weights else X  # LIBLINEAR's weights go through -w: refit with them below
     if weights:
         from liblinear import liblinearutil as liblinear
 
@@ -74,7 +73,7 @@ def at_liblinears_optimum(result, X, y, loss: str, C: float, bias: float, class_
         flags = f"-s {liblinear_code(loss)} -c {C} -B {B} -e 1e-5 -q " + " ".join(
             f"-w{label} {w}" for label, w in weights.items()
         )
-        m = liblinear.train(liblinear.problem(labels, Xw), flags)
+        m = liblinear.train(liblinear.problem(labels, X), flags)  # (the weights go through -w)
         w, b = m.get_decfun()
         sign = 1.0 if m.get_labels()[0] == 1 else -1.0
         coef, intercept = sign * np.array(w), sign * b

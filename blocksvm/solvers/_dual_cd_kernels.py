@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from blocksvm.losses import EPSILON, LOGISTIC, MARGIN
 from blocksvm.solvers._common import interleaved_runs, predicted_right, prefetch, row_loss
@@ -210,7 +210,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
         Seed of the row orders (< 0: the rows in stored order, every pass).
     members : ndarray of int64, increasing
         The working rows this call may change (A's rows are ``0 .. n_a - 1``, B's ``n_a ..``): all of
-        them, or one thread's share (:func:`solve_in_replicas`); the others' alpha is left alone. None of
+        them, or one replica's share (``DualCDSolver._solve_in_replicas``); the others' alpha is left alone. None of
         weight 0 (:func:`live_members`).
     shrink : tuple (active, count, pg_old)
         LIBLINEAR's shrinking, carried from one call to the next (a thread's sweeps, one call each): the rows
@@ -375,43 +375,11 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     return stats
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def solve_in_replicas(a, b, rows, w, replicas, box, hyper, loss, seeds, members, bounds, actives, counts, pg_olds):
-    """One sweep of :func:`solve_rows` on ``len(seeds)`` threads at once, each on its own rows and its own copy of
-    ``w``: thread ``t`` starts ``replicas[t]`` at ``w`` and changes the rows ``members[bounds[t]:bounds[t + 1]]``
-    (disjoint) of ``rows`` (:func:`working_rows`, shared: each thread writes its rows' alphas only) with
-    ``seeds[t]`` and its shrinking state (``actives`` laid out as ``members``, ``counts[t]``, ``pg_olds[t]``). No
-    thread writes what another reads: the caller adds the replicas' steps (:func:`replica_steps`) and scales them
-    by the dual's line search. Returns each thread's stats, shape (threads, N_STATS)."""
-    n_threads = seeds.shape[0]
-    stats = np.empty((n_threads, N_STATS))
-    for t in prange(n_threads):
-        lo, hi = bounds[t], bounds[t + 1]
-        replicas[t, :] = w
-        shrink = (actives[lo:hi], counts[t : t + 1], pg_olds[t])
-        stats[t] = solve_rows(a, b, rows, replicas[t], box, hyper, loss, seeds[t], members[lo:hi], shrink)
-    return stats
-
-
 @njit(cache=True, nogil=True)
 def replica_steps(w, replicas):
     """``u = sum_t (replicas[t] - w)``, the threads' steps of ``w`` added in thread order."""
     u = np.empty_like(w)
     for j in range(w.shape[0]):
-        total = 0.0
-        for t in range(replicas.shape[0]):
-            total += replicas[t, j] - w[j]
-        u[j] = total
-    return u
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def replica_steps_in_threads(w, replicas):
-    """:func:`replica_steps` with the features cut among the threads (the same bits: each feature's sum is one
-    thread's), for a ``w`` long enough to pay for waking them (a parallel region costs tens of microseconds, and
-    milliseconds on a busy machine)."""
-    u = np.empty_like(w)
-    for j in prange(w.shape[0]):
         total = 0.0
         for t in range(replicas.shape[0]):
             total += replicas[t, j] - w[j]
@@ -494,21 +462,3 @@ def dual_line_search(kind, alpha0, d, y, upper, diag, epsilon, wu, uu, sigma, we
             return step
         gamma = step
     return gamma
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def solve_problems(a, b, Y_a, Y_b, alpha_a, alpha_b, W, uppers, diags, costs, hyper, loss, seeds, row_folds, held):
-    """:func:`solve_block` for every problem of a one-vs-rest model at once, one problem a thread: each has its
-    own targets (``Y_a``, ``Y_b``), alphas and row of ``W``, so the threads share nothing they write and every
-    problem takes the path it takes alone, bit for bit. ``a``, ``b``: ``(indptr, indices, data, sq_norms,
-    weights)`` of the working rows; ``row_folds`` (n_a + n_b,): each working row's cross-validation fold, and
-    problem ``k`` leaves out the rows of fold ``held[k]`` (-1: none), and every problem the rows of weight 0;
-    returns the stats, shape (n_problems, N_STATS)."""
-    n_problems = seeds.shape[0]
-    stats = np.empty((n_problems, N_STATS))
-    for k in prange(n_problems):
-        members = live_members(np.flatnonzero(row_folds != held[k]), a[4], b[4])
-        rows_a = (a[0], a[1], a[2], Y_a[k], a[3], alpha_a[k], a[4])
-        rows_b = (b[0], b[1], b[2], Y_b[k], b[3], alpha_b[k], b[4])
-        stats[k] = solve_block(rows_a, rows_b, W[k], (uppers[k], diags[k], costs[k]), hyper, loss, seeds[k], members)
-    return stats

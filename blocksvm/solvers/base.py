@@ -17,8 +17,9 @@ driver declares
 - ``ignores``: the parameters every learner reads that it does not, each with the reason a refusal gives (the
   one-class SVM's ``bias`` and ``class_weight``);
 - ``stop_rules``: which of the loop's rules apply to it (``"gap"``: relative duality gap <= tol,
-  ``"pg"``: LIBLINEAR's projected-gradient violation <= eps); ``max_outer`` and the time limit
-  always apply;
+  ``"pg"``: LIBLINEAR's projected-gradient violation <= eps, ``"solver"``: the learner judges its own
+  iterations, its record's ``stop`` says why it is done: Newton's and OWL-QN's gradient rule, LIBLINEAR's -e);
+  ``max_outer`` and the time limit always apply;
 - what it reports: :meth:`objective_terms` (summed into the record's ``primal``),
   :meth:`dual_objectives` (None for a primal method), :meth:`pass_figures` (its own record
   entries);
@@ -84,9 +85,9 @@ class Solver:
     state_names: ClassVar[tuple[str, ...]] = ()
     losses: ClassVar[tuple[str, ...]] = ROW_LOSSES  # the user's losses it minimizes (if it reads --loss)
     penalties: ClassVar[tuple[str, ...]] = ("l2",)  # the penalties it minimizes (if it reads --penalty)
-    # A block learner that also runs over shards of the blocks: its driver there ("module:Class", as the registry
-    # names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
-    sharded: ClassVar[str | None] = None
+    # A block learner that also runs over shards of the blocks: the class that coordinates its shards ("module:Class",
+    # as the registry names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
+    coordinator: ClassVar[str | None] = None
     # The record's entries of its own that the progress line shows: (key, format), e.g. ("cg_steps", "CG {:3d}")
     shown: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
@@ -130,6 +131,13 @@ class Solver:
     def visit(self, block, seeds: np.ndarray) -> BlockReport:
         """The serial visit of ``block``: the step on the solver's own weights."""
         return self.step(block, self.weights(), self.local_state(block), seeds)
+
+    @staticmethod
+    def map(function, tasks) -> list:
+        """``[function(task) for task in tasks]``: how the learner's independent tasks run (dual CD's problems, or
+        its replicas' sweeps). The engine that makes its passes replaces it by its own (threads: ``--threads``);
+        the learner does not know where they run."""
+        return [function(task) for task in tasks]
 
     # ---- the run --------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""CoCoA+ rounds of dual CD: its shards (each a dual-CD solver over a share of the blocks) and its driver's step.
+"""CoCoA+ rounds of dual CD: its shards (each a dual-CD solver over a share of the blocks) and their coordinator's step.
 
 CoCoA+ (Ma, Smith, Jaggi, Jordan, Richtarik & Takac, ICML 2015; Smith et al., JMLR 2018) with adding
 (gamma = 1) and sigma' = K. The store's blocks are dealt to K shards (block ``b`` to shard ``b mod K``). Each
@@ -10,7 +10,7 @@ round, every shard
    curvature is ``sigma' ||x_i||^2 + D_ii``,
 3. returns ``w_k`` and its blocks' dual sums (:meth:`CoCoAShard.end`).
 
-The driver (:class:`CoCoASolver`) adds the updates: ``w + sum_k dw_k = mean_k w_k`` (with sigma' = K), so ``w =
+The coordinator (:class:`CoCoASolver`) adds the updates: ``w + sum_k dw_k = mean_k w_k`` (with sigma' = K), so ``w =
 sum_i alpha_i y_i x_i`` still holds and the dual objective stays exact from the per-block sums: the duality
 gap, the stop rule and the certificate are the serial trainer's. With the line search (the hinge family) it
 scales the summed step by the ``gamma`` that maximizes the dual instead. With K = 1 a round is a serial pass,
@@ -33,16 +33,6 @@ from blocksvm.solvers.base import Solver
 from blocksvm.solvers.dual_cd import DualCDSolver, dual_step, step_terms
 
 
-def shard_blocks(n_blocks: int, n_shards: int) -> list[np.ndarray]:
-    """The blocks of each shard: block ``b`` goes to shard ``b mod n_shards``."""
-    if n_shards > n_blocks:
-        raise ParameterError(
-            f"workers ({n_shards}) must be at most the store's blocks ({n_blocks}): each "
-            "shard is whole blocks; convert with a smaller --block-rows for more"
-        )
-    return [np.arange(k, n_blocks, n_shards) for k in range(n_shards)]
-
-
 @dataclass
 class ShardRound:
     """What a shard sends back after a round: ``w`` is its local ``w + sigma' dw``."""
@@ -59,7 +49,7 @@ class ShardRound:
 class CoCoAShard:
     """One shard: its blocks (a view with ``n_blocks``, ``n_rows``, ``row_offsets``, ``read_block``), their dual
     variables and working set (a dual-CD solver over the shard, with curvature ``sigma``), and, with the line
-    search, the start of its round: the step the driver scales is ``alpha - alpha_start``."""
+    search, the start of its round: the step the coordinator scales is ``alpha - alpha_start``."""
 
     mutable = True  # a round changes it: an engine that may run a round twice runs it on a copy
 
@@ -78,11 +68,13 @@ class CoCoAShard:
 
     # ---- a round ----------------------------------------------------------------------------------
 
-    def begin(self, broadcast: tuple, outer: int):
-        """Start a round from the driver's ``(W, gamma)``: first the last round's step scaled by ``gamma``; return
-        the learner that visits the shard's blocks and what to do after each visit."""
+    def begin(self, broadcast: tuple, outer: int, engine):
+        """Start a round from the coordinator's ``(W, gamma)``: first the last round's step scaled by ``gamma``;
+        return the learner that visits the shard's blocks (its tasks on ``engine``'s threads) and what to do after
+        each visit."""
         W, gamma = broadcast
         self.take_step(gamma)
+        self.solver.map = engine.map
         self.solver.w[...] = W
         self.solver.start_pass(outer)
         if self.positive is None:
@@ -113,7 +105,7 @@ class CoCoAShard:
     # ---- the line search's step ---------------------------------------------------------------------
 
     def take_step(self, gamma: np.ndarray | None) -> None:
-        """Apply the pending step scaled by the driver's ``gamma`` (n_problems,): ``alpha = alpha_start +
+        """Apply the pending step scaled by the coordinator's ``gamma`` (n_problems,): ``alpha = alpha_start +
         gamma (alpha - alpha_start)``, and the block sums that go with it."""
         if self.start is None or gamma is None:
             return
@@ -154,7 +146,7 @@ def stepped_sums(sums: np.ndarray, steps: np.ndarray, gamma: np.ndarray) -> np.n
 class CoCoASolver(Solver):
     """Dual CD over K shards in CoCoA+ rounds, seen by the loop as one solver that makes whole passes.
 
-    The driver holds ``w`` and every block's dual sums; the shards hold ``alpha`` and their working sets, kept by
+    The coordinator holds ``w`` and every block's dual sums; the shards hold ``alpha`` and their working sets, kept by
     an engine (``keep(shards)``, ``collect()``: in this process or on dask workers), which runs the rounds:
     each pass, every shard's round from :meth:`broadcast`, then :meth:`reduce` of their results.
     """

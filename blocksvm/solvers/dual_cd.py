@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from blocksvm.params import (
@@ -29,7 +27,7 @@ from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import NO_WEIGHTS, correct_predictions, counted, kernel_weights
 from blocksvm.solvers.working_set import WorkingSet
 
-PARALLEL_MERGE = 1 << 20  # weights from which the threads' replicas are added on the threads
+PARALLEL_MERGE = 1 << 20  # weights from which the replicas' steps are added in tasks of the engine's map
 
 
 def at_least_one(x) -> bool:
@@ -90,7 +88,7 @@ class DualCDSolver(WorkingSet, Solver):
     )
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous")
-    sharded = "blocksvm.solvers.cocoa:CoCoASolver"  # its form over shards (CoCoA+ rounds), as the registry names it
+    coordinator = "blocksvm.solvers.cocoa:CoCoASolver"  # its shards' coordinator (CoCoA+ rounds)
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
@@ -128,20 +126,21 @@ class DualCDSolver(WorkingSet, Solver):
         # one array layout for the kernels, which numba would compile again for each layout)
         B_before = B.copy() if self.cache is not None else None
         row_folds, held = _working_folds(p, block, b_rows), p.held_out
-        if self.threads > 1 and p.n_problems > 1:
-            stats = self._solve_problems(a, b, A, B, W, seeds, row_folds)
-        else:
-            stats = np.empty((p.n_problems, K.N_STATS))
-            for k in range(p.n_problems):
-                upper, diag = self.tables[k]
-                stats[k] = self._solve(
-                    (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], A[k], a["weights"]),
-                    (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], B[k], b["weights"]),
-                    W[k],
-                    (upper, diag, p.costs[k]),
-                    int(seeds[k]),
-                    K.live_members(np.flatnonzero(row_folds != held[k]), a["weights"], b["weights"]),
-                )
+
+        def solve(k: int) -> np.ndarray:
+            upper, diag = self.tables[k]
+            return self._solve(
+                (a["indptr"], a["indices"], a["data"], a["y"][k], a["sq_norms"], A[k], a["weights"]),
+                (b["indptr"], b["indices"], b["data"], b["y"][k], b["sq_norms"], B[k], b["weights"]),
+                W[k],
+                (upper, diag, p.costs[k]),
+                int(seeds[k]),
+                K.live_members(np.flatnonzero(row_folds != held[k]), a["weights"], b["weights"]),
+            )
+
+        # the problems (one-vs-rest, folds) as tasks of the engine's map: they share no state, so each takes the
+        # path it takes alone, on any number of threads, bit for bit
+        stats = np.array(self.map(solve, range(p.n_problems)))
         local["alpha"][...] = A
         a_weights, b_weights = a["row_weights"], b["row_weights"]  # (None: every row weighs 1)
         for k in range(p.n_problems):
@@ -164,44 +163,49 @@ class DualCDSolver(WorkingSet, Solver):
     def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int, members: np.ndarray) -> np.ndarray:
         """Dual CD on the working rows ``a`` and ``b`` (kernel tuples) for one problem; its stats. ``members``: the
         working rows the problem may change (A's ``0 .. n_a - 1``, B's from ``n_a``: all but a held-out fold's and
-        the rows of weight 0).
-        With ``threads > 1``: :meth:`_solve_in_replicas`."""
+        the rows of weight 0). One problem with ``threads > 1``: :meth:`_solve_in_replicas` (several problems are
+        the threads' tasks themselves)."""
         hyper = np.array([self.problem.bias, self.inner_passes, self.inner_eps, self.sigma])
         loss = self.problem.loss.table
-        if self.threads == 1:
+        if self.threads == 1 or self.problem.n_problems > 1:
             return K.solve_block(a, b, w, box, hyper, loss, seed, members)
         return self._solve_in_replicas(a, b, w, box, hyper, loss, seed, members)
 
     def _solve_in_replicas(self, a, b, w, box, hyper, loss, seed: int, members: np.ndarray) -> np.ndarray:
-        """Dual CD on ``threads`` threads, each on a contiguous share of the working rows (rows are stored in a random
-        order: each share is a random set of rows, read as a stream) and its own copy of ``w`` (SySCD's replicas,
-        Ioannou, Mendler-Duenner & Parnell, NeurIPS 2019), merged after every sweep: the threads' steps of the alphas
-        are added and scaled by the ``gamma`` that maximizes the dual along them (:func:`~._dual_cd_kernels.
-        dual_line_search`; exact for the hinge family, Newton's on the logistic and SVR duals), and ``w`` moves
-        with them, so ``w = sum_i alpha_i y_i x_i`` holds after every sweep and the dual never decreases. No
-        thread writes a cache line another reads, whatever the features' popularity; each keeps LIBLINEAR's
-        shrinking from sweep to sweep. docs/PARALLEL.md has the measurements behind this choice."""
+        """Dual CD in ``threads`` replicas, each a task of the engine's map on a contiguous share of the working rows
+        (rows are stored in a random order: each share is a random set of rows, read as a stream) with its own copy
+        of ``w`` (SySCD's replicas, Ioannou, Mendler-Duenner & Parnell, NeurIPS 2019), merged after every sweep: the
+        replicas' steps of the alphas are added and scaled by the ``gamma`` that maximizes the dual along them
+        (:func:`~._dual_cd_kernels.dual_line_search`; exact for the hinge family, Newton's on the logistic and SVR
+        duals), and ``w`` moves with them, so ``w = sum_i alpha_i y_i x_i`` holds after every sweep and the dual
+        never decreases. No task writes a cache line another reads, whatever the features' popularity; each keeps
+        LIBLINEAR's shrinking from sweep to sweep. The model depends on ``threads`` (the replicas), not on where the
+        tasks run. docs/PARALLEL.md has the measurements behind this choice."""
         threads, sigma = self.threads, self.sigma
         members, bounds = _shares(members, len(a[5]), threads)
         actives, counts = members.copy(), np.diff(bounds)
         pg_olds = np.tile(np.array([np.inf, -np.inf]), (threads, 1))
         replicas = np.empty((threads, len(w)))
-        sweep = hyper.copy()
-        sweep[1] = 1  # one pass a call: the merge comes between
+        sweep_hyper = hyper.copy()
+        sweep_hyper[1] = 1  # one pass a call: the merge comes between
         rows = K.working_rows(a, b, box, hyper)
         y, alpha = rows[0], rows[1]
         upper, diag = box[0], box[1]
         kind, epsilon = loss[3], loss[0]
+        seeds = np.zeros(threads, np.int64)
+
+        def sweep(t: int) -> np.ndarray:  # replica t: its share of the rows, its shrinking, its copy of w
+            lo, hi = bounds[t], bounds[t + 1]
+            replicas[t] = w
+            shrink = (actives[lo:hi], counts[t : t + 1], pg_olds[t])
+            return K.solve_rows(a, b, rows, replicas[t], box, sweep_hyper, loss, seeds[t], members[lo:hi], shrink)
+
         every = []
         for s in range(self.inner_passes):
-            seeds = np.array([_thread_seed(seed, t, s) for t in range(threads)])
+            seeds[:] = [_thread_seed(seed, t, s) for t in range(threads)]
             alpha0 = alpha.copy()
-            with _numba_threads(threads):
-                stats = K.solve_in_replicas(
-                    a, b, rows, w, replicas, box, sweep, loss, seeds, members, bounds, actives, counts, pg_olds
-                )
-                steps = K.replica_steps_in_threads if len(w) >= PARALLEL_MERGE else K.replica_steps
-                u = steps(w, replicas)  # sigma sum_i d_i y_i x_i
+            stats = np.array(self.map(sweep, range(threads)))
+            u = self._replica_steps(w, replicas)  # sigma sum_i d_i y_i x_i
             every.append(stats)
             d = alpha - alpha0
             wu, uu = dot(w, u) / sigma, dot(u, u) / (sigma * sigma)
@@ -218,36 +222,15 @@ class DualCDSolver(WorkingSet, Solver):
         first[K.UPDATES] = sum(float(stats[:, K.UPDATES].sum()) for stats in every)
         return first
 
-    def _solve_problems(
-        self, a: dict, b: dict, A: np.ndarray, B: np.ndarray, W: np.ndarray, seeds, row_folds: np.ndarray
-    ) -> np.ndarray:
-        """Dual CD on the working rows for every problem at once (one-vs-rest, folds), a problem a thread: the
-        problems share no state, so each takes the path it takes alone (the same model as one thread, bit for
-        bit)."""
-        p = self.problem
-        uppers = np.array([table[0] for table in self.tables])
-        diags = np.array([table[1] for table in self.tables])
-        hyper = np.array([p.bias, self.inner_passes, self.inner_eps, self.sigma])
-        rows_a = (a["indptr"], a["indices"], a["data"], a["sq_norms"], a["weights"])
-        rows_b = (b["indptr"], b["indices"], b["data"], b["sq_norms"], b["weights"])
-        with _numba_threads(self.threads):
-            return K.solve_problems(
-                rows_a,
-                rows_b,
-                a["y"],
-                b["y"],
-                A,
-                B,
-                W,
-                uppers,
-                diags,
-                p.costs,
-                hyper,
-                p.loss.table,
-                np.asarray(seeds, np.int64),
-                row_folds,
-                p.held_out,
-            )
+    def _replica_steps(self, w: np.ndarray, replicas: np.ndarray) -> np.ndarray:
+        """``u = sum_t (replicas[t] - w)`` (:func:`~._dual_cd_kernels.replica_steps`); a ``w`` long enough to pay for
+        the tasks is cut among them, each feature's sum one task's: the same bits."""
+        if len(w) < PARALLEL_MERGE:
+            return K.replica_steps(w, replicas)
+        cuts = np.linspace(0, len(w), self.threads + 1).astype(np.int64)
+        parts = self.map(lambda t: K.replica_steps(w[cuts[t] : cuts[t + 1]], replicas[:, cuts[t] : cuts[t + 1]]),
+                         range(self.threads))  # fmt: skip
+        return np.concatenate(parts)
 
     def visit(self, block, seeds) -> BlockReport:
         """The step with this driver's working set."""
@@ -335,19 +318,6 @@ class DualCDSolver(WorkingSet, Solver):
 
     def support_vectors(self) -> int:
         return int(np.count_nonzero((self.alpha != 0).any(axis=0)))
-
-
-@contextlib.contextmanager
-def _numba_threads(threads: int):
-    """numba's parallel loops of this thread on at most ``threads`` threads (and the cores), while inside."""
-    import numba
-
-    before = numba.get_num_threads()
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
 
 
 def _thread_seed(seed: int, thread: int, sweep: int) -> int:

@@ -31,7 +31,7 @@ DRIVERS = (
 
 
 def driver(path: str) -> type[Solver]:
-    """The class a ``module:Class`` path names (a registry line, or a solver's ``sharded``)."""
+    """The class a ``module:Class`` path names (a registry line, or a solver's ``coordinator``)."""
     module, _, name = path.partition(":")
     return getattr(import_module(module), name)
 

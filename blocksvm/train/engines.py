@@ -182,7 +182,7 @@ def check_solver(solver: str) -> None:
 
 
 def _shardable(solver_class) -> bool:
-    return issubclass(solver_class, PassSolver) or solver_class.sharded is not None
+    return issubclass(solver_class, PassSolver) or solver_class.coordinator is not None
 
 
 # ---- how a learner's passes are made -----------------------------------------------------------------------
@@ -196,26 +196,27 @@ def build(solver_class, problem, params, store: BlockStore, client=None):
     pass learner's pieces on ``params.threads`` threads.
     """
     workers = params.workers or 1
-    sharded = client is not None or workers > 1
+    in_shards = client is not None or workers > 1
     if issubclass(solver_class, PassSolver):
         learner = solver_class(problem, params, store)
         layout = PieceLayout.of(store.block_rows, store.nnz, problem.n_weights)
-        if not sharded:
+        if not in_shards:
             return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads))
         engine = DaskEngine(client) if client is not None else ThreadEngine(workers)
         ranges = split(0, store.n_blocks, _check_shards(workers, store.n_blocks))
         views = [ShardView(store, np.arange(a, b)) for a, b in ranges]  # contiguous: each a range of the tree
         engine.keep([PassShard(k, v, learner, layout, params) for k, v in enumerate(views)])
         return learner, Rounds(learner, engine, store)
-    if not sharded:
+    if not in_shards:
         learner = solver_class(problem, params, store)
+        learner.map = ThreadEngine(params.threads).map  # its tasks (dual CD's) on --threads threads
         return learner, BlockPasses(learner, store)
-    if solver_class.sharded is None:
+    if solver_class.coordinator is None:
         raise ParameterError(f"--solver {solver_class.name} does not run in shards")
     engine = DaskEngine(client) if client is not None else ThreadEngine(workers)
     n_shards = _check_shards(workers, store.n_blocks)
     views = [ShardView(store, np.arange(k, store.n_blocks, n_shards)) for k in range(n_shards)]  # dealt
-    learner = driver(solver_class.sharded)(problem, params, store, views, engine)
+    learner = driver(solver_class.coordinator)(problem, params, store, views, engine)
     return learner, Rounds(learner, engine, store)
 
 
@@ -352,7 +353,7 @@ class PiecePasses:
 class PassShard:
     """A pass learner's shard: a contiguous range of blocks (so of pieces), summed where the shard runs, its
     blocks kept in memory there when they fit; a round returns the aligned nodes of its range
-    (:class:`ShardNodes`), which the driver pushes into the learner's tree."""
+    (:class:`ShardNodes`), which :class:`Rounds` pushes into the learner's tree."""
 
     mutable = False  # its kept blocks are a cache: a round run twice gives the same nodes
 
@@ -366,9 +367,9 @@ class PassShard:
     def problem(self):
         return self.mapper.problem
 
-    def begin(self, request, outer: int):
+    def begin(self, request, outer: int, engine: ThreadEngine):
         self.tree = TreeSum(self.layout.pieces(int(self.view.blocks[0]))[0])
-        return PieceVisits(self.mapper, self.layout, ThreadEngine(self.params.threads), self.tree, request), None
+        return PieceVisits(self.mapper, self.layout, engine, self.tree, request), None
 
     def blocks(self, order: np.ndarray, stats: ReadStats):
         """The shard's blocks as the store's (store-wide index and row offset: the pieces and folds are the
@@ -392,9 +393,9 @@ class ShardNodes:
 
 def shard_round(shard, broadcast, outer: int):
     """One round of ``shard``: its learner's pass over its blocks through :func:`~blocksvm.train.pass_loop.run_pass`,
-    from the driver's ``broadcast``; the shard's result (its ``end``)."""
+    from the coordinator's ``broadcast``, its tasks on the shard's threads; the shard's result (its ``end``)."""
     _inject_fault(outer, shard.index)
-    learner, after = shard.begin(broadcast, outer)
+    learner, after = shard.begin(broadcast, outer, ThreadEngine(shard.params.threads))  # the shard's --threads
     p = shard.params  # a block learner's shard visits its blocks in the pass's random order; a pass learner's in order
     schedule = FILE_ORDER if isinstance(shard, PassShard) else Schedule(p.seed, outer, shuffle=p.order == "random")
     sums, read = PassSums.zeros(learner.n_problems), ReadStats()
