@@ -925,7 +925,7 @@ class _Tuned:
         """Cross-validate C on ``store`` (keeping the search's attributes), then train on every row at the best C,
         started from the folds' solutions there: tune's refit."""
         options = settle_tune(params, self._search_options())[2]
-        _check_every_fold_holds_rows(store.n_rows, params.seed, options["folds"])
+        params = dataclasses.replace(params, seed=_seed_of_full_folds(store.n_rows, params.seed, options["folds"]))
         options["refit"] = True  # keep the folds' solutions for the refit (tune's names a file; fit keeps the model)
         tuner = Tuner(store, params, options, verbose=int(self.verbose), progress=False)
         search = tuner.run()
@@ -937,11 +937,16 @@ class _Tuned:
         return tuner.refit_run(search.best_C, verbose=int(self.verbose))
 
 
-def _check_every_fold_holds_rows(n_rows: int, seed: int, folds: int) -> None:
-    """tune's check, in the estimators' words (``cv``; no temporary store's path)."""
-    empty = empty_fold(n_rows, seed, folds)
-    if empty is not None:
-        raise ParameterError(f"cv={folds}: fold {empty} holds none of the n_samples = {n_rows} rows; use fewer folds")
+def _seed_of_full_folds(n_rows: int, seed: int, folds: int) -> int:
+    """The estimators' drawn ``seed``, or the first after it whose folds (docs/TUNE.md's hash of a row's position and
+    the seed) all hold rows: a few rows hashed into K folds may leave one empty (10 rows in 5 folds: about half the
+    seeds), which tune refuses; an estimator draws its seed, so it draws on (a function of ``random_state`` still).
+    Fewer rows than folds are refused."""
+    if n_rows < folds:
+        raise ParameterError(f"cv={folds}: more folds than the n_samples = {n_rows} rows; use fewer folds")
+    while empty_fold(n_rows, seed, folds) is not None:
+        seed = (seed + 1) % np.iinfo(np.int32).max
+    return seed
 
 
 def _fill_search_doc(estimator: type, params: dict[str, Param], score: str) -> None:

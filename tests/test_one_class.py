@@ -9,10 +9,13 @@ least ``nu l`` are support vectors.
 from __future__ import annotations
 
 import doctest
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from blocksvm import BlockOneClassSVM
 from blocksvm.cli import main
@@ -204,3 +207,11 @@ def test_weighted_data_is_refused_by_the_solvers_that_do_not_read_weights(tmp_pa
     with pytest.raises(ParameterError, match=f"^the data has instance weights, which --solver {loss} does not read"):
         train(store, loss=loss, verbose=0)
     assert train(store, max_outer=2, verbose=0).model is not None
+
+
+@parametrize_with_checks([BlockOneClassSVM()])
+def test_scikit_learn_estimator_checks(estimator, check):
+    """scikit-learn's checks of BlockOneClassSVM at its defaults: every one passes."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
