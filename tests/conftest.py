@@ -22,6 +22,7 @@ from sklearn.datasets import load_svmlight_file
 import blocksvm.train.loop
 from blocksvm.checkpoint import Checkpointer, read_checkpoint
 from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.io import convert
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainResult, train, tune
 from blocksvm.train.tune import TuneResult
@@ -38,6 +39,24 @@ def shared_data() -> Path:
     if not (SHARED_DATA / "a9a").is_file():
         pytest.skip(f"{SHARED_DATA} with the real data sets is not present")
     return SHARED_DATA
+
+
+def _real_store(shared_data: Path, tmp_path_factory, name: str, block_rows: int):
+    store = tmp_path_factory.mktemp(name) / f"{name}.bsvm"
+    convert(shared_data / name, store, block_rows=block_rows, progress=False)
+    return store, *load_svmlight_file(str(shared_data / name))
+
+
+@pytest.fixture(scope="session")
+def a9a(shared_data, tmp_path_factory):
+    """a9a as a store of 8,000-row blocks, and its rows as scikit-learn reads them: ``(store, X, y)``."""
+    return _real_store(shared_data, tmp_path_factory, "a9a", 8000)
+
+
+@pytest.fixture(scope="session")
+def w8a(shared_data, tmp_path_factory):
+    """w8a as a store of 12,000-row blocks, and its rows as scikit-learn reads them: ``(store, X, y)``."""
+    return _real_store(shared_data, tmp_path_factory, "w8a", 12000)
 
 
 @pytest.fixture(scope="session")
@@ -122,6 +141,23 @@ def read_store():
 def check_store():
     """``check_store(store, text, dtype=..., **sklearn_kwargs)`` asserts an exact round trip."""
     return assert_store_matches_sklearn
+
+
+@pytest.fixture(scope="module")
+def in_file_order(text):
+    """The rows of the module's ``text`` in blocks of 150, stored in file order, values as float64: an online
+    learner's oracle visits them in that order (``--order file``)."""
+    path = text.with_suffix(".bsvm")
+    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def shuffled(text):
+    """The rows of the module's ``text`` in blocks of 150, shuffled as ``convert`` shuffles them."""
+    path = text.with_suffix(".shuffled.bsvm")
+    convert(text, path, block_rows=150, progress=False)
+    return path
 
 
 class CutAfter(Checkpointer):

@@ -101,6 +101,18 @@ def sparse_rows(rng, rows: int, features: int, nnz: int, informative: int, noise
     return idx, val, y
 
 
+def learner_text(folder, seed: int, rows: int, features: int, nnz: int, informative: int, positive_first: bool = True):
+    """``folder/train.svm``: :func:`sparse_rows` (binary, 10% noise) as LIBSVM text, an online learner's test data;
+    ``positive_first``: the first row positive (a stream's first class is then the positive one: no restart when the
+    second class comes)."""
+    path = folder / "train.svm"
+    idx, val, y = sparse_rows(np.random.default_rng(seed), rows, features, nnz, informative, 0.1)
+    if positive_first:
+        y[0] = 1
+    write_rows(path, idx, val, y)
+    return path
+
+
 def write_rows(path, idx, val, y) -> None:
     """Rows of :func:`sparse_rows` as LIBSVM text (one-based indices, every value written exactly)."""
     with open(path, "w") as f:
@@ -238,3 +250,22 @@ def weighted_against_repeated(estimator, method: str = "decision_function") -> f
     X_w, y_w, w = shuffle(X, y, weights, random_state=0)
     weighted = clone(estimator).set_params(random_state=0).fit(X_w, y_w, sample_weight=w)
     return float(np.abs(getattr(repeated, method)(X) - getattr(weighted, method)(X)).max())
+
+
+def assert_trains_and_resumes_exactly(train, store, folder, flags: list, **options):
+    """``blocksvm train STORE MODEL --max-outer 4 FLAGS`` is ``train(store, max_outer=4, **options)``'s model, and a
+    run cut after 2 of the 4 passes and resumed ends at it, its progressive losses the same; returns the whole run's
+    result. ``train``: the test module's (``last_iterate``'s, say)."""
+    from blocksvm.cli import main
+    from blocksvm.model import LinearModel
+
+    assert main(["train", str(store), str(folder / "m.h5"), "--max-outer", "4", *flags, "-q"]) == 0
+    whole = train(store, max_outer=4, verbose=0, **options)
+    np.testing.assert_array_equal(LinearModel.load(folder / "m.h5").coef, whole.model.coef)
+    cut = train(store, max_outer=2, checkpoint=folder / "c2.h5", verbose=0, **options)
+    assert cut.stop_reason.startswith("max_outer")
+    resumed = train(store, max_outer=4, resume=folder / "c2.h5", verbose=0, **options)
+    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
+    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
+    return whole

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import last_iterate, schedule, sparse_rows, write_rows
+from oracle import assert_trains_and_resumes_exactly, last_iterate, learner_text, schedule, sparse_rows, write_rows
 from scipy.stats import norm
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.cli import main
 from blocksvm.io import convert
-from blocksvm.model import LinearModel
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -32,26 +30,7 @@ ROWS = 600
 
 @pytest.fixture(scope="module")
 def text(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cw") / "train.svm"
-    idx, val, y = sparse_rows(np.random.default_rng(17), ROWS, FEATURES, 7, 10, 0.1)
-    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_rows(path, idx, val, y)
-    return path
-
-
-@pytest.fixture(scope="module")
-def in_file_order(text):
-    """The rows of ``text`` in four blocks, stored in file order, values as float64."""
-    path = text.with_suffix(".bsvm")
-    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def shuffled(text):
-    path = text.with_suffix(".shuffled.bsvm")
-    convert(text, path, block_rows=150, progress=False)
-    return path
+    return learner_text(tmp_path_factory.mktemp("cw"), 17, ROWS, FEATURES, 7, 10)
 
 
 class NumpyCW:
@@ -169,35 +148,17 @@ def test_empty_rows_without_a_bias_change_nothing(tmp_path, solver):
 
 @pytest.mark.parametrize("solver, flags", [("cw", ["--cw-eta", "0.7"]), ("arow", ["--arow-r", "0.3"])])
 def test_cli_trains_and_resumes_exactly(shuffled, tmp_path, solver, flags):
-    assert (
-        main(
-            [
-                "train",
-                str(shuffled),
-                str(tmp_path / "m.h5"),
-                "--solver",
-                solver,
-                *flags,
-                "--no-average",
-                "--seed",
-                "9",
-                "--max-outer",
-                "4",
-                "-q",
-            ]
-        )
-        == 0
+    own = {"cw_eta": 0.7} if solver == "cw" else {"arow_r": 0.3}
+    flags = ["--solver", solver, *flags, "--no-average", "--seed", "9"]
+    whole = assert_trains_and_resumes_exactly(train, shuffled, tmp_path, flags, solver=solver, seed=9, **own)
+    other = train(
+        shuffled,
+        max_outer=4,
+        solver=solver,
+        seed=9,
+        verbose=0,
+        **({"cw_eta": 0.95} if solver == "cw" else {"arow_r": 3.0}),
     )
-    kw = dict(solver=solver, seed=9, verbose=0, **({"cw_eta": 0.7} if solver == "cw" else {"arow_r": 0.3}))
-    whole = train(shuffled, max_outer=4, **kw)
-    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
-    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
-    assert cut.stop_reason.startswith("max_outer")
-    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
-    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
-    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
-    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
-    other = train(shuffled, max_outer=4, **{**kw, **({"cw_eta": 0.95} if solver == "cw" else {"arow_r": 3.0})})
     assert not np.allclose(other.model.coef, whole.model.coef)  # the flag reaches the learner
 
 

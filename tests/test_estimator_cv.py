@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from oracle import documented_fold, liblinear_fold, seed_liblinear, store_arrays
+from oracle import SAMPLE_WEIGHT_CHECKS, documented_fold, liblinear_fold, seed_liblinear, store_arrays
 from sklearn.datasets import dump_svmlight_file, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -29,25 +29,30 @@ GRID = (0.0625, 0.25, 1.0)
 EXACT = {"tol": 1e-6, "max_outer": 1000}  # every fold and the refit at their optimum, as LIBLINEAR's -e 1e-7
 RANDOM_STATE = 3
 
-# the checks' fits: a short grid, two folds, few passes, no reader thread (tiny sets, about 50 fits each)
-QUICK = {"Cs": (0.1, 0.5), "cv": 2, "tol": 1e-2, "max_outer": 10, "prefetch": 0, "random_state": 0}
-
-
-# The sample-weight equivalence checks give cv an explicit split (LeaveOneGroupOut's); cv here is K, folds drawn by
-# docs/TUNE.md's hash of store positions (tests/test_instance_weights.py checks tune's folds with weights).
-EXPLICIT_SPLITS = "cv is the number of folds (hashed from store positions), not an explicit split"
-
-
-@pytest.mark.slow  # 104 checks, about 20 s: each fit writes a store, searches two values of C and refits
-@parametrize_with_checks(
-    [BlockSVCCV(**QUICK), BlockSVRCV(**QUICK)],
-    expected_failed_checks=lambda est: dict.fromkeys(
-        ("check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data"),
-        EXPLICIT_SPLITS,
-    ),
-    xfail_strict=False,
+# The checks the CV estimators at their defaults fail, and why, as measured. The sample-weight equivalence checks
+# give cv an explicit split (LeaveOneGroupOut's), refused: cv here is K, folds drawn by docs/TUNE.md's hash of store
+# positions (tests/test_instance_weights.py checks tune's folds with weights).
+EXPLICIT_SPLITS = (
+    "cv is the number of folds (hashed from store positions), not an explicit split: 'cv must be an integer >= 2'"
 )
+CLASS_WEIGHT_BLOBS = (
+    "the search picks C by held-out accuracy, which the class weights do not enter: on the check's two blobs it "
+    "picks C = 1.9e-6 (the smallest C of ties), whose optimum (gap 1.3e-7 after 5,000 passes, the same) predicts "
+    "class 0 for 56% of the test rows, not the 87% the check asks of class_weight {0: 1000} (BlockSVC at C = 1: 100%)"
+)
+
+
+def expected_failures(estimator) -> dict:
+    failures = dict.fromkeys(SAMPLE_WEIGHT_CHECKS, EXPLICIT_SPLITS)
+    return failures | (
+        {"check_class_weight_classifiers": CLASS_WEIGHT_BLOBS} if isinstance(estimator, BlockSVCCV) else {}
+    )
+
+
+@pytest.mark.slow  # 2 x 52 checks at the defaults, about 4 min: each fit writes a store, searches C, refits
+@parametrize_with_checks([BlockSVCCV(), BlockSVRCV()], expected_failed_checks=expected_failures)
 def test_scikit_learn_estimator_checks(estimator, check):
+    """scikit-learn's checks of the CV estimators at their defaults."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)

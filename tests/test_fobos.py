@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import loss_gradient, schedule, sparse_rows, write_rows
+from oracle import assert_trains_and_resumes_exactly, learner_text, loss_gradient, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.cli import main
 from blocksvm.io import convert
-from blocksvm.model import LinearModel
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -25,26 +23,7 @@ ROWS = 700
 
 @pytest.fixture(scope="module")
 def text(tmp_path_factory):
-    path = tmp_path_factory.mktemp("fobos") / "train.svm"
-    idx, val, y = sparse_rows(np.random.default_rng(11), ROWS, FEATURES, 8, 12, 0.1)
-    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_rows(path, idx, val, y)
-    return path
-
-
-@pytest.fixture(scope="module")
-def in_file_order(text):
-    """The rows of ``text`` in five blocks, stored in file order, values as float64."""
-    path = text.with_suffix(".bsvm")
-    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def shuffled(text):
-    path = text.with_suffix(".shuffled.bsvm")
-    convert(text, path, block_rows=150, progress=False)
-    return path
+    return learner_text(tmp_path_factory.mktemp("fobos"), 11, ROWS, FEATURES, 8, 12)
 
 
 class NumpyFOBOS:
@@ -135,16 +114,13 @@ def test_multiclass_fobos_is_one_vs_rest_in_the_schedules_order(tmp_path):
 
 
 def test_cli_trains_and_resumes_fobos_exactly(shuffled, tmp_path):
-    flags = ["--solver", "fobos", "--fobos-eta", "0.3", "--l1", "0.01", "--seed", "9", "-q"]
-    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
-    kw = dict(solver="fobos", fobos_eta=0.3, l1=0.01, seed=9, verbose=0)
-    whole = train(shuffled, max_outer=4, **kw)
-    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
-    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
-    assert cut.stop_reason.startswith("max_outer")
-    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
-    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
-    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
+    flags = ["--solver", "fobos", "--fobos-eta", "0.3", "--l1", "0.01", "--seed", "9"]
+    whole = assert_trains_and_resumes_exactly(
+        train, shuffled, tmp_path, flags, solver="fobos", fobos_eta=0.3, l1=0.01, seed=9
+    )
+    resumed = train(
+        shuffled, max_outer=4, resume=tmp_path / "c2.h5", solver="fobos", fobos_eta=0.3, l1=0.01, seed=9, verbose=0
+    )
     assert [r["nonzero_weights"] for r in resumed.history] == [r["nonzero_weights"] for r in whole.history]
 
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import NumpyFTRL, schedule, sparse_rows, write_rows
+from oracle import NumpyFTRL, assert_trains_and_resumes_exactly, learner_text, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.cli import main
 from blocksvm.io import convert
-from blocksvm.model import LinearModel
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -25,26 +23,7 @@ FEATURES = 60
 
 @pytest.fixture(scope="module")
 def text(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ftrl") / "train.svm"
-    idx, val, y = sparse_rows(np.random.default_rng(7), 700, FEATURES, 8, 12, 0.1)
-    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_rows(path, idx, val, y)
-    return path
-
-
-@pytest.fixture(scope="module")
-def in_file_order(text):
-    """The rows of ``text`` in five blocks, stored in file order, values as float64."""
-    path = text.with_suffix(".bsvm")
-    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def shuffled(text):
-    path = text.with_suffix(".shuffled.bsvm")
-    convert(text, path, block_rows=150, progress=False)
-    return path
+    return learner_text(tmp_path_factory.mktemp("ftrl"), 7, 700, FEATURES, 8, 12)
 
 
 def ftrl_in_file_order(text, passes: int, class_weight: dict | None = None, **kw) -> NumpyFTRL:
@@ -114,31 +93,9 @@ def test_multiclass_ftrl_is_one_vs_rest_in_the_schedules_order(tmp_path):
 
 
 def test_cli_trains_and_resumes_ftrl_exactly(shuffled, tmp_path):
-    flags = [
-        "--solver",
-        "ftrl",
-        "--ftrl-alpha",
-        "0.2",
-        "--ftrl-beta",
-        "0.5",
-        "--l1",
-        "0.3",
-        "--l2",
-        "0.1",
-        "--seed",
-        "9",
-        "-q",
-    ]
-    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
-    kw = dict(solver="ftrl", ftrl_alpha=0.2, ftrl_beta=0.5, l1=0.3, l2=0.1, seed=9, verbose=0)
-    whole = train(shuffled, max_outer=4, **kw)
-    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
-    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
-    assert cut.stop_reason.startswith("max_outer")
-    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
-    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
-    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
-    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
+    flags = "--solver ftrl --ftrl-alpha 0.2 --ftrl-beta 0.5 --l1 0.3 --l2 0.1 --seed 9".split()
+    options = dict(solver="ftrl", ftrl_alpha=0.2, ftrl_beta=0.5, l1=0.3, l2=0.1, seed=9)
+    assert_trains_and_resumes_exactly(train, shuffled, tmp_path, flags, **options)
 
 
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):

@@ -30,22 +30,6 @@ def liblinear_lr(X, y, code: int, C: float, bias: float, weights: dict | None = 
 
 
 @pytest.fixture(scope="module")
-def a9a(shared_data, tmp_path_factory):
-    store = tmp_path_factory.mktemp("a9a") / "a9a.bsvm"
-    convert(shared_data / "a9a", store, block_rows=8000, progress=False)
-    X, y = load_svmlight_file(str(shared_data / "a9a"))
-    return store, X, y
-
-
-@pytest.fixture(scope="module")
-def w8a(shared_data, tmp_path_factory):
-    store = tmp_path_factory.mktemp("w8a") / "w8a.bsvm"
-    convert(shared_data / "w8a", store, block_rows=12000, progress=False)
-    X, y = load_svmlight_file(str(shared_data / "w8a"))
-    return store, X, y
-
-
-@pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     root = tmp_path_factory.mktemp("generated")
     spec = SyntheticSpec(rows=6000, features=300, nnz=20, noise=0.1, seed=5, classes=3)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from oracle import primal, row_costs, seed_liblinear
-from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+from sklearn.datasets import dump_svmlight_file
 
 import blocksvm.sums
 from blocksvm.cli import main
@@ -30,20 +30,6 @@ def store_arrays(path) -> tuple[sp.csr_matrix, np.ndarray]:
     blocks = [s.read_block(b) for b in range(s.n_blocks)]
     X = sp.vstack([b.to_csr(s.n_features) for b in blocks]).tocsr().astype(np.float64)
     return X, np.concatenate([b.labels for b in blocks])
-
-
-@pytest.fixture(scope="module")
-def a9a(shared_data, tmp_path_factory):
-    store = tmp_path_factory.mktemp("a9a") / "a9a.bsvm"
-    convert(shared_data / "a9a", store, block_rows=8000, progress=False)
-    return store, *load_svmlight_file(str(shared_data / "a9a"))
-
-
-@pytest.fixture(scope="module")
-def w8a(shared_data, tmp_path_factory):
-    store = tmp_path_factory.mktemp("w8a") / "w8a.bsvm"
-    convert(shared_data / "w8a", store, block_rows=12000, progress=False)
-    return store, *load_svmlight_file(str(shared_data / "w8a"))
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import last_iterate, liblinear_fit, loss_gradient, primal, schedule, sparse_rows, write_rows
+from oracle import (
+    assert_trains_and_resumes_exactly,
+    last_iterate,
+    learner_text,
+    liblinear_fit,
+    loss_gradient,
+    primal,
+    schedule,
+    sparse_rows,
+    write_rows,
+)
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.cli import main
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
-from blocksvm.model import LinearModel
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -33,26 +41,7 @@ CURVATURE = {"hinge": 0.0, "squared-hinge": 2.0}
 
 @pytest.fixture(scope="module")
 def text(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ogd") / "train.svm"
-    idx, val, y = sparse_rows(np.random.default_rng(19), ROWS, FEATURES, 7, 10, 0.1)
-    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_rows(path, idx, val, y)
-    return path
-
-
-@pytest.fixture(scope="module")
-def in_file_order(text):
-    """The rows of ``text`` in four blocks, stored in file order, values as float64."""
-    path = text.with_suffix(".bsvm")
-    convert(text, path, block_rows=150, shuffle=False, dtype="float64", progress=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def shuffled(text):
-    path = text.with_suffix(".shuffled.bsvm")
-    convert(text, path, block_rows=150, progress=False)
-    return path
+    return learner_text(tmp_path_factory.mktemp("ogd"), 19, ROWS, FEATURES, 7, 10)
 
 
 class NumpyOGD:
@@ -239,31 +228,10 @@ def test_the_average_nears_the_svm_optimum(small_libsvm, tmp_path, loss, step_sc
 
 
 def test_cli_trains_and_resumes_exactly(shuffled, tmp_path):
-    flags = [
-        "--solver",
-        "ogd",
-        "--average",
-        "--ogd-schedule",
-        "sqrt",
-        "--ogd-eta",
-        "0.7",
-        "--loss",
-        "hinge",
-        "--seed",
-        "9",
-        "-q",
-    ]
-    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
-    kw = dict(solver="ogd", average=True, ogd_schedule="sqrt", ogd_eta=0.7, loss="hinge", seed=9, verbose=0)
-    whole = train(shuffled, max_outer=4, **kw)
-    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
-    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
-    assert cut.stop_reason.startswith("max_outer")
-    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
-    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
-    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
-    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
-    other = train(shuffled, max_outer=4, **{**kw, "ogd_eta": 0.3})
+    flags = "--solver ogd --average --ogd-schedule sqrt --ogd-eta 0.7 --loss hinge --seed 9".split()
+    options = dict(solver="ogd", average=True, ogd_schedule="sqrt", ogd_eta=0.7, loss="hinge", seed=9)
+    whole = assert_trains_and_resumes_exactly(train, shuffled, tmp_path, flags, **options)
+    other = train(shuffled, max_outer=4, verbose=0, **{**options, "ogd_eta": 0.3})
     assert not np.allclose(other.model.coef, whole.model.coef)  # the flag reaches the learner
 
 

@@ -12,13 +12,11 @@ import math
 
 import numpy as np
 import pytest
-from oracle import last_iterate, schedule, sparse_rows, write_rows
+from oracle import assert_trains_and_resumes_exactly, last_iterate, learner_text, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.cli import main
 from blocksvm.io import convert
 from blocksvm.losses import HINGE
-from blocksvm.model import LinearModel
 from blocksvm.solvers import _passive_aggressive_kernels as K
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN
 from blocksvm.stream import stream
@@ -35,18 +33,7 @@ VARIANTS = ("pa", "pa1", "pa2")
 
 @pytest.fixture(scope="module")
 def text(tmp_path_factory):
-    path = tmp_path_factory.mktemp("pa") / "train.svm"
-    idx, val, y = sparse_rows(np.random.default_rng(21), ROWS, FEATURES, 7, 10, 0.1)
-    y[0] = 1  # the stream's first class is the positive one: no restart when the second class arrives
-    write_rows(path, idx, val, y)
-    return path
-
-
-@pytest.fixture(scope="module")
-def shuffled(text):
-    path = text.with_suffix(".bsvm")
-    convert(text, path, block_rows=150, progress=False)
-    return path
+    return learner_text(tmp_path_factory.mktemp("pa"), 21, ROWS, FEATURES, 7, 10)
 
 
 @pytest.fixture(scope="module")
@@ -210,17 +197,8 @@ def test_cumulative_squared_loss_on_separable_data_is_within_the_bound(tmp_path)
 
 
 def test_cli_trains_and_resumes_pa2_exactly(shuffled, tmp_path):
-    flags = ["--solver", "pa2", "-C", "0.2", "--seed", "9", "--no-average", "-q"]
-    assert main(["train", str(shuffled), str(tmp_path / "m.h5"), "--max-outer", "4", *flags]) == 0
-    kw = dict(solver="pa2", C=0.2, seed=9, verbose=0)
-    whole = train(shuffled, max_outer=4, **kw)
-    np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, whole.model.coef)
-    cut = train(shuffled, max_outer=2, checkpoint=tmp_path / "c2.h5", **kw)
-    assert cut.stop_reason.startswith("max_outer")
-    resumed = train(shuffled, max_outer=4, resume=tmp_path / "c2.h5", **kw)
-    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
-    np.testing.assert_array_equal(resumed.model.intercept, whole.model.intercept)
-    assert [r["progressive_loss"] for r in resumed.history] == [r["progressive_loss"] for r in whole.history]
+    flags = ["--solver", "pa2", "-C", "0.2", "--seed", "9", "--no-average"]
+    assert_trains_and_resumes_exactly(train, shuffled, tmp_path, flags, solver="pa2", C=0.2, seed=9)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

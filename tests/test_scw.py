@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import schedule, sparse_rows, write_rows
+from oracle import learner_text, schedule, sparse_rows, write_rows
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.io import convert
@@ -60,10 +60,7 @@ def dense(X, bias: float) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def text(tmp_path_factory):
-    path = tmp_path_factory.mktemp("scw") / "train.svm"
-    idx, val, y = sparse_rows(np.random.default_rng(23), ROWS, FEATURES, 6, 9, 0.1)
-    write_rows(path, idx, val, y)
-    return path
+    return learner_text(tmp_path_factory.mktemp("scw"), 23, ROWS, FEATURES, 6, 9, positive_first=False)
 
 
 @pytest.fixture(scope="module")

@@ -14,33 +14,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from oracle import liblinear_fit, primal, row_costs
-from sklearn.datasets import load_svmlight_file
 
 from blocksvm.checkpoint import Checkpointer
 from blocksvm.datasets import SyntheticSpec, make_store
-from blocksvm.io import convert
 from blocksvm.losses import LOSSES
 from blocksvm.penalties import liblinear_code
 from blocksvm.store import BlockStore
 from blocksvm.train import train
 
 pytest.importorskip("liblinear.liblinearutil")
-
-
-@pytest.fixture(scope="module")
-def a9a(shared_data, tmp_path_factory):
-    store = tmp_path_factory.mktemp("a9a") / "a9a.bsvm"
-    convert(shared_data / "a9a", store, block_rows=8000, progress=False)
-    X, y = load_svmlight_file(str(shared_data / "a9a"))
-    return store, X, y
-
-
-@pytest.fixture(scope="module")
-def w8a(shared_data, tmp_path_factory):
-    store = tmp_path_factory.mktemp("w8a") / "w8a.bsvm"
-    convert(shared_data / "w8a", store, block_rows=12000, progress=False)
-    X, y = load_svmlight_file(str(shared_data / "w8a"))
-    return store, X, y
 
 
 @pytest.fixture(scope="module")

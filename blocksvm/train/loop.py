@@ -342,7 +342,7 @@ class Trainer(Run):
         start = time.perf_counter()
         if self.problem.folds > 1:
             losses, self.held = self._evaluate_folds()
-            make_exact(record, self.solver, (losses, None, None), 1.0)
+            make_exact(record, self.solver, (losses, None, None), 1.0, each_problem=False)
         else:
             make_exact(record, self.solver, self.evaluate(), weight_of(self.store))
         seconds = time.perf_counter() - start
