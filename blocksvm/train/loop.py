@@ -180,7 +180,7 @@ class Trainer(Run):
         client=None,
     ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
-        self.params = _with_workers(params.validate(), client)
+        self.params = params.validate() if folds else _with_workers(params.validate(), client)  # (a search: no shards)
         self.validation = _open_validation(validation, self.store, self.params.read_threads)
         if self.params.read_threads is not None:  # else the store's own (one a core, unless its opener chose)
             self.store.read_threads = self.params.read_threads
