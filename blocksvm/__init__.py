@@ -43,6 +43,7 @@ __all__ = [
     "ParameterError",
     "StoreError",
     "convert",
+    "write_columns",
     "write_store",
     "load_libsvm",
 ]
@@ -51,6 +52,7 @@ __all__ = [
 _LAZY = {
     "convert": "blocksvm.io",
     "write_store": "blocksvm.io",
+    "write_columns": "blocksvm.io",
     "ConvertSummary": "blocksvm.io",
     "load_libsvm": "blocksvm.io",
     "BlockStore": "blocksvm.store",

@@ -105,6 +105,11 @@ def _convert_args(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="instance weights, one a line for the rows in order (LIBLINEAR's weights fork, -W); >= 0",
     )
+    p.add_argument(
+        "--columns",
+        action="store_true",
+        help="also write the store's column layout (what L1 learners read; 'blocksvm columns' adds it later)",
+    )
     p.set_defaults(run=_run_convert)
 
 
@@ -158,6 +163,29 @@ def _run_convert(args) -> int:
         hash_bits=args.hash_bits,
         hash_all=bool(args.hash_all),
         weights=args.weights,
+        columns=args.columns,
+    )
+    return _report(args, summary)
+
+
+@command("columns", "write a store's column layout (its entries by feature: what L1 learners read)")
+def _columns_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("store", help="store directory (its column layout is written, or written again, inside it)")
+    p.add_argument(
+        "--block-mb", type=float, metavar="MB", help="megabytes of entries per column block (default: the store's)"
+    )
+    p.add_argument("--jobs", type=int, help="threads sorting, compressing and writing blocks (default: one a core)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=_run_columns)
+
+
+def _run_columns(args) -> int:
+    from blocksvm.io.text_cache import say_to_stderr
+    from blocksvm.store.columns import write_columns
+
+    say = None if args.quiet else say_to_stderr
+    summary = write_columns(
+        args.store, block_mb=args.block_mb, jobs=args.jobs, progress=None if not args.quiet else False, say=say
     )
     return _report(args, summary)
 
@@ -177,6 +205,7 @@ def _run_info(args) -> int:
         return _run_model_info(args)
     store = BlockStore(args.store)
     info = store.info()
+    info["columns"] = _columns_info(store)
     problems = store.verify() if args.verify else []
     if args.verify:
         info["verify"] = {"ok": not problems, "problems": problems}
@@ -185,6 +214,18 @@ def _run_info(args) -> int:
     else:
         _print_info(info)
     return EXIT_CHECK_FAILED if problems else EXIT_OK
+
+
+def _columns_info(store) -> dict | None:
+    """The store's column layout described (None: it has none; a layout that does not open: its problem)."""
+    from blocksvm.errors import StoreError
+
+    if "columns" not in store.manifest:
+        return None
+    try:
+        return store.columns.info()
+    except StoreError as exc:
+        return {"problem": str(exc)}
 
 
 def _is_model_file(path: Path) -> bool:
@@ -249,6 +290,7 @@ def _print_info(info: dict) -> None:
     print(f"blocks       {info['blocks']} (shuffled: {params['shuffle']}, seed {params['seed']})")
     if info.get("skipped_lines"):
         print(f"skipped      {info['skipped_lines']:,} malformed lines")
+    _print_columns(info.get("columns"), info)
     for b, size in enumerate(info["block_sizes"]):
         print(f"  block {b:5d}  {size['rows']:>10,} rows  {size['nnz']:>13,} nnz  {size['bytes'] / 1e6:9.1f} MB")
     if "verify" in info:
@@ -256,6 +298,19 @@ def _print_info(info: dict) -> None:
         print(f"verify       {verdict}")
         for problem in info["verify"]["problems"]:
             print(f"  - {problem}")
+
+
+def _print_columns(columns: dict | None, info: dict) -> None:
+    if columns is None:
+        print("columns      none (L1 learners write them on first use; 'blocksvm columns STORE' writes them now)")
+    elif "problem" in columns:
+        print(f"columns      cannot be read: {columns['problem']}")
+    else:
+        print(
+            f"columns      {columns['blocks']} blocks by feature, {columns['stored_features']:,} of "
+            f"{columns['features']:,} features stored (nonempty), {columns['bytes_on_disk'] / 1e6:,.1f} MB on disk "
+            f"(block_mb {columns['block_mb']:g})"
+        )
 
 
 @command("generate", "write a synthetic webspam-like data set (LIBSVM text or a store)")

@@ -41,6 +41,7 @@ from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.io.weights import check_weights, with_weights
 from blocksvm.params import cores
 from blocksvm.store import format as F
+from blocksvm.store.columns import write_columns_unlocked
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 
 DEFAULT_BLOCK_MB = 64.0
@@ -68,6 +69,9 @@ class ConvertSummary:
     every row weighs 1."""
     text: dict | None = None
     """How text other than LIBSVM's was read into columns (the manifest's ``text``: VW's hashing); None otherwise."""
+    columns: dict | None = None
+    """The column layout written with the store (``convert --columns``: :class:`~blocksvm.store.columns.
+    ColumnSummary`'s fields); None without one."""
 
     @property
     def mb_per_second(self) -> float:
@@ -87,6 +91,9 @@ class ConvertSummary:
             text += f"; {self.text['format']} names hashed into 2^{self.text['bits']} columns ({self.text['hash']})"
         if self.weights is not None:
             text += f"; instance weights from {self.weights['min']:g} to {self.weights['max']:g}"
+        if self.columns is not None:
+            c = self.columns
+            text += f"; columns in {c['blocks']} blocks ({c['columns']:,} stored, {c['seconds']:.1f} s)"
         if self.skipped_lines:
             text += f"; skipped {self.skipped_lines:,} bad lines, first: " + "; ".join(self.skipped_examples[:1])
         return text
@@ -157,6 +164,7 @@ def convert(
     hash_bits: int | None = None,
     hash_all: bool = False,
     weights: str | os.PathLike | None = None,
+    columns: bool = False,
 ) -> ConvertSummary:
     """Convert a LIBSVM/svmlight file (plain, .gz, .bz2 or .xz), or Vowpal Wabbit text, into a block store.
 
@@ -210,8 +218,10 @@ def convert(
         namespace's hash.
     weights : path, optional
         A file of instance weights, one a line for the rows in order (the "weights" fork of LIBLINEAR's ``-W``):
-        finite and >= 0. The store keeps them (docs/FORMAT.md) unless every one is 1; this version's trainers
-        refuse a weighted store.
+        finite and >= 0. The store keeps them (docs/FORMAT.md) unless every one is 1.
+    columns : bool, default=False
+        Also write the store's column layout (:func:`blocksvm.write_columns`, read by the L1 learners), before the
+        store is published: it appears complete with its columns at once.
 
     Returns
     -------
@@ -232,7 +242,9 @@ def convert(
     if text is not None:
         zero_based = True  # hashed columns are numbered from 0
         n_features = max(n_features or 0, 1 << text["bits"])  # the space of the hash, whatever the rows use
-    layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
+    layout = _Layout(
+        block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs, columns
+    )
     source_size = _source_size(input)
     if csv_label is not None:
         zero_based = True  # a CSV's columns are numbered from 0
@@ -296,6 +308,7 @@ def write_store(
     overwrite: bool = False,
     progress: bool | None = None,
     jobs: int | None = None,
+    columns: bool = False,
 ) -> ConvertSummary:
     """Write rows that are not LIBSVM text into a block store, with :func:`convert`'s shuffling and blocks.
 
@@ -317,7 +330,7 @@ def write_store(
         each chunk's weight column, or None.
     chunk_rows : int, default=65536
         Rows taken at a time from one ``(X, y)`` pair.
-    block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs
+    block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs, columns
         As for :func:`convert`. ``n_features`` defaults to the width of ``X`` for one pair, to the largest
         column used plus one for an iterable.
 
@@ -348,7 +361,9 @@ def write_store(
             )
         triples, weighted = _peek_weighted(iter(data))
         weighted = weighted or column is not None
-    layout = _Layout(block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs)
+    layout = _Layout(
+        block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs, columns
+    )
     return _build_store(
         _parsed_chunks(triples, np.dtype(dtype), column=column),
         "the rows given",
@@ -497,6 +512,7 @@ class _Layout:
     overwrite: bool
     progress: bool | None
     jobs: int | None
+    columns: bool = False
 
     def __post_init__(self) -> None:
         """Refuse bad options before any work."""
@@ -588,6 +604,7 @@ def _build_store(
         for path in builder.partial.glob("spill*.bin"):
             path.unlink()
         seconds = time.perf_counter() - start
+        columns = []  # the column layout's summary, once written
         builder.commit(
             features=width,
             index_base=base,
@@ -609,6 +626,7 @@ def _build_store(
             convert_seconds=round(seconds, 3),
             feature_map=feature_map,
             weights=weights,
+            before_publish=_column_writer(layout, columns) if layout.columns else None,
             **({"text": text} if text is not None else {}),
         )
     return ConvertSummary(
@@ -618,14 +636,25 @@ def _build_store(
         facts.nnz,
         len(entries),
         facts.skipped,
-        seconds,
+        time.perf_counter() - start,
         facts.source_bytes,
         facts.text_bytes,
         facts.skipped_examples,
         None if compact is None else len(compact),
         weights,
         text,
+        columns[0].to_dict() if columns else None,
     )
+
+
+def _column_writer(layout: _Layout, summaries: list):
+    """What writes the new store's column layout in its partial folder, before it is published (appending the
+    summary to ``summaries``)."""
+
+    def write(partial: Path) -> None:
+        summaries.append(write_columns_unlocked(partial, block_mb=None, jobs=layout.jobs, progress=layout.progress))
+
+    return write
 
 
 def _block_target(block_rows, block_mb, dtype):

@@ -38,9 +38,10 @@ from blocksvm.store.writer import write_json_atomic
 
 CACHE_SUFFIX = ".bsvm-cache"
 SOURCE_FILE = "source.json"  # the fingerprint, beside the manifest
-# convert()'s keywords that are not conversion options; "jobs" changes the speed, not the store
+# convert()'s keywords that are not conversion options; "jobs" changes the speed, not the store, and "columns" adds
+# the column layout beside the same rows (written on demand where a learner needs it)
 NOT_OPTIONS = ("input", "output", "overwrite", "progress")
-NOT_FINGERPRINTED = ("jobs",)
+NOT_FINGERPRINTED = ("jobs", "columns")
 
 
 def say_to_stderr(text: str) -> None:

@@ -64,7 +64,8 @@ class Chunk:
 @dataclass(frozen=True)
 class Dataset:
     """A dataset's layout: its name, type and length, its chunks' length, its filters (``(id, parameters)``, in
-    the order they were applied when written) and chunks."""
+    the order they were applied when written) and chunks; a two-dimensional dataset (chunked by whole rows) as the
+    row-major sequence of its elements, and its ``shape``."""
 
     name: str
     dtype: np.dtype
@@ -72,6 +73,8 @@ class Dataset:
     chunk_length: int
     filters: tuple
     chunks: tuple
+    shape: tuple | None = None
+    """The dataset's shape, when it is not ``(length,)``."""
 
     @property
     def chunk_bytes(self) -> int:
@@ -87,12 +90,15 @@ def plan(f: h5py.File, names) -> list[Dataset] | None:
     for name in names:
         dataset = f[name]
         dtype = dataset.dtype
-        if dataset.ndim != 1 or not dtype.isnative or dtype.kind not in "iuf":
+        if dataset.ndim not in (1, 2) or not dtype.isnative or dtype.kind not in "iuf":
             return None
-        if dataset.shape[0] == 0:  # stored without data
-            found.append(Dataset(name, dtype, 0, 0, (), ()))
+        # a two-dimensional dataset chunked by whole rows is the sequence of its elements in row-major order
+        width = 1 if dataset.ndim == 1 else dataset.shape[1]
+        shape = None if dataset.ndim == 1 else dataset.shape
+        if dataset.size == 0:  # stored without data
+            found.append(Dataset(name, dtype, 0, 0, (), (), shape))
             continue
-        if dataset.chunks is None:
+        if dataset.chunks is None or dataset.chunks[1:] != dataset.shape[1:]:
             return None
         dcpl = dataset.id.get_create_plist()
         filters = tuple(dcpl.get_filter(i)[::2] for i in range(dcpl.get_nfilters()))  # (id, parameters)
@@ -101,8 +107,8 @@ def plan(f: h5py.File, names) -> list[Dataset] | None:
         chunks = []
         for i in range(dataset.id.get_num_chunks()):
             info = dataset.id.get_chunk_info(i)
-            chunks.append(Chunk(info.chunk_offset[0], info.byte_offset, info.size, info.filter_mask))
-        found.append(Dataset(name, dtype, dataset.shape[0], dataset.chunks[0], filters, tuple(chunks)))
+            chunks.append(Chunk(info.chunk_offset[0] * width, info.byte_offset, info.size, info.filter_mask))
+        found.append(Dataset(name, dtype, dataset.size, dataset.chunks[0] * width, filters, tuple(chunks), shape))
     return found
 
 

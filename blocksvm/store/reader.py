@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import json
 import os
-import time
 import weakref
-from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
@@ -28,6 +25,8 @@ from blocksvm.params import cores
 from blocksvm.rows import Rows, rows_sorted_increasing
 from blocksvm.store import chunks
 from blocksvm.store import format as F
+from blocksvm.store.column_layout import ColumnLayout, verify_columns
+from blocksvm.store.readahead import ReadStats, read_in_order
 
 
 @dataclass
@@ -46,19 +45,6 @@ class Block(Rows):
 
     index: int = -1
     row_offset: int = 0
-
-
-@dataclass
-class ReadStats:
-    """Seconds spent reading blocks (each block's read, from its first byte to its checks: with several blocks in
-    flight these overlap, and their sum may exceed the time that passed), and seconds the consumer waited for
-    them."""
-
-    read_seconds: float = 0.0
-    wait_seconds: float = 0.0
-    bytes_read: int = 0
-    blocks_read: int = 0
-    per_block: list = field(default_factory=list)
 
 
 class BlockStore:
@@ -150,6 +136,14 @@ class BlockStore:
         """The store's generation: a random id of each store written, in its manifest and every block file (None
         for a store written without one)."""
         return self.manifest.get("store_id")
+
+    @property
+    def columns(self):
+        """The store's column layout (:class:`~blocksvm.store.columns.ColumnLayout`, docs/FORMAT.md), opened anew at
+        each access (keep it), or None when the store has none (:func:`~blocksvm.store.columns.ensure_columns`)."""
+        if "columns" not in self.manifest:
+            return None
+        return ColumnLayout(self)
 
     @property
     def fingerprint(self) -> str:
@@ -244,8 +238,14 @@ class BlockStore:
         HDF5 on the decoding threads (:mod:`blocksvm.store.chunks`); h5py reads the arrays itself where a filter is
         not decoded there."""
         names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if self.weighted else ()))
-        with h5py.File(self.path / entry["file"], "r") as f:
-            self._check_generation(b, f.attrs.get("store_id"))  # one attribute: before the arrays
+        return self.read_arrays(entry["file"], names, lambda found: self._check_generation(b, found))
+
+    def read_arrays(self, file: str, names, check_generation) -> dict[str, np.ndarray]:
+        """The datasets ``names`` of the store's file ``file`` (its path in the store), read as a block's are (the
+        column layout's files too): ``check_generation(found)`` is given the file's ``store_id`` attribute before
+        any array is read."""
+        with h5py.File(self.path / file, "r") as f:
+            check_generation(f.attrs.get("store_id"))  # one attribute: before the arrays
             layout = chunks.plan(f, names)
             fd = _descriptor(f) if layout is not None else None  # the file h5py opened, whatever is at the path now
             if fd is None:
@@ -263,7 +263,7 @@ class BlockStore:
         if min(self._read_threads, len(tasks)) <= 1:
             for d, c in tasks:
                 chunks.decode_chunk(fd, d, c, arrays[d.name])
-            return arrays
+            return _shaped(arrays, layout)
         pool, futures = self._pool, {}
         try:
             with sigint_held():  # no chunk is left undecoded by a Ctrl-C between two submits
@@ -276,7 +276,7 @@ class BlockStore:
             for future in futures.values():
                 future.cancel()
             wait(futures.values())
-        return arrays
+        return _shaped(arrays, layout)
 
     def _check_generation(self, b: int, found) -> None:
         """Refuse block ``b`` (or the store on disk) when its generation ``found`` is not the one this store was
@@ -320,25 +320,7 @@ class BlockStore:
         caller's thread. ``stats`` accumulates read and wait seconds.
         """
         order = list(range(self.n_blocks) if order is None else order)
-        stats = stats if stats is not None else ReadStats()
-
-        def timed_read(b: int) -> tuple[Block, float]:
-            start = time.perf_counter()
-            block = self.read_block(b)
-            return block, time.perf_counter() - start
-
-        def count(b: int, seconds: float) -> None:  # in the caller's thread: no two threads add at once
-            stats.read_seconds += seconds
-            stats.bytes_read += self.blocks[b]["bytes"]
-            stats.blocks_read += 1
-
-        if prefetch <= 0:
-            for b in order:
-                block, seconds = timed_read(b)
-                count(b, seconds)
-                yield block
-            return
-        yield from _read_ahead(order, timed_read, prefetch, stats, count)
+        yield from read_in_order(order, self.read_block, self.blocks, prefetch, stats)
 
     def verify(self) -> list[str]:
         """Read every block and check checksums and invariants; return the problems found."""
@@ -368,6 +350,8 @@ class BlockStore:
             problems.append("block rows do not add up to the store's rows")
         if sum(b["nnz"] for b in self.blocks) != self.nnz:
             problems.append("block nnz do not add up to the store's nnz")
+        if "columns" in self.manifest:
+            problems += verify_columns(self)
         return problems
 
     def info(self) -> dict:
@@ -514,6 +498,11 @@ class ShardView:
             yield int(self.blocks[block.index]), block
 
 
+def _shaped(arrays: dict[str, np.ndarray], layout: list[chunks.Dataset]) -> dict[str, np.ndarray]:
+    """The decoded arrays in their datasets' shapes (a two-dimensional one was decoded as its elements)."""
+    return {d.name: arrays[d.name] if d.shape is None else arrays[d.name].reshape(d.shape) for d in layout}
+
+
 def _descriptor(f: h5py.File) -> int | None:
     """A descriptor of its own of the file ``f`` (HDF5's default driver, sec2, has one), or None."""
     try:
@@ -580,33 +569,3 @@ def _read_manifest(path: Path) -> dict:
     if missing:
         raise StoreError(f"{manifest_path} is corrupted: it lacks {', '.join(missing)}")
     return manifest
-
-
-def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count) -> Iterator[Block]:
-    """Yield the blocks ``read(b)`` returns for ``b`` in ``order`` while up to ``depth`` of the next ones are read
-    at once, on threads of a pool.
-
-    A block's read starts once the consumer has taken the block ``depth`` places before it, so at most ``depth``
-    blocks are read ahead of the one the consumer holds.
-    """
-    if not order:
-        return
-    pool = ThreadPoolExecutor(min(depth, len(order)), thread_name_prefix="blocksvm-prefetch")
-    upcoming, pending = iter(order), deque()
-    try:
-        with sigint_held():  # a Ctrl-C inside submit would leave a started thread that nobody waits for
-            pending.extend((b, pool.submit(read, b)) for b in itertools.islice(upcoming, depth))
-        while pending:
-            b, future = pending.popleft()
-            start = time.perf_counter()
-            block, seconds = future.result()
-            stats.wait_seconds += time.perf_counter() - start
-            count(b, seconds)
-            with sigint_held():
-                pending.extend((b, pool.submit(read, b)) for b in itertools.islice(upcoming, 1))
-            yield block
-            del block
-    finally:
-        for _, future in pending:
-            future.cancel()
-        pool.shutdown(wait=True)

@@ -19,6 +19,7 @@ import os
 import shutil
 import uuid
 import zlib
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def write_block(
     names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if block.weights is not None else ()))
     arrays = {name: getattr(block, name) for name in names}
     # compressed here, before h5py is called: writer threads compress at once, h5py only copies the bytes
-    stored = {name: chunks.encode(a, filters, min(len(a), F.CHUNK_ELEMENTS)) for name, a in arrays.items() if len(a)}
+    stored = {name: encode_chunks(a, filters) for name, a in arrays.items() if len(a)}
 
     def fill(f: h5py.File) -> None:
         f.attrs["format"] = F.FORMAT_NAME
@@ -59,7 +60,7 @@ def write_block(
             if len(array) == 0:
                 f.create_dataset(name, data=array)
             else:
-                _write_chunked(f, name, array, filters, stored[name])
+                write_chunked(f, name, array.shape, array.dtype, filters, stored[name], array)
 
     data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)  # in memory first: a full disk must not crash h5py
     return {
@@ -71,21 +72,40 @@ def write_block(
     }
 
 
-def _write_chunked(f: h5py.File, name: str, array: np.ndarray, filters: dict, stored: list | None) -> None:
-    """The dataset ``name`` holding ``array`` in chunks of at most 2**20 elements with ``filters``: its chunks as
-    :func:`blocksvm.store.chunks.encode` encoded them (``stored``), or compressed by h5py where they were not."""
-    chunk = (min(len(array), F.CHUNK_ELEMENTS),)
+def chunk_shape(shape: tuple) -> tuple:
+    """The chunks of a block file's dataset of ``shape``: at most 2**20 elements, whole rows of a two-dimensional
+    one (so that its chunks are runs of its elements in row-major order)."""
+    width = int(np.prod(shape[1:], dtype=np.int64))
+    return (max(1, min(shape[0], F.CHUNK_ELEMENTS // max(width, 1))), *shape[1:])
+
+
+def encode_chunks(array: np.ndarray, filters: dict) -> list | None:
+    """``array``'s chunks of :func:`chunk_shape` as HDF5 stores them with ``filters`` (:func:`blocksvm.store.chunks.
+    encode` of its elements), or None where they are not encoded here (LZF)."""
+    return chunks.encode(array.reshape(-1), filters, int(np.prod(chunk_shape(array.shape))))
+
+
+def write_chunked(
+    f: h5py.File, name: str, shape: tuple, dtype, filters: dict, stored: list | None, array: np.ndarray | None
+) -> None:
+    """The dataset ``name`` of ``shape`` and ``dtype`` in chunks of :func:`chunk_shape` with ``filters``: its chunks
+    as :func:`encode_chunks` encoded them (``stored``), or ``array`` compressed by h5py where they were not (a
+    caller that streams its chunks passes ``array`` None and must have them encoded)."""
+    chunk = chunk_shape(shape)
     if stored is None:
         f.create_dataset(name, data=array, chunks=chunk, **filters)
         return
-    dataset = f.create_dataset(name, shape=array.shape, dtype=array.dtype, chunks=chunk, **filters)
+    dataset = f.create_dataset(name, shape=shape, dtype=dtype, chunks=chunk, **filters)
     dcpl = dataset.id.get_create_plist()
     declared = tuple(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters()))
-    if declared != chunks.pipeline_ids(filters, array.dtype.itemsize):  # h5py set them otherwise: let it write
+    if declared != chunks.pipeline_ids(filters, np.dtype(dtype).itemsize):  # h5py set them otherwise: let it write
+        if array is None:
+            raise StoreError(f"h5py {h5py.__version__} sets the filters {filters} otherwise than blocksvm encodes them")
         dataset[...] = array
         return
+    width = int(np.prod(shape[1:], dtype=np.int64))
     for start, data, skipped in stored:
-        dataset.id.write_direct_chunk((start,), data, filter_mask=skipped)
+        dataset.id.write_direct_chunk((start // width, *(0 for _ in shape[1:])), data, filter_mask=skipped)
 
 
 def write_feature_map(
@@ -181,6 +201,7 @@ class StoreBuilder:
         params: dict,
         feature_map: dict | None = None,
         weights: dict | None = None,
+        before_publish: Callable[[Path], None] | None = None,
         **extra,
     ) -> Path:
         """Write the manifest (docs/FORMAT.md: the one place its fields are laid out), then publish the store.
@@ -189,7 +210,9 @@ class StoreBuilder:
         them, classes and their counts come from ``label_counts`` (label -> rows). ``feature_map``
         is :func:`write_feature_map`'s entry for a compact store (format version 2), else None
         (version 1). ``weights`` summarizes the instance weights of a weighted store (format version 3), None
-        for a store without them. ``extra`` fields (a converter's skipped lines, say) are kept as given.
+        for a store without them. ``before_publish(partial)`` is called once the store is complete in its partial
+        folder, before it is published (``convert --columns`` writes its column layout there). ``extra`` fields (a
+        converter's skipped lines, say) are kept as given.
         """
         classes = sorted(label_counts)
         mapped = {"feature_map": feature_map} if feature_map is not None else {}
@@ -216,6 +239,8 @@ class StoreBuilder:
         }
         write_json_atomic(self.partial / F.MANIFEST, manifest)
         fsync_dir(self.partial)
+        if before_publish is not None:
+            before_publish(self.partial)
         if self.output.exists() and not self.overwrite:  # another conversion published it meanwhile
             raise StoreError(f"{self.output} already exists (pass overwrite / --overwrite to replace it)")
         self._lock_output()  # a store that appeared meanwhile: not replaced under its readers either

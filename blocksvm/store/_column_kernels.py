@@ -1,0 +1,171 @@
+"""The column layout's per-entry loops (:mod:`blocksvm.store.columns`): feature ranges from the counts, a row
+block's entries dealt to the ranges, and a range's entries sorted by column with their statistics.
+
+Arrays in, arrays out; nothing here knows a file. Every loop releases the GIL, so the column blocks are built on
+several threads at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def add_counts(counts: np.ndarray, indices: np.ndarray, shift: int) -> bool:
+    """Count each feature's entries: ``counts[indices[e] - shift] += 1`` for every entry ``e``; False (and nothing
+    counted past it) when an index lies outside ``shift .. shift + len(counts) - 1``."""
+    n = len(counts)
+    for e in range(len(indices)):
+        j = indices[e] - shift
+        if j < 0 or j >= n:
+            return False
+        counts[j] += 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def choose_ranges(counts: np.ndarray, entry_bytes: int, column_bytes: int, target: float) -> np.ndarray:
+    """The ends ``stop`` of consecutive feature ranges ``[start, stop)`` covering ``0 .. len(counts) - 1``, each
+    about ``target`` bytes: feature ``j`` weighs ``counts[j] * entry_bytes`` plus ``column_bytes`` when it has
+    entries (its pointer, id and statistics). A range ends before the feature that would carry it past ``target``;
+    a feature heavier than ``target`` alone makes a range of its own (with the empty features around it).
+
+    counts : int64 array of shape (n_features,), the entries of each feature.
+    Returns int64 array of shape (n_ranges,), increasing, its last value ``n_features``.
+    """
+    n = len(counts)
+    stops = np.empty(max(n, 1), np.int64)
+    n_ranges = 0
+    held = 0.0  # bytes of the range being filled
+    for j in range(n):
+        if counts[j] == 0:
+            continue
+        weight = counts[j] * entry_bytes + column_bytes
+        if held > 0 and held + weight > target:
+            stops[n_ranges] = j
+            n_ranges += 1
+            held = 0.0
+        held += weight
+    stops[n_ranges] = n
+    return stops[: n_ranges + 1].copy()
+
+
+@njit(cache=True, nogil=True)
+def _range_of(stops: np.ndarray, j) -> int:
+    """The range holding feature ``j``: the first ``r`` with ``stops[r] > j`` (binary search)."""
+    lo, hi = 0, len(stops) - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if stops[mid] > j:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def deal_entries(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    first_row: int,
+    row_class: np.ndarray,
+    row_weight: np.ndarray,
+    stops: np.ndarray,
+    cols: np.ndarray,
+    rows: np.ndarray,
+    vals: np.ndarray,
+    cls: np.ndarray,
+    wts: np.ndarray,
+) -> np.ndarray:
+    """Deal a row block's entries to the feature ranges ending at ``stops``: range ``r``'s entries, in the order
+    of their rows (a stable counting sort by range), become ``cols[b[r]:b[r+1]]`` (their columns), ``rows`` (their
+    store-wide rows: ``first_row`` + the row in the block), ``vals``, and, where those arrays are not empty,
+    ``cls`` (their row's class, from ``row_class``) and ``wts`` (their row's instance weight, from ``row_weight``).
+
+    indptr, indices, data : the block's CSR arrays, zero-based columns.
+    cols, rows, vals, cls, wts : output arrays of shape (nnz,) (``cls``, ``wts``: or empty, not written).
+    Returns int64 array ``b`` of shape (n_ranges + 1,), where each range's entries begin and end.
+    """
+    n_ranges = len(stops)
+    nnz = len(indices)
+    bounds = np.zeros(n_ranges + 1, np.int64)
+    if n_ranges == 1:
+        bounds[1] = nnz
+    else:
+        for e in range(nnz):
+            bounds[_range_of(stops, indices[e]) + 1] += 1
+        for r in range(n_ranges):
+            bounds[r + 1] += bounds[r]
+    at = bounds[:-1].copy()
+    with_class, weighted = len(cls) > 0, len(wts) > 0
+    for i in range(len(indptr) - 1):
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            r = 0 if n_ranges == 1 else _range_of(stops, j)
+            p = at[r]
+            at[r] = p + 1
+            cols[p] = j
+            rows[p] = first_row + i
+            vals[p] = data[e]
+            if with_class:
+                cls[p] = row_class[i]
+            if weighted:
+                wts[p] = row_weight[i]
+    return bounds
+
+
+@njit(cache=True, nogil=True)
+def sort_columns(
+    cols: np.ndarray,
+    rows: np.ndarray,
+    vals: np.ndarray,
+    cls: np.ndarray,
+    wts: np.ndarray,
+    first: int,
+    starts: np.ndarray,
+    slot: np.ndarray,
+    out_rows: np.ndarray,
+    out_vals: np.ndarray,
+    sums: np.ndarray,
+    squares: np.ndarray,
+) -> None:
+    """Sort a range's entries by column (a stable counting sort: rows stay in the order dealt, ascending) and sum
+    each stored column's statistics by class: ``sums[s, c] += w_i x_ij`` and ``squares[s, c] += w_i x_ij**2`` over
+    its entries of rows of class ``c`` (``w_i`` the row's weight: ``wts``, or 1 where it is empty; ``c`` from
+    ``cls``, or 0 where it is empty), summed in row order.
+
+    cols, rows, vals, cls, wts : the range's entries as :func:`deal_entries` dealt them.
+    first : the range's first feature; feature ``first + k``'s entries go to ``starts[k] ..``, its statistics to
+        row ``slot[k]`` of ``sums`` and ``squares`` (its place among the range's stored columns).
+    out_rows, out_vals : output arrays of shape (nnz,).
+    sums, squares : float64 arrays of shape (stored columns, classes), zero on entry.
+    """
+    at = starts.copy()
+    with_class, weighted = len(cls) > 0, len(wts) > 0
+    for e in range(len(cols)):
+        k = cols[e] - first
+        p = at[k]
+        at[k] = p + 1
+        out_rows[p] = rows[e]
+        out_vals[p] = vals[e]
+        x = np.float64(vals[e])
+        wx = wts[e] * x if weighted else x
+        c = cls[e] if with_class else 0
+        s = slot[k]
+        sums[s, c] += wx
+        squares[s, c] += wx * x
+
+
+@njit(cache=True, nogil=True)
+def rows_ascending(indptr: np.ndarray, rows: np.ndarray, n_rows: int) -> bool:
+    """Whether each column's rows (``rows[indptr[s]:indptr[s+1]]``) increase strictly and lie in ``0 .. n_rows - 1``."""
+    for s in range(len(indptr) - 1):
+        previous = -1
+        for p in range(indptr[s], indptr[s + 1]):
+            r = rows[p]
+            if r <= previous or r >= n_rows:
+                return False
+            previous = r
+    return True

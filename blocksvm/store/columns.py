@@ -1,0 +1,675 @@
+"""The column layout of a store: its entries by feature, for the learners that read columns (docs/FORMAT.md, *The
+column layout*).
+
+A store's rows are cut into row blocks; the column layout holds the same entries cut into **feature ranges**, each
+a file ``columns/col-NNNNN.h5`` of compressed CSC arrays (the stored columns' ids, pointers, row ids and values)
+and each column's statistics by class, plus ``columns/rows.h5`` (every row's label and weight, in store order).
+The manifest's optional key ``columns`` describes them; the store's format version and generation do not change,
+so an older blocksvm reads the store as before and a checkpoint of the store stays valid.
+
+:func:`write_columns` is an external transpose in memory bounded by the block size, whatever the rows and
+features (but for 8 bytes a feature of the store's compact width: each feature's count):
+
+1. pass A reads the row blocks' column indices and counts each feature's entries;
+2. consecutive feature ranges of about ``block_mb`` MB of entries each are chosen from the counts (a feature
+   heavier than that alone makes one);
+3. pass B reads the row blocks in store order and deals every entry (its column, store-wide row, value, the row's
+   class and its weight) to its range's bucket: in memory up to a block's bytes, then appended to a spill file;
+4. each bucket, on ``jobs`` threads, is sorted by column with a counting sort from the known counts (stable: rows
+   stay ascending within a column), its statistics summed, and written compressed and checksummed as row blocks
+   are (the reader decodes them through :mod:`blocksvm.store.chunks`).
+
+The layout is written into ``columns.partial-<id>/`` under the store's exclusive lock, fsync'ed, renamed to
+``columns/``, and only then named in the manifest (replaced atomically): a write killed at any moment leaves no
+columns (a partial folder, or a ``columns/`` folder the manifest does not name, which the next write removes) or
+complete ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+import uuid
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from blocksvm._hdf5 import fsync_dir, write_hdf5
+from blocksvm._interrupt import sigint_held
+from blocksvm._locks import FileLock, lock_path
+from blocksvm._progress import progress_bar
+from blocksvm.errors import InUseError, ParameterError, StoreError, StoreReplacedError
+from blocksvm.params import cores
+from blocksvm.store import _column_kernels as K
+from blocksvm.store import chunks
+from blocksvm.store import format as F
+from blocksvm.store.column_layout import (
+    COLUMN_DATASETS,
+    COLUMNS_DIR,
+    COLUMNS_KEY,
+    COLUMNS_VERSION,
+    ROWS_FILE,
+    ColumnBlock,
+    ColumnLayout,
+    ColumnStatistics,
+    rows_dtype,
+    stat_classes,
+    verify_columns,
+)
+from blocksvm.store.readahead import read_in_order
+from blocksvm.store.reader import BlockStore
+from blocksvm.store.writer import chunk_shape, encode_chunks, write_chunked, write_json_atomic
+
+__all__ = [  # the reading side lives in column_layout (the store opens its layout with it): one place to import
+    "ColumnBlock",
+    "ColumnLayout",
+    "ColumnStatistics",
+    "ColumnSummary",
+    "ensure_columns",
+    "verify_columns",
+    "write_columns",
+]
+
+COLUMN_FILE = "col-{:05d}.h5"
+DEFAULT_BLOCK_MB = 64.0
+PARTIAL = f"{COLUMNS_DIR}.partial-"
+OLD = f"{COLUMNS_DIR}.old-"
+
+# Test-only: BLOCKSVM_TEST_KILL_IN_COLUMNS_WRITE=STAGE ends the process as a SIGKILL would (os._exit, nothing
+# cleaned up) at STAGE of a column write: "block" (the first column block file written), "written" (every file
+# written in the partial folder, nothing installed), "unkeyed" (the old layout's key removed from the manifest, its
+# folder still there), "renamed" (the new folder renamed to columns/, the manifest not yet naming it). Unset, the
+# hook costs one environment lookup per stage.
+_TEST_KILL = "BLOCKSVM_TEST_KILL_IN_COLUMNS_WRITE"
+
+
+def _test_kill(stage: str) -> None:
+    if os.environ.get(_TEST_KILL) == stage:
+        os._exit(137)
+
+
+@dataclass
+class ColumnSummary:
+    """What :func:`write_columns` wrote, and how fast."""
+
+    store: str
+    blocks: int
+    columns: int
+    """Stored (nonempty) columns."""
+    features: int
+    """The store's compact width."""
+    nnz: int
+    bytes: int
+    block_mb: float
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.store}: columns of {self.nnz:,} nnz in {self.blocks} blocks, {self.columns:,} of "
+            f"{self.features:,} features stored, {self.bytes / 1e6:,.1f} MB; {self.seconds:.1f} s"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def write_columns(
+    store: BlockStore | str | os.PathLike,
+    *,
+    block_mb: float | None = None,
+    jobs: int | None = None,
+    progress: bool | None = False,
+    say: Callable[[str], None] | None = None,
+) -> ColumnSummary:
+    """Write (or write again) the column layout of a store: an external transpose of its row blocks.
+
+    Parameters
+    ----------
+    store : BlockStore or path
+        The store; an opened one sees its new layout (its manifest's ``columns``) afterwards.
+    block_mb : float, optional
+        Megabytes of entries (row id and value) per column block; default: the store's own ``block_mb``, or 64. A
+        single column larger than that makes a block of its own.
+    jobs : int, optional
+        Threads that sort, compress and write column blocks (default: one a core). The layout is the same, byte
+        for byte, whatever their number.
+    progress : bool, optional
+        Progress bars (None: when standard error is a terminal).
+    say : callable, optional
+        Told one line when the store's previous layout, or the remains of a killed write, are replaced.
+
+    Returns
+    -------
+    ColumnSummary
+
+    Raises
+    ------
+    InUseError
+        A run is reading the store (or a conversion or another column write is writing it): nothing is written.
+    StoreError
+        The store's folder cannot be written; nothing is changed.
+    """
+    store = store if isinstance(store, BlockStore) else BlockStore(store)
+    target = _block_target(store, block_mb)
+    jobs = _jobs(jobs)
+    _check_writable(store.path)
+    lock = FileLock(lock_path(store.path), holder=f"blocksvm columns pid {os.getpid()}", optional=True)
+    holder = lock.try_acquire()
+    if holder is not None:
+        raise InUseError(
+            f"cannot write the columns of {store.path}: a run is reading it, or a conversion or another column "
+            f"write is writing it ({holder or 'another process'}); run again once it has ended"
+        )
+    try:
+        _check_same_store(store)
+        return _write(store, target, jobs, progress, say)
+    finally:
+        lock.release()
+
+
+def write_columns_unlocked(path: Path, *, block_mb: float | None, jobs: int | None, progress) -> ColumnSummary:
+    """:func:`write_columns` for a store nobody else can know of yet (``convert --columns``: its partial folder,
+    whose conversion holds the lock of the store it will replace)."""
+    store = BlockStore(path)
+    return _write(store, _block_target(store, block_mb), _jobs(jobs), progress, None)
+
+
+def ensure_columns(
+    store: BlockStore | str | os.PathLike,
+    *,
+    say: Callable[[str], None] | None = None,
+    progress: bool | None = False,
+) -> ColumnLayout:
+    """The store's column layout, written first when it has none (saying so in one line through ``say``).
+
+    Call it before taking the store's shared lock (:func:`blocksvm.store.reading`): the write takes it exclusively.
+
+    Raises
+    ------
+    StoreError
+        The store has no columns and its folder cannot be written (the line says what to do).
+    InUseError
+        The store has no columns and another run is reading it now.
+    """
+    store = store if isinstance(store, BlockStore) else BlockStore(store)
+    layout = store.columns
+    if layout is not None:
+        return layout
+    if say is not None:
+        say(f"writing the column layout of {store.path} (once: it is kept in the store, and L1 learners read columns)")
+    write_columns(store, progress=progress, say=say)
+    return store.columns
+
+
+def _block_target(store: BlockStore, block_mb: float | None) -> float:
+    """Bytes of entries per column block: ``block_mb``, else the store's own, else 64 MB."""
+    if block_mb is None:
+        block_mb = store.manifest.get("params", {}).get("block_mb") or DEFAULT_BLOCK_MB
+    if isinstance(block_mb, bool) or not isinstance(block_mb, (int, float)) or not block_mb > 0:
+        raise ParameterError(f"block_mb must be positive (--block-mb), not {block_mb!r}")
+    return float(block_mb)
+
+
+def _jobs(jobs: int | None) -> int:
+    if jobs is not None and (isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1):
+        raise ParameterError(f"jobs must be a positive integer (--jobs), not {jobs}")
+    return int(jobs) if jobs is not None else cores()
+
+
+def _check_writable(path: Path) -> None:
+    if not os.access(path, os.W_OK):
+        raise StoreError(
+            f"cannot write the column layout of {path}: this process cannot write in the store's folder "
+            f"(permission denied or a read-only file system); run 'blocksvm columns {path}' as a user who can, or "
+            "copy the store to a folder you can write (its checkpoints stay valid) and use the copy"
+        )
+
+
+def _check_same_store(store: BlockStore) -> None:
+    """Refuse when the store at the path is not the one opened (converted again in between)."""
+    try:
+        on_disk = json.loads((store.path / F.MANIFEST).read_text()).get("store_id")
+    except (OSError, ValueError, AttributeError):
+        on_disk = None
+    if on_disk != store.store_id:
+        raise StoreReplacedError(
+            f"{store.path} was replaced since it was opened (generation {on_disk}, opened as {store.store_id}): "
+            "open it again"
+        )
+
+
+def _write(store: BlockStore, block_mb: float, jobs: int, progress, say) -> ColumnSummary:
+    """Write the layout into a partial folder and install it (the caller holds the lock, or needs none)."""
+    start = time.perf_counter()
+    _remove_remains(store, say)
+    partial = store.path / f"{PARTIAL}{uuid.uuid4().hex[:8]}"
+    try:
+        partial.mkdir()
+    except OSError as exc:
+        raise StoreError(f"cannot write the column layout of {store.path}: {exc.strerror or exc}") from None
+    try:
+        built = _Transpose(store, block_mb, jobs, progress, partial).run()
+        fsync_dir(partial)
+        _test_kill("written")
+        key = {
+            "version": COLUMNS_VERSION,
+            "block_mb": block_mb,
+            "blocks": built.blocks,
+            "rows": built.rows,
+            "stat_classes": built.stat_classes,
+            "seconds": round(time.perf_counter() - start, 3),
+        }
+        _install(store, partial, key, say)
+    except OSError as exc:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise StoreError(
+            f"cannot write the column layout of {store.path}: {exc.strerror or exc} (the store is unchanged, "
+            "without columns)"
+        ) from exc
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    store.manifest[COLUMNS_KEY] = key
+    return ColumnSummary(
+        str(store.path),
+        len(key["blocks"]),
+        sum(b["columns"] for b in key["blocks"]),
+        store.n_features,
+        sum(b["nnz"] for b in key["blocks"]),
+        sum(b["bytes"] for b in key["blocks"]) + key["rows"]["bytes"],
+        block_mb,
+        time.perf_counter() - start,
+    )
+
+
+def _remove_remains(store: BlockStore, say) -> None:
+    """Remove what killed writes left: partial and old folders, and a ``columns/`` folder the manifest does not
+    name (the lock is held: no other write is under way)."""
+    named = COLUMNS_KEY in _manifest_on_disk(store.path)
+    remains = [p for p in store.path.iterdir() if p.name.startswith((PARTIAL, OLD))]
+    if not named and (store.path / COLUMNS_DIR).exists():
+        remains.append(store.path / COLUMNS_DIR)
+    if remains and say is not None:
+        say(f"removing what an interrupted column write left in {store.path}: {', '.join(p.name for p in remains)}")
+    for path in remains:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _manifest_on_disk(path: Path) -> dict:
+    return json.loads((path / F.MANIFEST).read_text())
+
+
+def _install(store: BlockStore, partial: Path, key: dict, say) -> None:
+    """Publish the written layout: the old layout (if any) leaves the manifest first, then its folder; the new
+    folder is renamed in, and only then does the manifest name it (each manifest replaced atomically)."""
+    path = store.path
+    manifest = _manifest_on_disk(path)
+    if manifest.get("store_id") != store.store_id:  # (under the lock: cannot happen but by a copy over the folder)
+        raise StoreReplacedError(f"{path} was replaced while its columns were written: open it again")
+    if COLUMNS_KEY in manifest:
+        if say is not None:
+            say(f"replacing the column layout of {path}")
+        del manifest[COLUMNS_KEY]
+        write_json_atomic(path / F.MANIFEST, manifest)
+        _test_kill("unkeyed")
+    target = path / COLUMNS_DIR
+    old = None
+    if target.exists():
+        old = path / f"{OLD}{uuid.uuid4().hex[:8]}"
+        os.rename(target, old)
+    os.rename(partial, target)
+    fsync_dir(path)
+    _test_kill("renamed")
+    manifest[COLUMNS_KEY] = key
+    write_json_atomic(path / F.MANIFEST, manifest)
+    fsync_dir(path)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@dataclass
+class _Built:
+    blocks: list[dict]
+    rows: dict
+    stat_classes: int
+
+
+class _Transpose:
+    """The transpose of one store into ``partial``: pass A (counts), the ranges, pass B (deal), the blocks."""
+
+    def __init__(self, store: BlockStore, block_mb: float, jobs: int, progress, partial: Path):
+        self.store, self.jobs, self.progress, self.partial = store, jobs, progress, partial
+        self.target = block_mb * 1e6
+        self.compression = store.manifest["params"]["compression"]
+        self.filters = F.compression_filters(self.compression)
+        self.stat_classes = stat_classes(store)
+        self.rows_dtype = rows_dtype(store.n_rows)
+        self.with_class = self.stat_classes > 1
+
+    def run(self) -> _Built:
+        counts = self.count_features()
+        entry_bytes = self.rows_dtype.itemsize + self.store.dtype.itemsize
+        column_bytes = 16 + 16 * self.stat_classes  # its id and pointer, its sums and squares
+        stops = K.choose_ranges(counts, entry_bytes, column_bytes, self.target)
+        spill = _EntrySpill(self.partial / "spill.bin", len(stops), self.fields(), self.target)
+        try:
+            rows = self.deal(stops, spill)
+            blocks = self.write_blocks(counts, stops, spill)
+        finally:
+            spill.remove()
+        return _Built(blocks, rows, self.stat_classes)
+
+    def fields(self) -> dict[str, np.dtype]:
+        """The spill's fields of each entry: column, row, value, and the row's class and weight where needed."""
+        fields = {"cols": np.dtype(np.int32), "rows": self.rows_dtype, "vals": self.store.dtype}
+        if self.with_class:
+            fields["cls"] = np.dtype(np.uint8)
+        if self.store.weighted:
+            fields["wts"] = np.dtype(np.float64)
+        return fields
+
+    def count_features(self) -> np.ndarray:
+        """Pass A: the entries of each feature (only the row blocks' ``indices`` are read)."""
+        store = self.store
+        counts = np.zeros(store.n_features, np.int64)
+        shift = store.index_base if store.feature_map is None else 0
+
+        def read(b: int) -> np.ndarray:
+            entry = store.blocks[b]
+            try:
+                arrays = store.read_arrays(entry["file"], ("indices",), lambda found: store._check_generation(b, found))
+            except (OSError, KeyError, ValueError):
+                store.read_block(b)  # the block's own message: damaged, missing, replaced
+                raise
+            if len(arrays["indices"]) != entry["nnz"]:
+                store.read_block(b)
+                raise StoreError(f"{store.path}: block {b} ({entry['file']}) disagrees with the manifest")
+            return arrays["indices"]
+
+        with progress_bar(store.n_blocks, "count columns", unit="block", enabled=self.progress) as bar:
+            for b, indices in enumerate(read_in_order(list(range(store.n_blocks)), read, store.blocks, 1, None)):
+                if not K.add_counts(counts, indices, shift):
+                    entry = store.blocks[b]
+                    raise StoreError(
+                        f"{store.path}: block {b} ({entry['file']}) is inconsistent: a feature index lies outside "
+                        "the store's feature range; convert the store again"
+                    )
+                bar.update()
+        return counts
+
+    def deal(self, stops: np.ndarray, spill: _EntrySpill) -> dict:
+        """Pass B: every row block's entries dealt to their ranges' buckets; every row's label (and weight) into
+        the rows file. Returns the rows file's manifest entry."""
+        store = self.store
+        labels = _ChunkedArray(store.n_rows, np.float64, self.filters)
+        weights = _ChunkedArray(store.n_rows, np.float64, self.filters) if store.weighted else None
+        empty_class, empty_weight = np.empty(0, np.uint8), np.empty(0, np.float64)
+        fields = spill.fields
+        with progress_bar(store.n_blocks, "transpose", unit="block", enabled=self.progress) as bar:
+            for block in store.iter_blocks(prefetch=1):
+                out = {name: np.empty(block.nnz, dtype) for name, dtype in fields.items()}
+                row_class = self.row_classes(block.labels) if self.with_class else empty_class
+                row_weight = block.weights if store.weighted else empty_weight
+                bounds = K.deal_entries(
+                    block.indptr,
+                    block.indices,
+                    block.data,
+                    block.row_offset,
+                    row_class,
+                    row_weight,
+                    stops,
+                    out["cols"],
+                    out["rows"],
+                    out["vals"],
+                    out.get("cls", empty_class),
+                    out.get("wts", empty_weight),
+                )
+                spill.add(bounds, out)
+                labels.add(block.labels)
+                if weights is not None:
+                    weights.add(block.weights)
+                bar.update()
+        return _write_rows_file(self.partial / ROWS_FILE, labels, weights, store.store_id, store.n_rows)
+
+    def row_classes(self, labels: np.ndarray) -> np.ndarray:
+        classes = self.store.classes
+        at = np.searchsorted(classes, labels)
+        if np.any(at >= len(classes)) or np.any(classes[np.minimum(at, len(classes) - 1)] != labels):
+            raise StoreError(f"{self.store.path}: a block's label is not among the manifest's classes; convert again")
+        return at.astype(np.uint8)
+
+    def write_blocks(self, counts: np.ndarray, stops: np.ndarray, spill: _EntrySpill) -> list[dict]:
+        """Sort each range's bucket by column, sum its statistics and write it, on ``jobs`` threads; the blocks'
+        manifest entries in order."""
+        firsts = np.concatenate(([0], stops[:-1]))
+        ranges = [r for r in range(len(stops)) if counts[firsts[r] : stops[r]].any()]  # none only in an empty store
+
+        def build(i: int) -> dict:
+            r = ranges[i]
+            entry = self.build_block(i, int(firsts[r]), int(stops[r]), counts[firsts[r] : stops[r]], spill.read(r))
+            spill.forget(r)
+            if i == 0:
+                _test_kill("block")
+            return entry
+
+        entries, futures = [], []
+        with (
+            ThreadPoolExecutor(max(1, min(self.jobs, len(ranges)))) as pool,
+            progress_bar(len(ranges), "write columns", unit="block", enabled=self.progress) as bar,
+        ):
+            try:
+                with sigint_held():  # a Ctrl-C inside submit would leave a started thread that nobody waits for
+                    futures += [pool.submit(build, i) for i in range(len(ranges))]
+                for future in futures:  # in block order
+                    entries.append(future.result())
+                    bar.update()
+            finally:  # after an error or Ctrl-C, no thread writes into the partial folder while it is removed
+                for future in futures:
+                    future.cancel()
+                wait(futures)
+        return entries
+
+    def build_block(self, index: int, first: int, stop: int, counts: np.ndarray, entries: dict) -> dict:
+        """One range's bucket sorted by column, its statistics summed, its file written; its manifest entry."""
+        stored = np.flatnonzero(counts)
+        starts = np.zeros(len(counts), np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        slot = np.full(len(counts), -1, np.int64)
+        slot[stored] = np.arange(len(stored))
+        nnz = len(entries["cols"])
+        rows = np.empty(nnz, self.rows_dtype)
+        data = np.empty(nnz, self.store.dtype)
+        sums = np.zeros((len(stored), self.stat_classes))
+        squares = np.zeros((len(stored), self.stat_classes))
+        K.sort_columns(
+            entries["cols"],
+            entries["rows"],
+            entries["vals"],
+            entries.get("cls", np.empty(0, np.uint8)),
+            entries.get("wts", np.empty(0, np.float64)),
+            first,
+            starts,
+            slot,
+            rows,
+            data,
+            sums,
+            squares,
+        )
+        del entries
+        indptr = np.zeros(len(stored) + 1, np.int64)
+        np.cumsum(counts[stored], out=indptr[1:])
+        block = ColumnBlock(index, first, stop, (first + stored).astype(np.int64), indptr, rows, data, sums, squares)
+        return _write_column_block(self.partial / COLUMN_FILE.format(index), block, self.filters, self.store.store_id)
+
+
+def _write_column_block(path: Path, block: ColumnBlock, filters: dict, store_id: str | None) -> dict:
+    """Write one column block file (compressed before h5py is called, as row blocks are); its manifest entry."""
+    arrays = {name: getattr(block, name) for name in COLUMN_DATASETS}
+    stored = {name: encode_chunks(a, filters) for name, a in arrays.items() if a.size}
+
+    def fill(f: h5py.File) -> None:
+        f.attrs["format"] = F.FORMAT_NAME
+        f.attrs["layout"] = COLUMNS_KEY
+        f.attrs["version"] = COLUMNS_VERSION
+        if store_id is not None:
+            f.attrs["store_id"] = store_id
+        for name in ("first", "stop", "n_columns", "nnz"):
+            f.attrs[name] = getattr(block, name)
+        f.attrs["block"] = block.index
+        for name, array in arrays.items():
+            if array.size == 0:
+                f.create_dataset(name, data=array)
+            else:
+                write_chunked(f, name, array.shape, array.dtype, filters, stored[name], array)
+
+    data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)
+    return {
+        "file": f"{COLUMNS_DIR}/{path.name}",
+        "first": block.first,
+        "stop": block.stop,
+        "columns": block.n_columns,
+        "nnz": block.nnz,
+        "bytes": len(data),
+        "crc32": zlib.crc32(data),
+    }
+
+
+class _ChunkedArray:
+    """An array of ``length`` values given piece by piece, kept as the HDF5 chunks it is stored in, each encoded
+    once full: its memory is its compressed size and one chunk (or the whole array where the compression is not
+    encoded here: LZF)."""
+
+    def __init__(self, length: int, dtype, filters: dict):
+        self.length, self.dtype, self.filters = length, np.dtype(dtype), filters
+        self.chunk = chunk_shape((length,))[0]
+        self.buffer = np.empty(self.chunk, self.dtype)
+        self.filled = self.done = 0
+        encodable = chunks.encode(np.zeros(1, self.dtype), filters, 1) is not None
+        self.stored: list | None = [] if encodable else None
+        self.raw: list[np.ndarray] = []
+
+    def add(self, values: np.ndarray) -> None:
+        while len(values):
+            take = min(self.chunk - self.filled, len(values))
+            self.buffer[self.filled : self.filled + take] = values[:take]
+            self.filled += take
+            values = values[take:]
+            if self.filled == self.chunk:
+                self._encode()
+
+    def _encode(self) -> None:
+        piece = self.buffer[: self.filled]
+        if self.stored is None:
+            self.raw.append(piece.copy())
+        else:
+            ((_, data, skipped),) = chunks.encode(piece, self.filters, self.chunk)
+            self.stored.append((self.done, data, skipped))
+        self.done += self.filled
+        self.filled = 0
+
+    def write(self, f: h5py.File, name: str) -> None:
+        if self.filled:
+            self._encode()
+        if self.done != self.length:
+            raise StoreError(f"{self.done} values were given for {self.length} rows")
+        if self.length == 0:
+            f.create_dataset(name, data=np.empty(0, self.dtype))
+            return
+        array = np.concatenate(self.raw) if self.stored is None else None
+        write_chunked(f, name, (self.length,), self.dtype, self.filters, self.stored, array)
+
+
+def _write_rows_file(path: Path, labels: _ChunkedArray, weights: _ChunkedArray | None, store_id, n_rows: int) -> dict:
+    def fill(f: h5py.File) -> None:
+        f.attrs["format"] = F.FORMAT_NAME
+        f.attrs["layout"] = COLUMNS_KEY
+        f.attrs["version"] = COLUMNS_VERSION
+        if store_id is not None:
+            f.attrs["store_id"] = store_id
+        f.attrs["rows"] = n_rows
+        labels.write(f, "labels")
+        if weights is not None:
+            weights.write(f, "weights")
+
+    data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)
+    return {"file": f"{COLUMNS_DIR}/{path.name}", "bytes": len(data), "crc32": zlib.crc32(data)}
+
+
+class _EntrySpill:
+    """Entries dealt to buckets (one a feature range): kept in memory up to ``flush_bytes``, then appended to one
+    file as one record a bucket (its fields one after another), so writes are large and sequential whatever the
+    number of buckets. A bucket is read back from its records and what is still in memory."""
+
+    def __init__(self, path: Path, n_buckets: int, fields: dict[str, np.dtype], flush_bytes: float):
+        self.path, self.fields, self.flush_bytes = path, fields, flush_bytes
+        self.entry_bytes = sum(dtype.itemsize for dtype in fields.values())
+        self.file = None
+        self.offset = 0
+        self.records: list[list[tuple[int, int]]] = [[] for _ in range(n_buckets)]  # (offset, entries)
+        self.pending: list[list[dict]] = [[] for _ in range(n_buckets)]
+        self.pending_bytes = 0
+
+    def add(self, bounds: np.ndarray, arrays: dict[str, np.ndarray]) -> None:
+        """Append entries ``bounds[r]:bounds[r+1]`` of ``arrays`` to bucket ``r``, for every ``r``."""
+        for r in np.flatnonzero(np.diff(bounds)):
+            lo, hi = bounds[r], bounds[r + 1]
+            self.pending[r].append({name: a[lo:hi] for name, a in arrays.items()})
+            self.pending_bytes += (hi - lo) * self.entry_bytes
+        if self.pending_bytes >= self.flush_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.file is None:
+            self.file = open(self.path, "wb")  # noqa: SIM115 - closed by remove()
+        for r, pieces in enumerate(self.pending):
+            if not pieces:
+                continue
+            self.records[r].append((self.offset, sum(len(p["cols"]) for p in pieces)))
+            for name in self.fields:
+                for piece in pieces:
+                    self.file.write(memoryview(np.ascontiguousarray(piece[name])).cast("B"))
+                    self.offset += piece[name].nbytes
+            pieces.clear()
+        self.file.flush()
+        self.pending_bytes = 0
+
+    def read(self, r: int) -> dict[str, np.ndarray]:
+        """Bucket ``r``'s entries, in the order they were added."""
+        total = sum(n for _, n in self.records[r]) + sum(len(p["cols"]) for p in self.pending[r])
+        out = {name: np.empty(total, dtype) for name, dtype in self.fields.items()}
+        at = 0
+        if self.records[r]:
+            with open(self.path, "rb") as f:
+                for offset, n in self.records[r]:
+                    f.seek(offset)
+                    for name in self.fields:
+                        view = memoryview(out[name][at : at + n]).cast("B")
+                        if f.readinto(view) != len(view):
+                            raise OSError(f"spill file {self.path} is shorter than its index")
+                    at += n
+        for piece in self.pending[r]:
+            n = len(piece["cols"])
+            for name in self.fields:
+                out[name][at : at + n] = piece[name]
+            at += n
+        return out
+
+    def forget(self, r: int) -> None:
+        """Drop bucket ``r``'s entries still in memory (it has been written)."""
+        self.pending[r] = []
+
+    def remove(self) -> None:
+        if self.file is not None:
+            self.file.close()
+        self.path.unlink(missing_ok=True)
