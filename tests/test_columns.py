@@ -73,6 +73,13 @@ def assert_columns_match(store: BlockStore) -> None:
     assert layout.verify() == [] and store.verify() == []
 
 
+def filters_of(path: Path, name: str) -> tuple[int, ...]:
+    """The HDF5 filter ids of dataset ``name`` of the file ``path``."""
+    with h5py.File(path, "r") as f:
+        dcpl = f[name].id.get_create_plist()
+        return tuple(dcpl.get_filter(i)[0] for i in range(dcpl.get_nfilters()))
+
+
 def random_rows(rows: int, features: int, density: float, seed: int, dtype=np.float32) -> sp.csr_matrix:
     X = sp.random(rows, features, density=density, format="csr", random_state=seed, dtype=np.float64)
     X.data = np.round(X.data * 8 - 4, 3)
@@ -99,6 +106,19 @@ def test_a_dense_store_s_columns_are_its_csc(text_store, tmp_path, dtype):
     assert store.manifest["version"] == 1  # the store's format version does not change
     assert_columns_match(store)
     assert_columns_match(BlockStore(path))  # as read back from disk
+
+
+@pytest.mark.parametrize("compression", ["lzf", "gzip-1", "zstd", "none"])
+def test_the_columns_are_compressed_as_the_rows(tmp_path, compression):
+    """The store's compression, by h5py where blocksvm does not encode it (LZF), and decoded as row blocks are."""
+    X = random_rows(900, 80, 0.1, seed=7)
+    write_store((X, np.arange(900) % 2), tmp_path / "c.bsvm", block_rows=200, compression=compression, progress=False)
+    write_columns(tmp_path / "c.bsvm", block_mb=0.01)
+    store = BlockStore(tmp_path / "c.bsvm")
+    column_file, row_file = store.path / store.columns.blocks[0]["file"], store.path / store.blocks[0]["file"]
+    assert filters_of(column_file, "data") == filters_of(row_file, "data") == filters_of(column_file, "sums")
+    assert filters_of(column_file, "data")[-1] == 3  # fletcher32
+    assert_columns_match(store)
 
 
 def test_a_compact_store_keeps_its_compact_columns(tmp_path):

@@ -41,7 +41,7 @@ from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.io.weights import check_weights, with_weights
 from blocksvm.params import cores
 from blocksvm.store import format as F
-from blocksvm.store.columns import write_columns_unlocked
+from blocksvm.store.columns import FeatureCounts, write_columns_unlocked
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
 
 DEFAULT_BLOCK_MB = 64.0
@@ -583,6 +583,7 @@ def _build_store(
         version = F.store_version(compact is not None, weights is not None)
         if layout.shuffle:
             spill = _rebalance(spill, target, weigh, layout.seed, layout.dtype, builder.partial / "spill2.bin")
+        counts = FeatureCounts(width if compact is None else len(compact)) if layout.columns else None
         entries = _write_blocks(
             spill,
             builder,
@@ -594,6 +595,7 @@ def _build_store(
             compact=compact,
             keep_weights=weights is not None,
             version=version,
+            counts=None if counts is None else (counts, 0 if compact is not None else base),
         )
         feature_map = None
         if compact is not None:
@@ -626,7 +628,7 @@ def _build_store(
             convert_seconds=round(seconds, 3),
             feature_map=feature_map,
             weights=weights,
-            before_publish=_column_writer(layout, columns) if layout.columns else None,
+            before_publish=_column_writer(layout, columns, counts) if layout.columns else None,
             **({"text": text} if text is not None else {}),
         )
     return ConvertSummary(
@@ -647,12 +649,15 @@ def _build_store(
     )
 
 
-def _column_writer(layout: _Layout, summaries: list):
+def _column_writer(layout: _Layout, summaries: list, counts: FeatureCounts):
     """What writes the new store's column layout in its partial folder, before it is published (appending the
-    summary to ``summaries``)."""
+    summary to ``summaries``), from the features' ``counts`` taken as the blocks were written."""
 
     def write(partial: Path) -> None:
-        summaries.append(write_columns_unlocked(partial, block_mb=None, jobs=layout.jobs, progress=layout.progress))
+        summary = write_columns_unlocked(
+            partial, block_mb=None, jobs=layout.jobs, progress=layout.progress, counts=counts.counts
+        )
+        summaries.append(summary)
 
     return write
 
@@ -792,12 +797,14 @@ def _write_blocks(
     compact,
     keep_weights: bool = False,
     version: int = F.DENSE_VERSION,
+    counts: tuple[FeatureCounts, int] | None = None,
 ) -> list[dict]:
     """Pass 2: turn every non-empty bucket into a block file; return their manifest entries.
 
     ``compact``: the sorted indices (as written) of a compact store, whose blocks hold positions in
     it; None: blocks hold indices as written. ``keep_weights``: the blocks keep the spill's weights (a spill
-    whose weights are all 1 makes a store without them). ``version``: the store's format version.
+    whose weights are all 1 makes a store without them). ``version``: the store's format version. ``counts``: the
+    features' counts to add each block's entries to, and the blocks' index base (``convert --columns``).
 
     ``jobs`` threads, not processes: reading a bucket, permuting it and compressing its chunks
     (:func:`blocksvm.store.chunks.encode`, before h5py is called: h5py serializes every HDF5 call) release the
@@ -821,6 +828,7 @@ def _write_blocks(
             spill.weighted,
             keep_weights,
             version,
+            counts,
         )
 
     entries, futures = [], []
@@ -860,6 +868,7 @@ def _build_block(
     weighted: bool,
     keep_weights: bool,
     version: int,
+    counts: tuple[FeatureCounts, int] | None = None,
 ) -> dict:
     """Pass 2, one bucket: read it, permute its rows (when ``seed`` is given), number its columns
     compactly (when ``compact`` is given), write the block (with its weights if ``keep_weights``)."""
@@ -870,4 +879,6 @@ def _build_block(
         block = permute_rows(block, np.random.default_rng(seed).permutation(block.n_rows))
     if compact is not None:
         block.indices = np.searchsorted(compact, block.indices).astype(np.int32)
+    if counts is not None:
+        counts[0].add(block.indices, shift=counts[1])
     return write_block(out_path, block, index=index, compression=compression, store_id=store_id, version=version)

@@ -52,16 +52,15 @@ def choose_ranges(counts: np.ndarray, entry_bytes: int, column_bytes: int, targe
 
 
 @njit(cache=True, nogil=True)
-def _range_of(stops: np.ndarray, j) -> int:
-    """The range holding feature ``j``: the first ``r`` with ``stops[r] > j`` (binary search)."""
-    lo, hi = 0, len(stops) - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if stops[mid] > j:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+def range_of_features(stops: np.ndarray) -> np.ndarray:
+    """Each feature's range: int32 array of shape (stops[-1],), ``r`` at the features ``stops[r-1] .. stops[r] - 1``
+    (a lookup per entry: a search among the ranges would cost a mispredicted branch per step)."""
+    found = np.empty(stops[-1], np.int32)
+    first = 0
+    for r in range(len(stops)):
+        found[first : stops[r]] = r
+        first = stops[r]
+    return found
 
 
 @njit(cache=True, nogil=True)
@@ -72,38 +71,36 @@ def deal_entries(
     first_row: int,
     row_class: np.ndarray,
     row_weight: np.ndarray,
-    stops: np.ndarray,
+    range_of: np.ndarray,
+    n_ranges: int,
     cols: np.ndarray,
     rows: np.ndarray,
     vals: np.ndarray,
     cls: np.ndarray,
     wts: np.ndarray,
 ) -> np.ndarray:
-    """Deal a row block's entries to the feature ranges ending at ``stops``: range ``r``'s entries, in the order
-    of their rows (a stable counting sort by range), become ``cols[b[r]:b[r+1]]`` (their columns), ``rows`` (their
-    store-wide rows: ``first_row`` + the row in the block), ``vals``, and, where those arrays are not empty,
-    ``cls`` (their row's class, from ``row_class``) and ``wts`` (their row's instance weight, from ``row_weight``).
+    """Deal a row block's entries to ``n_ranges`` feature ranges (feature ``j``'s: ``range_of[j]``): range ``r``'s
+    entries, in the order of their rows (a stable counting sort by range), become ``cols[b[r]:b[r+1]]`` (their
+    columns), ``rows`` (their store-wide rows: ``first_row`` + the row in the block), ``vals``, and, where those
+    arrays are not empty, ``cls`` (their row's class, from ``row_class``) and ``wts`` (their row's instance weight,
+    from ``row_weight``).
 
     indptr, indices, data : the block's CSR arrays, zero-based columns.
     cols, rows, vals, cls, wts : output arrays of shape (nnz,) (``cls``, ``wts``: or empty, not written).
     Returns int64 array ``b`` of shape (n_ranges + 1,), where each range's entries begin and end.
     """
-    n_ranges = len(stops)
     nnz = len(indices)
     bounds = np.zeros(n_ranges + 1, np.int64)
-    if n_ranges == 1:
-        bounds[1] = nnz
-    else:
-        for e in range(nnz):
-            bounds[_range_of(stops, indices[e]) + 1] += 1
-        for r in range(n_ranges):
-            bounds[r + 1] += bounds[r]
+    for e in range(nnz):
+        bounds[range_of[indices[e]] + 1] += 1
+    for r in range(n_ranges):
+        bounds[r + 1] += bounds[r]
     at = bounds[:-1].copy()
     with_class, weighted = len(cls) > 0, len(wts) > 0
     for i in range(len(indptr) - 1):
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
-            r = 0 if n_ranges == 1 else _range_of(stops, j)
+            r = range_of[j]
             p = at[r]
             at[r] = p + 1
             cols[p] = j

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 import time
 import uuid
 import zlib
@@ -65,7 +66,7 @@ from blocksvm.store.column_layout import (
 )
 from blocksvm.store.readahead import read_in_order
 from blocksvm.store.reader import BlockStore
-from blocksvm.store.writer import chunk_shape, encode_chunks, write_chunked, write_json_atomic
+from blocksvm.store.writer import chunk_shape, write_chunked, write_json_atomic
 
 __all__ = [  # the reading side lives in column_layout (the store opens its layout with it): one place to import
     "ColumnBlock",
@@ -79,6 +80,9 @@ __all__ = [  # the reading side lives in column_layout (the store opens its layo
 
 COLUMN_FILE = "col-{:05d}.h5"
 DEFAULT_BLOCK_MB = 64.0
+PIECE_BYTES = 1 << 20
+"""Bytes of entries in a piece of a block (the spill's bucket; a larger single column alone): a piece's counting
+sort writes inside a window this large, which the cache holds, and a block's pieces are sorted on several threads."""
 PARTIAL = f"{COLUMNS_DIR}.partial-"
 OLD = f"{COLUMNS_DIR}.old-"
 
@@ -178,11 +182,29 @@ def write_columns(
         lock.release()
 
 
-def write_columns_unlocked(path: Path, *, block_mb: float | None, jobs: int | None, progress) -> ColumnSummary:
+def write_columns_unlocked(
+    path: Path, *, block_mb: float | None, jobs: int | None, progress, counts: np.ndarray | None = None
+) -> ColumnSummary:
     """:func:`write_columns` for a store nobody else can know of yet (``convert --columns``: its partial folder,
-    whose conversion holds the lock of the store it will replace)."""
+    whose conversion holds the lock of the store it will replace). ``counts``: each feature's entries, when the
+    caller counted them as it wrote the row blocks (:class:`FeatureCounts`): the first read of the blocks is saved."""
     store = BlockStore(path)
-    return _write(store, _block_target(store, block_mb), _jobs(jobs), progress, None)
+    return _write(store, _block_target(store, block_mb), _jobs(jobs), progress, None, counts)
+
+
+class FeatureCounts:
+    """Each feature's entries, counted block by block on several threads (a conversion's writers): the counts
+    :func:`write_columns_unlocked` would otherwise read the row blocks for. 8 bytes a feature."""
+
+    def __init__(self, n_features: int):
+        self.counts = np.zeros(n_features, np.int64)
+        self._lock = threading.Lock()
+
+    def add(self, indices: np.ndarray, shift: int = 0) -> None:
+        """Count the entries of columns ``indices - shift`` (a block's, as written: ``shift`` its index base)."""
+        with self._lock:  # one counting at a time: a few milliseconds a block, outside the GIL
+            if not K.add_counts(self.counts, indices, shift):
+                raise StoreError("a feature index lies outside the store's feature range")
 
 
 def ensure_columns(
@@ -249,7 +271,7 @@ def _check_same_store(store: BlockStore) -> None:
         )
 
 
-def _write(store: BlockStore, block_mb: float, jobs: int, progress, say) -> ColumnSummary:
+def _write(store: BlockStore, block_mb: float, jobs: int, progress, say, counts=None) -> ColumnSummary:
     """Write the layout into a partial folder and install it (the caller holds the lock, or needs none)."""
     start = time.perf_counter()
     _remove_remains(store, say)
@@ -259,7 +281,7 @@ def _write(store: BlockStore, block_mb: float, jobs: int, progress, say) -> Colu
     except OSError as exc:
         raise StoreError(f"cannot write the column layout of {store.path}: {exc.strerror or exc}") from None
     try:
-        built = _Transpose(store, block_mb, jobs, progress, partial).run()
+        built = _Transpose(store, block_mb, jobs, progress, partial).run(counts)
         fsync_dir(partial)
         _test_kill("written")
         key = {
@@ -356,19 +378,24 @@ class _Transpose:
         self.stat_classes = stat_classes(store)
         self.rows_dtype = rows_dtype(store.n_rows)
         self.with_class = self.stat_classes > 1
+        self.store_id = store.store_id
 
-    def run(self) -> _Built:
-        counts = self.count_features()
+    def run(self, counts: np.ndarray | None = None) -> _Built:
+        if counts is None or len(counts) != self.store.n_features or counts.sum() != self.store.nnz:
+            counts = self.count_features()
         entry_bytes = self.rows_dtype.itemsize + self.store.dtype.itemsize
         column_bytes = 16 + 16 * self.stat_classes  # its id and pointer, its sums and squares
-        stops = K.choose_ranges(counts, entry_bytes, column_bytes, self.target)
-        spill = _EntrySpill(self.partial / "spill.bin", len(stops), self.fields(), self.target)
+        blocks = K.choose_ranges(counts, entry_bytes, column_bytes, self.target)
+        pieces = _pieces(counts, blocks, entry_bytes, column_bytes, min(PIECE_BYTES, self.target))
+        fields = self.fields()
+        in_memory = self.target * sum(d.itemsize for d in fields.values()) / entry_bytes  # a block's entries
+        spill = _EntrySpill(self.partial / "spill.bin", len(pieces), fields, in_memory)
         try:
-            rows = self.deal(stops, spill)
-            blocks = self.write_blocks(counts, stops, spill)
+            rows = self.deal(pieces, spill)
+            entries = self.write_blocks(counts, blocks, pieces, spill)
         finally:
             spill.remove()
-        return _Built(blocks, rows, self.stat_classes)
+        return _Built(entries, rows, self.stat_classes)
 
     def fields(self) -> dict[str, np.dtype]:
         """The spill's fields of each entry: column, row, value, and the row's class and weight where needed."""
@@ -416,6 +443,7 @@ class _Transpose:
         weights = _ChunkedArray(store.n_rows, np.float64, self.filters) if store.weighted else None
         empty_class, empty_weight = np.empty(0, np.uint8), np.empty(0, np.float64)
         fields = spill.fields
+        range_of = K.range_of_features(stops)  # 4 bytes a feature
         with progress_bar(store.n_blocks, "transpose", unit="block", enabled=self.progress) as bar:
             for block in store.iter_blocks(prefetch=1):
                 out = {name: np.empty(block.nnz, dtype) for name, dtype in fields.items()}
@@ -428,7 +456,8 @@ class _Transpose:
                     block.row_offset,
                     row_class,
                     row_weight,
-                    stops,
+                    range_of,
+                    len(stops),
                     out["cols"],
                     out["rows"],
                     out["vals"],
@@ -449,30 +478,35 @@ class _Transpose:
             raise StoreError(f"{self.store.path}: a block's label is not among the manifest's classes; convert again")
         return at.astype(np.uint8)
 
-    def write_blocks(self, counts: np.ndarray, stops: np.ndarray, spill: _EntrySpill) -> list[dict]:
-        """Sort each range's bucket by column, sum its statistics and write it, on ``jobs`` threads; the blocks'
-        manifest entries in order."""
-        firsts = np.concatenate(([0], stops[:-1]))
-        ranges = [r for r in range(len(stops)) if counts[firsts[r] : stops[r]].any()]  # none only in an empty store
-
-        def build(i: int) -> dict:
-            r = ranges[i]
-            entry = self.build_block(i, int(firsts[r]), int(stops[r]), counts[firsts[r] : stops[r]], spill.read(r))
-            spill.forget(r)
-            if i == 0:
-                _test_kill("block")
-            return entry
-
-        entries, futures = [], []
+    def write_blocks(self, counts: np.ndarray, blocks: np.ndarray, pieces: np.ndarray, spill: _EntrySpill) -> list:
+        """Build the column blocks in feature order, each from its pieces sorted on ``jobs`` threads and its chunks
+        compressed on them; a block's file is written (by one more thread, chunk by chunk as they are compressed)
+        while the next one is built. The blocks' manifest entries."""
+        firsts = np.concatenate(([0], blocks[:-1]))
+        ranges = [(int(a), int(b)) for a, b in zip(firsts, blocks) if counts[a:b].any()]  # none: an empty store
+        entries, futures, writing = [], [], None
         with (
-            ThreadPoolExecutor(max(1, min(self.jobs, len(ranges)))) as pool,
+            ThreadPoolExecutor(self.jobs, thread_name_prefix="blocksvm-columns") as pool,
+            ThreadPoolExecutor(1, thread_name_prefix="blocksvm-columns-writer") as writer,
             progress_bar(len(ranges), "write columns", unit="block", enabled=self.progress) as bar,
         ):
             try:
-                with sigint_held():  # a Ctrl-C inside submit would leave a started thread that nobody waits for
-                    futures += [pool.submit(build, i) for i in range(len(ranges))]
-                for future in futures:  # in block order
-                    entries.append(future.result())
+                for index, (first, stop) in enumerate(ranges):
+                    block = self.sorted_block(pool, futures, index, first, stop, counts, pieces, spill)
+                    chunks_of = self.encoding(pool, futures, block)
+                    if writing is not None:  # at most one block written while the next is built
+                        entries.append(writing.result())
+                        bar.update()
+                        _test_kill("block")
+                    path = self.partial / COLUMN_FILE.format(index)
+                    with sigint_held():
+                        writing = writer.submit(
+                            _write_column_block, path, block, chunks_of, self.filters, self.store_id
+                        )
+                    futures.append(writing)
+                    del block, chunks_of
+                if writing is not None:
+                    entries.append(writing.result())
                     bar.update()
             finally:  # after an error or Ctrl-C, no thread writes into the partial folder while it is removed
                 for future in futures:
@@ -480,18 +514,43 @@ class _Transpose:
                 wait(futures)
         return entries
 
-    def build_block(self, index: int, first: int, stop: int, counts: np.ndarray, entries: dict) -> dict:
-        """One range's bucket sorted by column, its statistics summed, its file written; its manifest entry."""
+    def sorted_block(self, pool, futures: list, index: int, first: int, stop: int, counts, pieces, spill):
+        """The :class:`ColumnBlock` of the features ``first .. stop - 1``: each of its pieces sorted by column into
+        its place in the block's arrays, on the pool's threads."""
+        block_counts = counts[first:stop]
+        stored = np.flatnonzero(block_counts)
+        entry_at = np.concatenate(([0], np.cumsum(block_counts)))  # where each feature's entries begin
+        slot_at = np.concatenate(([0], np.cumsum(block_counts > 0)))  # and its statistics
+        rows, data = np.empty(entry_at[-1], self.rows_dtype), np.empty(entry_at[-1], self.store.dtype)
+        sums, squares = np.zeros((len(stored), self.stat_classes)), np.zeros((len(stored), self.stat_classes))
+        ends = pieces[(pieces > first) & (pieces <= stop)] - first
+        begins = np.concatenate(([0], ends[:-1]))
+        numbers = np.flatnonzero((pieces > first) & (pieces <= stop))
+        sorts = []
+        with sigint_held():
+            for p, lo, hi in zip(numbers, begins, ends):
+                e, s = slice(entry_at[lo], entry_at[hi]), slice(slot_at[lo], slot_at[hi])
+                outputs = (rows[e], data[e], sums[s], squares[s])
+                sorts.append(pool.submit(self.sort_piece, spill, p, first + lo, block_counts[lo:hi], *outputs))
+        futures.extend(sorts)
+        for future in sorts:
+            future.result()
+        indptr = np.zeros(len(stored) + 1, np.int64)
+        np.cumsum(block_counts[stored], out=indptr[1:])
+        return ColumnBlock(index, first, stop, (first + stored).astype(np.int64), indptr, rows, data, sums, squares)
+
+    def sort_piece(self, spill, p: int, first: int, counts, rows, data, sums, squares) -> None:
+        """Piece ``p``'s entries (its features ``first ..``, each ``counts`` long) sorted by column into ``rows`` and
+        ``data``, its stored columns' statistics into ``sums`` and ``squares``."""
+        entries = spill.read(p)
+        spill.forget(p)
+        if len(entries["cols"]) != len(rows):  # the two reads of the row blocks disagree: never write past an array
+            raise StoreError(f"{self.store.path}: its blocks changed while their columns were written; write again")
         stored = np.flatnonzero(counts)
         starts = np.zeros(len(counts), np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
         slot = np.full(len(counts), -1, np.int64)
         slot[stored] = np.arange(len(stored))
-        nnz = len(entries["cols"])
-        rows = np.empty(nnz, self.rows_dtype)
-        data = np.empty(nnz, self.store.dtype)
-        sums = np.zeros((len(stored), self.stat_classes))
-        squares = np.zeros((len(stored), self.stat_classes))
         K.sort_columns(
             entries["cols"],
             entries["rows"],
@@ -506,17 +565,40 @@ class _Transpose:
             sums,
             squares,
         )
-        del entries
-        indptr = np.zeros(len(stored) + 1, np.int64)
-        np.cumsum(counts[stored], out=indptr[1:])
-        block = ColumnBlock(index, first, stop, (first + stored).astype(np.int64), indptr, rows, data, sums, squares)
-        return _write_column_block(self.partial / COLUMN_FILE.format(index), block, self.filters, self.store.store_id)
+
+    def encoding(self, pool, futures: list, block: ColumnBlock) -> dict:
+        """The block's datasets' chunks being compressed on the pool's threads as HDF5 stores them: for each dataset
+        ``(first element, future of chunks.encode's list)`` for each chunk, or None where they are not encoded here
+        (LZF: h5py compresses the dataset)."""
+        if chunks.encode(np.zeros(1), self.filters, 1) is None:
+            return dict.fromkeys(COLUMN_DATASETS)
+        found = {}
+        with sigint_held():
+            for name in COLUMN_DATASETS:
+                array = getattr(block, name)
+                length = int(np.prod(chunk_shape(array.shape)))
+                flat = array.reshape(-1)
+                found[name] = [
+                    (start, pool.submit(chunks.encode, flat[start : start + length], self.filters, length))
+                    for start in range(0, flat.size, length)
+                ]
+                futures.extend(future for _, future in found[name])
+        return found
 
 
-def _write_column_block(path: Path, block: ColumnBlock, filters: dict, store_id: str | None) -> dict:
-    """Write one column block file (compressed before h5py is called, as row blocks are); its manifest entry."""
-    arrays = {name: getattr(block, name) for name in COLUMN_DATASETS}
-    stored = {name: encode_chunks(a, filters) for name, a in arrays.items() if a.size}
+def _pieces(counts: np.ndarray, blocks: np.ndarray, entry_bytes: int, column_bytes: int, target: float) -> np.ndarray:
+    """The ends of the pieces the blocks ending at ``blocks`` are cut into, each about ``target`` bytes (a larger
+    column alone): the spill's buckets, sorted one a thread."""
+    found, first = [], 0
+    for stop in blocks:
+        found.append(first + K.choose_ranges(counts[first:stop], entry_bytes, column_bytes, target))
+        first = int(stop)
+    return np.concatenate(found)
+
+
+def _write_column_block(path: Path, block: ColumnBlock, chunks_of: dict, filters: dict, store_id: str | None) -> dict:
+    """Write one column block file from its chunks compressed elsewhere (:meth:`_Transpose.encoding`: as row blocks
+    are, h5py only copies the bytes), each as soon as it is ready; its manifest entry."""
 
     def fill(f: h5py.File) -> None:
         f.attrs["format"] = F.FORMAT_NAME
@@ -527,11 +609,14 @@ def _write_column_block(path: Path, block: ColumnBlock, filters: dict, store_id:
         for name in ("first", "stop", "n_columns", "nnz"):
             f.attrs[name] = getattr(block, name)
         f.attrs["block"] = block.index
-        for name, array in arrays.items():
+        for name in COLUMN_DATASETS:
+            array = getattr(block, name)
             if array.size == 0:
                 f.create_dataset(name, data=array)
-            else:
-                write_chunked(f, name, array.shape, array.dtype, filters, stored[name], array)
+                continue
+            encoded = chunks_of[name]
+            stored = None if encoded is None else ((start, *future.result()[0][1:]) for start, future in encoded)
+            write_chunked(f, name, array.shape, array.dtype, filters, stored, array)
 
     data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)
     return {
