@@ -628,7 +628,7 @@ def _build_store(
             convert_seconds=round(seconds, 3),
             feature_map=feature_map,
             weights=weights,
-            before_publish=_column_writer(layout, columns, counts) if layout.columns else None,
+            before_publish=_column_writer(layout, columns, counts, output) if layout.columns else None,
             **({"text": text} if text is not None else {}),
         )
     return ConvertSummary(
@@ -649,7 +649,7 @@ def _build_store(
     )
 
 
-def _column_writer(layout: _Layout, summaries: list, counts: FeatureCounts):
+def _column_writer(layout: _Layout, summaries: list, counts: FeatureCounts, output):
     """What writes the new store's column layout in its partial folder, before it is published (appending the
     summary to ``summaries``), from the features' ``counts`` taken as the blocks were written."""
 
@@ -657,6 +657,7 @@ def _column_writer(layout: _Layout, summaries: list, counts: FeatureCounts):
         summary = write_columns_unlocked(
             partial, block_mb=None, jobs=layout.jobs, progress=layout.progress, counts=counts.counts
         )
+        summary.store = str(output)  # where it will be, not the partial folder
         summaries.append(summary)
 
     return write

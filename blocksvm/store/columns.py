@@ -189,7 +189,7 @@ def write_columns_unlocked(
     whose conversion holds the lock of the store it will replace). ``counts``: each feature's entries, when the
     caller counted them as it wrote the row blocks (:class:`FeatureCounts`): the first read of the blocks is saved."""
     store = BlockStore(path)
-    return _write(store, _block_target(store, block_mb), _jobs(jobs), progress, None, counts)
+    return _write(store, _block_target(store, block_mb), _jobs(jobs), progress, None, counts, fresh=True)
 
 
 class FeatureCounts:
@@ -271,9 +271,18 @@ def _check_same_store(store: BlockStore) -> None:
         )
 
 
-def _write(store: BlockStore, block_mb: float, jobs: int, progress, say, counts=None) -> ColumnSummary:
-    """Write the layout into a partial folder and install it (the caller holds the lock, or needs none)."""
+def _write(store: BlockStore, block_mb: float, jobs: int, progress, say, counts=None, fresh=False) -> ColumnSummary:
+    """Write the layout into a partial folder and install it (the caller holds the lock, or needs none). ``fresh``:
+    the store is itself unpublished (a conversion's partial folder): the layout is written straight into
+    ``columns/`` and named in the manifest, and an error is the conversion's to report."""
     start = time.perf_counter()
+    if fresh:
+        folder = store.path / COLUMNS_DIR
+        folder.mkdir()
+        key = _key(_Transpose(store, block_mb, jobs, progress, folder).run(counts), block_mb, start)
+        fsync_dir(folder)
+        _name_in_manifest(store, key)
+        return _summary(store, key, block_mb, start)
     _remove_remains(store, say)
     partial = store.path / f"{PARTIAL}{uuid.uuid4().hex[:8]}"
     try:
@@ -281,17 +290,9 @@ def _write(store: BlockStore, block_mb: float, jobs: int, progress, say, counts=
     except OSError as exc:
         raise StoreError(f"cannot write the column layout of {store.path}: {exc.strerror or exc}") from None
     try:
-        built = _Transpose(store, block_mb, jobs, progress, partial).run(counts)
+        key = _key(_Transpose(store, block_mb, jobs, progress, partial).run(counts), block_mb, start)
         fsync_dir(partial)
         _test_kill("written")
-        key = {
-            "version": COLUMNS_VERSION,
-            "block_mb": block_mb,
-            "blocks": built.blocks,
-            "rows": built.rows,
-            "stat_classes": built.stat_classes,
-            "seconds": round(time.perf_counter() - start, 3),
-        }
         _install(store, partial, key, say)
     except OSError as exc:
         shutil.rmtree(partial, ignore_errors=True)
@@ -303,6 +304,31 @@ def _write(store: BlockStore, block_mb: float, jobs: int, progress, say, counts=
         shutil.rmtree(partial, ignore_errors=True)
         raise
     store.manifest[COLUMNS_KEY] = key
+    return _summary(store, key, block_mb, start)
+
+
+def _key(built: _Built, block_mb: float, start: float) -> dict:
+    """The manifest's ``columns`` entry of a written layout."""
+    return {
+        "version": COLUMNS_VERSION,
+        "block_mb": block_mb,
+        "blocks": built.blocks,
+        "rows": built.rows,
+        "stat_classes": built.stat_classes,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def _name_in_manifest(store: BlockStore, key: dict) -> None:
+    """Name the layout in the manifest on disk (replaced atomically, the folder fsync'ed) and in ``store``'s."""
+    manifest = _manifest_on_disk(store.path)
+    manifest[COLUMNS_KEY] = key
+    write_json_atomic(store.path / F.MANIFEST, manifest)
+    fsync_dir(store.path)
+    store.manifest[COLUMNS_KEY] = key
+
+
+def _summary(store: BlockStore, key: dict, block_mb: float, start: float) -> ColumnSummary:
     return ColumnSummary(
         str(store.path),
         len(key["blocks"]),
@@ -353,9 +379,7 @@ def _install(store: BlockStore, partial: Path, key: dict, say) -> None:
     os.rename(partial, target)
     fsync_dir(path)
     _test_kill("renamed")
-    manifest[COLUMNS_KEY] = key
-    write_json_atomic(path / F.MANIFEST, manifest)
-    fsync_dir(path)
+    _name_in_manifest(store, key)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
 
