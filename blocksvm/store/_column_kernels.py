@@ -121,7 +121,7 @@ def sort_columns(
     cls: np.ndarray,
     wts: np.ndarray,
     first: int,
-    starts: np.ndarray,
+    at: np.ndarray,
     slot: np.ndarray,
     out_rows: np.ndarray,
     out_vals: np.ndarray,
@@ -131,15 +131,16 @@ def sort_columns(
     """Sort a range's entries by column (a stable counting sort: rows stay in the order dealt, ascending) and sum
     each stored column's statistics by class: ``sums[s, c] += w_i x_ij`` and ``squares[s, c] += w_i x_ij**2`` over
     its entries of rows of class ``c`` (``w_i`` the row's weight: ``wts``, or 1 where it is empty; ``c`` from
-    ``cls``, or 0 where it is empty), summed in row order.
+    ``cls``, or 0 where it is empty), summed in row order. A range's entries may come in consecutive segments, one
+    call each: ``at`` carries the sort from one to the next.
 
-    cols, rows, vals, cls, wts : the range's entries as :func:`deal_entries` dealt them.
-    first : the range's first feature; feature ``first + k``'s entries go to ``starts[k] ..``, its statistics to
-        row ``slot[k]`` of ``sums`` and ``squares`` (its place among the range's stored columns).
-    out_rows, out_vals : output arrays of shape (nnz,).
-    sums, squares : float64 arrays of shape (stored columns, classes), zero on entry.
+    cols, rows, vals, cls, wts : entries as :func:`deal_entries` dealt them.
+    first : the range's first feature; feature ``first + k``'s next entry goes to ``at[k]`` (in-place: the
+        position after its entries so far), its statistics to row ``slot[k]`` of ``sums`` and ``squares`` (its
+        place among the range's stored columns).
+    out_rows, out_vals : output arrays of shape (the range's nnz,).
+    sums, squares : float64 arrays of shape (stored columns, classes), zero before the first segment.
     """
-    at = starts.copy()
     with_class, weighted = len(cls) > 0, len(wts) > 0
     for e in range(len(cols)):
         k = cols[e] - first

@@ -34,7 +34,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -566,29 +566,20 @@ class _Transpose:
     def sort_piece(self, spill, p: int, first: int, counts, rows, data, sums, squares) -> None:
         """Piece ``p``'s entries (its features ``first ..``, each ``counts`` long) sorted by column into ``rows`` and
         ``data``, its stored columns' statistics into ``sums`` and ``squares``."""
-        entries = spill.read(p)
-        spill.forget(p)
-        if len(entries["cols"]) != len(rows):  # the two reads of the row blocks disagree: never write past an array
+        if spill.size(p) != len(rows):  # the two reads of the row blocks disagree: never write past an array
             raise StoreError(f"{self.store.path}: its blocks changed while their columns were written; write again")
         stored = np.flatnonzero(counts)
-        starts = np.zeros(len(counts), np.int64)
-        np.cumsum(counts[:-1], out=starts[1:])
+        at = np.zeros(len(counts), np.int64)  # where each feature's next entry goes
+        np.cumsum(counts[:-1], out=at[1:])
         slot = np.full(len(counts), -1, np.int64)
         slot[stored] = np.arange(len(stored))
-        K.sort_columns(
-            entries["cols"],
-            entries["rows"],
-            entries["vals"],
-            entries.get("cls", np.empty(0, np.uint8)),
-            entries.get("wts", np.empty(0, np.float64)),
-            first,
-            starts,
-            slot,
-            rows,
-            data,
-            sums,
-            squares,
-        )
+        no_class, no_weight = np.empty(0, np.uint8), np.empty(0, np.float64)
+        for entries in spill.segments(p):  # in the order dealt: the sort stays stable across them
+            cls, wts = entries.get("cls", no_class), entries.get("wts", no_weight)
+            K.sort_columns(
+                entries["cols"], entries["rows"], entries["vals"], cls, wts, first, at, slot, rows, data, sums, squares
+            )
+        spill.forget(p)
 
     def encoding(self, pool, futures: list, block: ColumnBlock) -> dict:
         """The block's datasets' chunks being compressed on the pool's threads as HDF5 stores them: for each dataset
@@ -753,26 +744,23 @@ class _EntrySpill:
         self.file.flush()
         self.pending_bytes = 0
 
-    def read(self, r: int) -> dict[str, np.ndarray]:
-        """Bucket ``r``'s entries, in the order they were added."""
-        total = sum(n for _, n in self.records[r]) + sum(len(p["cols"]) for p in self.pending[r])
-        out = {name: np.empty(total, dtype) for name, dtype in self.fields.items()}
-        at = 0
+    def size(self, r: int) -> int:
+        """Bucket ``r``'s entries."""
+        return sum(n for _, n in self.records[r]) + sum(len(p["cols"]) for p in self.pending[r])
+
+    def segments(self, r: int) -> Iterator[dict[str, np.ndarray]]:
+        """Bucket ``r``'s entries in the order they were added, as consecutive segments: each record written to the
+        file (read back), then what is still in memory (not copied)."""
         if self.records[r]:
             with open(self.path, "rb") as f:
                 for offset, n in self.records[r]:
                     f.seek(offset)
-                    for name in self.fields:
-                        view = memoryview(out[name][at : at + n]).cast("B")
-                        if f.readinto(view) != len(view):
+                    segment = {name: np.empty(n, dtype) for name, dtype in self.fields.items()}
+                    for array in segment.values():
+                        if f.readinto(memoryview(array).cast("B")) != array.nbytes:
                             raise OSError(f"spill file {self.path} is shorter than its index")
-                    at += n
-        for piece in self.pending[r]:
-            n = len(piece["cols"])
-            for name in self.fields:
-                out[name][at : at + n] = piece[name]
-            at += n
-        return out
+                    yield segment
+        yield from self.pending[r]
 
     def forget(self, r: int) -> None:
         """Drop bucket ``r``'s entries still in memory (it has been written)."""
