@@ -508,7 +508,7 @@ class _Transpose:
         while the next one is built. The blocks' manifest entries."""
         firsts = np.concatenate(([0], blocks[:-1]))
         ranges = [(int(a), int(b)) for a, b in zip(firsts, blocks) if counts[a:b].any()]  # none: an empty store
-        entries, futures, writing = [], [], None
+        entries, in_flight, writing = [], [], None  # in_flight: the tasks of the blocks not yet written
         with (
             ThreadPoolExecutor(self.jobs, thread_name_prefix="blocksvm-columns") as pool,
             ThreadPoolExecutor(1, thread_name_prefix="blocksvm-columns-writer") as writer,
@@ -516,10 +516,13 @@ class _Transpose:
         ):
             try:
                 for index, (first, stop) in enumerate(ranges):
-                    block = self.sorted_block(pool, futures, index, first, stop, counts, pieces, spill)
-                    chunks_of = self.encoding(pool, futures, block)
+                    tasks = []
+                    in_flight.append(tasks)
+                    block = self.sorted_block(pool, tasks, index, first, stop, counts, pieces, spill)
+                    chunks_of = self.encoding(pool, tasks, block)
                     if writing is not None:  # at most one block written while the next is built
                         entries.append(writing.result())
+                        del in_flight[0]  # its tasks are done: their results (compressed chunks) go
                         bar.update()
                         _test_kill("block")
                     path = self.partial / COLUMN_FILE.format(index)
@@ -527,12 +530,13 @@ class _Transpose:
                         writing = writer.submit(
                             _write_column_block, path, block, chunks_of, self.filters, self.store_id
                         )
-                    futures.append(writing)
+                    tasks.append(writing)
                     del block, chunks_of
                 if writing is not None:
                     entries.append(writing.result())
                     bar.update()
             finally:  # after an error or Ctrl-C, no thread writes into the partial folder while it is removed
+                futures = [future for tasks in in_flight for future in tasks]
                 for future in futures:
                     future.cancel()
                 wait(futures)
