@@ -925,6 +925,22 @@ CASES = [
         lambda e, t, mp: ["convert", e.text, holding(e.copy(t, e.store) / ".lock", shared=True).parent, "--overwrite"],
     ),
     (
+        "cannot write the columns of <store>: a run is reading it, or a conversion or another column write is "
+        "writing it (<holder>); run again once it has ended",
+        "error",
+        lambda e, t, mp: ["columns", holding(e.copy(t, e.store) / ".lock", shared=True).parent],
+    ),
+    (
+        "cannot write the column layout of <store>: this process cannot write in the store's folder (permission "
+        "denied or a read-only file system); run 'blocksvm columns <store>' as a user who can, or copy the store to "
+        "a folder you can write (its checkpoints stay valid) and use the copy",
+        "error",
+        lambda e, t, mp: [
+            "columns",
+            mp.setattr("blocksvm.store.columns.os.access", lambda path, mode: False) or e.copy(t, e.store),
+        ],
+    ),
+    (
         "relative duality gap <x> in pass <n>: the dual objective exceeds the primal, which no single data set "
         "allows: the data changed under the run (a store converted again or copied over, a text file edited) or it "
         "resumed from a damaged checkpoint; no model written: train again on the data as it is now",
