@@ -155,9 +155,9 @@ def test_a_weighted_multiclass_store(tmp_path):
 def test_regression_labels_give_statistics_as_totals(tmp_path):
     X = random_rows(1500, 60, 0.1, seed=4)
     y = np.random.default_rng(4).normal(size=1500)  # 1,500 distinct labels
-    write_store((X, y), tmp_path / "r.bsvm", block_rows=400, progress=False)
+    summary = write_store((X, y), tmp_path / "r.bsvm", block_rows=400, progress=False, columns=True)
     store = BlockStore(tmp_path / "r.bsvm")
-    write_columns(store)
+    assert summary.columns["blocks"] == 1 and summary.columns["store"] == str(tmp_path / "r.bsvm")
     assert store.columns.stat_classes == 1 and store.columns.n_blocks == 1
     assert_columns_match(store)
 
