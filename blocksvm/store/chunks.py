@@ -314,8 +314,27 @@ def encode(array: np.ndarray, filters: dict, chunk_length: int) -> list[tuple[in
                 skipped |= 1 << i
             else:
                 data = result
+        if any(data.base is buffer for buffer in _encode_buffers()):  # a stage's scratch: the next chunk reuses it
+            data = data.copy()
         stored.append((start, data, skipped))
     return stored
+
+
+def _encode_buffers() -> list[np.ndarray]:
+    """This thread's scratch buffers of the encoding stages (a shuffle's and a compressor's output, consumed by the
+    next stage): fresh memory for each chunk would cost its page faults, as in decoding (:func:`_scratch`)."""
+    buffers = getattr(_local, "encode_buffers", None)
+    if buffers is None:
+        buffers = _local.encode_buffers = [np.empty(0, np.uint8), np.empty(0, np.uint8)]
+    return buffers
+
+
+def _encode_scratch(stage: int, size: int) -> np.ndarray:
+    """Scratch buffer ``stage`` (0: shuffle, 1: compressor) of this thread, at least ``size`` bytes."""
+    buffers = _encode_buffers()
+    if len(buffers[stage]) < size:
+        buffers[stage] = np.empty(size, np.uint8)
+    return buffers[stage][:size]
 
 
 def pipeline_ids(filters: dict, item: int) -> tuple[int, ...] | None:
@@ -352,7 +371,7 @@ def _pipeline(filters: dict, item: int) -> list | None:
 
 
 def _shuffled(data: np.ndarray, item: int) -> np.ndarray:
-    out = np.empty(len(data), np.uint8)
+    out = _encode_scratch(0, len(data))
     K.shuffle(data, item, out)
     return out
 
@@ -363,7 +382,7 @@ def _deflated(data: np.ndarray, level: int) -> np.ndarray:
 
 def _blosced(data: np.ndarray, level: int, shuffle: int, typesize: int, code: int) -> np.ndarray | None:
     # hdf5-blosc's filter: an output buffer as long as the input; a chunk that does not fit is stored as it is
-    out = np.empty(len(data), np.uint8)
+    out = _encode_scratch(1, len(data))
     compress = _libraries().blosc_compress
     n = compress(
         level, shuffle, typesize, len(data), data.ctypes.data, out.ctypes.data, len(out), BLOSC_COMPRESSORS[code], 0, 1
@@ -374,7 +393,7 @@ def _blosced(data: np.ndarray, level: int, shuffle: int, typesize: int, code: in
 def _zstded(data: np.ndarray, level: int) -> np.ndarray | None:
     libraries = _libraries()
     bound = libraries.zstd_bound(len(data))
-    out = np.empty(bound, np.uint8)
+    out = _encode_scratch(1, bound)
     n = libraries.zstd_compress(out.ctypes.data, bound, data.ctypes.data, len(data), level)
     return None if libraries.zstd_error(n) else out[:n]
 
