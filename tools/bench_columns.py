@@ -43,6 +43,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="runs of each conversion (medians are shown)")
     p.add_argument("--jobs", type=int, default=None, help="convert's --jobs (default: one a core)")
     p.add_argument("--block-mb", type=float, default=8.0, help="block size of the memory part (MB)")
+    p.add_argument(
+        "--convert-block-mb", type=float, default=None, help="convert's --block-mb in the timed part (default: its 64)"
+    )
     p.add_argument("--skip-memory", action="store_true", help="only time the conversions")
     p.add_argument(
         "--out-dir", type=Path, default=REPO / "bench-out", help="where the data and stores go (default: bench-out/)"
@@ -104,7 +107,8 @@ def run_one(args: argparse.Namespace) -> dict:
         shutil.rmtree(out, ignore_errors=True)
         cpu, start = os.times(), time.perf_counter()
         columns = args.run_one == "convert-columns"
-        summary = convert(args.input, out, progress=False, jobs=args.jobs, columns=columns)
+        block_mb = args.convert_block_mb
+        summary = convert(args.input, out, progress=False, jobs=args.jobs, columns=columns, block_mb=block_mb)
     seconds, now, peak = time.perf_counter() - start, os.times(), rss_mb("VmHWM")
     if args.run_one == "columns":
         result = {"blocks": summary.blocks, "nnz": summary.nnz}
@@ -125,6 +129,8 @@ def run_one(args: argparse.Namespace) -> dict:
 def child(args: argparse.Namespace, kind: str, **paths) -> dict:
     command = [sys.executable, __file__, "--run-one", kind, "--out-dir", str(args.out_dir)]
     command += ["--block-mb", str(args.block_mb)] + (["--jobs", str(args.jobs)] if args.jobs else [])
+    if args.convert_block_mb:
+        command += ["--convert-block-mb", str(args.convert_block_mb)]
     for name, path in paths.items():
         command += [f"--{name}", str(path)]
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -143,7 +149,8 @@ def convert_part(args: argparse.Namespace) -> None:
     cpu = {kind: statistics.median(r["cpu_seconds"] for r in found) for kind, found in runs.items()}
     print(
         f"\n{args.rows:,} rows x {args.features:,} features x {args.nnz} nnz ({text.stat().st_size / 1e6:,.0f} MB "
-        f"of text), {args.repeat} runs each, jobs {args.jobs or os.cpu_count()}, {os.cpu_count()} cores\n"
+        f"of text), {args.repeat} runs each, jobs {args.jobs or os.cpu_count()}, {os.cpu_count()} cores, "
+        f"blocks of {args.convert_block_mb or 64:g} MB\n"
     )
     print("| conversion | median s | runs (s) | median CPU s | peak RSS (MB) | column blocks |")
     print("|---|---:|---|---:|---:|---:|")

@@ -64,6 +64,16 @@ def range_of_features(stops: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, nogil=True)
+def count_ranges(indptr: np.ndarray, indices: np.ndarray, range_of: np.ndarray, n_ranges: int, lo: int, hi: int):
+    """The entries of rows ``lo .. hi - 1`` of a block (CSR ``indptr``, ``indices``) in each of ``n_ranges`` feature
+    ranges (feature ``j``'s: ``range_of[j]``): int64 array of shape (n_ranges,)."""
+    counts = np.zeros(n_ranges, np.int64)
+    for e in range(indptr[lo], indptr[hi]):
+        counts[range_of[indices[e]]] += 1
+    return counts
+
+
+@njit(cache=True, nogil=True)
 def deal_entries(
     indptr: np.ndarray,
     indices: np.ndarray,
@@ -72,32 +82,27 @@ def deal_entries(
     row_class: np.ndarray,
     row_weight: np.ndarray,
     range_of: np.ndarray,
-    n_ranges: int,
+    lo: int,
+    hi: int,
+    at: np.ndarray,
     cols: np.ndarray,
     rows: np.ndarray,
     vals: np.ndarray,
     cls: np.ndarray,
     wts: np.ndarray,
-) -> np.ndarray:
-    """Deal a row block's entries to ``n_ranges`` feature ranges (feature ``j``'s: ``range_of[j]``): range ``r``'s
-    entries, in the order of their rows (a stable counting sort by range), become ``cols[b[r]:b[r+1]]`` (their
-    columns), ``rows`` (their store-wide rows: ``first_row`` + the row in the block), ``vals``, and, where those
-    arrays are not empty, ``cls`` (their row's class, from ``row_class``) and ``wts`` (their row's instance weight,
-    from ``row_weight``).
+) -> None:
+    """Deal the entries of rows ``lo .. hi - 1`` of a block to their feature ranges (feature ``j``'s: ``range_of[j]``),
+    in the order of their rows (a stable counting sort by range): an entry of range ``r`` goes to position ``at[r]``
+    (then advanced, in place) of ``cols`` (its column), ``rows`` (its store-wide row: ``first_row`` + its row in the
+    block), ``vals`` and, where those arrays are not empty, ``cls`` (its row's class, from ``row_class``) and
+    ``wts`` (its row's instance weight, from ``row_weight``). Threads that deal consecutive rows of a block, each
+    from its own ``at`` (:func:`count_ranges` of the rows before), write apart.
 
     indptr, indices, data : the block's CSR arrays, zero-based columns.
-    cols, rows, vals, cls, wts : output arrays of shape (nnz,) (``cls``, ``wts``: or empty, not written).
-    Returns int64 array ``b`` of shape (n_ranges + 1,), where each range's entries begin and end.
+    cols, rows, vals, cls, wts : output arrays of shape (the block's nnz,) (``cls``, ``wts``: or empty, not written).
     """
-    nnz = len(indices)
-    bounds = np.zeros(n_ranges + 1, np.int64)
-    for e in range(nnz):
-        bounds[range_of[indices[e]] + 1] += 1
-    for r in range(n_ranges):
-        bounds[r + 1] += bounds[r]
-    at = bounds[:-1].copy()
     with_class, weighted = len(cls) > 0, len(wts) > 0
-    for i in range(len(indptr) - 1):
+    for i in range(lo, hi):
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
             r = range_of[j]
@@ -110,7 +115,6 @@ def deal_entries(
                 cls[p] = row_class[i]
             if weighted:
                 wts[p] = row_weight[i]
-    return bounds
 
 
 @njit(cache=True, nogil=True)

@@ -415,8 +415,9 @@ class _Transpose:
         in_memory = self.target * sum(d.itemsize for d in fields.values()) / entry_bytes  # a block's entries
         spill = _EntrySpill(self.partial / "spill.bin", len(pieces), fields, in_memory)
         try:
-            rows = self.deal(pieces, spill)
-            entries = self.write_blocks(counts, blocks, pieces, spill)
+            with ThreadPoolExecutor(self.jobs, thread_name_prefix="blocksvm-columns") as pool:
+                rows = self.deal(pool, pieces, spill)
+                entries = self.write_blocks(pool, counts, blocks, pieces, spill)
         finally:
             spill.remove()
         return _Built(entries, rows, self.stat_classes)
@@ -459,41 +460,61 @@ class _Transpose:
                 bar.update()
         return counts
 
-    def deal(self, stops: np.ndarray, spill: _EntrySpill) -> dict:
-        """Pass B: every row block's entries dealt to their ranges' buckets; every row's label (and weight) into
-        the rows file. Returns the rows file's manifest entry."""
+    def deal(self, pool, stops: np.ndarray, spill: _EntrySpill) -> dict:
+        """Pass B: every row block's entries dealt to their ranges' buckets (on ``jobs`` threads, each a run of the
+        block's rows); every row's label (and weight) into the rows file. Returns the rows file's manifest entry."""
         store = self.store
         labels = _ChunkedArray(store.n_rows, np.float64, self.filters)
         weights = _ChunkedArray(store.n_rows, np.float64, self.filters) if store.weighted else None
-        empty_class, empty_weight = np.empty(0, np.uint8), np.empty(0, np.float64)
-        fields = spill.fields
         range_of = K.range_of_features(stops)  # 4 bytes a feature
         with progress_bar(store.n_blocks, "transpose", unit="block", enabled=self.progress) as bar:
             for block in store.iter_blocks(prefetch=1):
-                out = {name: np.empty(block.nnz, dtype) for name, dtype in fields.items()}
-                row_class = self.row_classes(block.labels) if self.with_class else empty_class
-                row_weight = block.weights if store.weighted else empty_weight
-                bounds = K.deal_entries(
-                    block.indptr,
-                    block.indices,
-                    block.data,
-                    block.row_offset,
-                    row_class,
-                    row_weight,
-                    range_of,
-                    len(stops),
-                    out["cols"],
-                    out["rows"],
-                    out["vals"],
-                    out.get("cls", empty_class),
-                    out.get("wts", empty_weight),
-                )
-                spill.add(bounds, out)
+                spill.add(*self.dealt(pool, block, range_of, len(stops), spill.fields))
                 labels.add(block.labels)
                 if weights is not None:
                     weights.add(block.weights)
                 bar.update()
         return _write_rows_file(self.partial / ROWS_FILE, labels, weights, store.store_id, store.n_rows)
+
+    def dealt(self, pool, block, range_of: np.ndarray, n_ranges: int, fields: dict) -> tuple[np.ndarray, dict]:
+        """A row block's entries dealt to the ranges: ``(bounds, arrays)``, range ``r``'s entries at ``bounds[r] ..
+        bounds[r+1]`` of each array. The block's rows are cut into ``jobs`` runs of about equal entries, counted and
+        then dealt on the pool's threads, each run from where the runs before it end in each range."""
+        no_class, no_weight = np.empty(0, np.uint8), np.empty(0, np.float64)
+        out = {name: np.empty(block.nnz, dtype) for name, dtype in fields.items()}
+        row_class = self.row_classes(block.labels) if self.with_class else no_class
+        row_weight = block.weights if self.store.weighted else no_weight
+        parts = min(self.jobs, max(1, block.nnz // (1 << 16)))  # a run of fewer entries is not worth a thread
+        cuts = np.searchsorted(block.indptr, np.linspace(0, block.nnz, parts + 1)[1:-1])
+        runs = list(zip([0, *cuts.tolist()], [*cuts.tolist(), block.n_rows]))
+        counted = self.on_threads(
+            pool, [(K.count_ranges, block.indptr, block.indices, range_of, n_ranges, lo, hi) for lo, hi in runs]
+        )
+        counts = np.array(counted).reshape(len(runs), n_ranges)
+        bounds = np.concatenate(([0], np.cumsum(counts.sum(axis=0))))
+        starts = bounds[:-1] + np.cumsum(counts, axis=0) - counts  # run t's first place in each range
+        arrays = (out["cols"], out["rows"], out["vals"], out.get("cls", no_class), out.get("wts", no_weight))
+        head = (block.indptr, block.indices, block.data, block.row_offset, row_class, row_weight, range_of)
+        self.on_threads(
+            pool, [(K.deal_entries, *head, lo, hi, starts[t].copy(), *arrays) for t, (lo, hi) in enumerate(runs)]
+        )
+        return bounds, out
+
+    @staticmethod
+    def on_threads(pool, calls: list[tuple]) -> list:
+        """``f(*args)`` for each ``(f, *args)`` of ``calls``, in order, on the pool's threads (the first in this
+        one)."""
+        if len(calls) == 1:
+            return [calls[0][0](*calls[0][1:])]
+        with sigint_held():
+            futures = [pool.submit(*call) for call in calls[1:]]
+        try:
+            first = calls[0][0](*calls[0][1:])
+            return [first, *(future.result() for future in futures)]
+        finally:
+            for future in futures:
+                future.cancel()
+            wait(futures)
 
     def row_classes(self, labels: np.ndarray) -> np.ndarray:
         classes = self.store.classes
@@ -502,7 +523,7 @@ class _Transpose:
             raise StoreError(f"{self.store.path}: a block's label is not among the manifest's classes; convert again")
         return at.astype(np.uint8)
 
-    def write_blocks(self, counts: np.ndarray, blocks: np.ndarray, pieces: np.ndarray, spill: _EntrySpill) -> list:
+    def write_blocks(self, pool, counts: np.ndarray, blocks: np.ndarray, pieces: np.ndarray, spill: _EntrySpill):
         """Build the column blocks in feature order, each from its pieces sorted on ``jobs`` threads and its chunks
         compressed on them; a block's file is written (by one more thread, chunk by chunk as they are compressed)
         while the next one is built. The blocks' manifest entries."""
@@ -510,7 +531,6 @@ class _Transpose:
         ranges = [(int(a), int(b)) for a, b in zip(firsts, blocks) if counts[a:b].any()]  # none: an empty store
         entries, in_flight, writing = [], [], None  # in_flight: the tasks of the blocks not yet written
         with (
-            ThreadPoolExecutor(self.jobs, thread_name_prefix="blocksvm-columns") as pool,
             ThreadPoolExecutor(1, thread_name_prefix="blocksvm-columns-writer") as writer,
             progress_bar(len(ranges), "write columns", unit="block", enabled=self.progress) as bar,
         ):
