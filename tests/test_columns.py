@@ -363,3 +363,24 @@ def test_an_empty_store_has_an_empty_layout(tmp_path):
     layout = BlockStore(tmp_path / "e.bsvm").columns
     assert (summary.blocks, layout.n_blocks, layout.nnz) == (0, 0, 0)
     assert layout.row_labels()[0].tolist() == [1.0] * 50 and layout.verify() == []
+
+
+def test_a_failed_write_keeps_the_columns_the_store_had(text_store, tmp_path, monkeypatch):
+    """A full disk while the new layout is written: one line, and the store's previous layout still reads."""
+    shutil.copytree(text_store, tmp_path / "s.bsvm")
+    store = tmp_path / "s.bsvm"
+    write_columns(store, block_mb=0.05)
+    before = BlockStore(store).manifest["columns"]
+
+    def full_disk(path, fill, libver=None):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(columns_module, "write_hdf5", full_disk)
+    with pytest.raises(StoreError) as caught:
+        write_columns(store, block_mb=0.02)
+    assert str(caught.value) == (
+        f"cannot write the column layout of {store}: No space left on device (its rows are unchanged; its columns "
+        "are those it had)"
+    )
+    assert BlockStore(store).manifest["columns"] == before and BlockStore(store).columns.verify() == []
+    assert sorted(p.name for p in store.iterdir() if p.name.startswith("columns")) == ["columns"]

@@ -296,9 +296,13 @@ def _write(store: BlockStore, block_mb: float, jobs: int, progress, say, counts=
         _install(store, partial, key, say)
     except OSError as exc:
         shutil.rmtree(partial, ignore_errors=True)
+        try:
+            kept = COLUMNS_KEY in _manifest_on_disk(store.path)
+        except (OSError, ValueError):
+            kept = False
+        columns = "its columns are those it had" if kept else "it has no columns now"
         raise StoreError(
-            f"cannot write the column layout of {store.path}: {exc.strerror or exc} (the store is unchanged, "
-            "without columns)"
+            f"cannot write the column layout of {store.path}: {exc.strerror or exc} (its rows are unchanged; {columns})"
         ) from exc
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
