@@ -384,3 +384,37 @@ def test_a_failed_write_keeps_the_columns_the_store_had(text_store, tmp_path, mo
     )
     assert BlockStore(store).manifest["columns"] == before and BlockStore(store).columns.verify() == []
     assert sorted(p.name for p in store.iterdir() if p.name.startswith("columns")) == ["columns"]
+
+
+@pytest.mark.parametrize("damage", ["rows out of order", "statistics off", "a row past the store"])
+def test_verify_finds_a_column_file_that_lies(text_store, tmp_path, damage):
+    """A column file rewritten whole (its checksums right) with one invariant broken: verify names it."""
+    from blocksvm.store import format as F
+    from blocksvm.store.column_layout import COLUMN_DATASETS
+
+    shutil.copytree(text_store, tmp_path / "s.bsvm")
+    path = tmp_path / "s.bsvm"
+    write_columns(path, block_mb=0.05)
+    store = BlockStore(path)
+    block = store.columns.read_block(1)
+    s = int(np.flatnonzero(block.counts >= 2)[0])
+    at = block.indptr[s]
+    if damage == "rows out of order":
+        block.rows[at], block.rows[at + 1] = block.rows[at + 1], block.rows[at]
+    elif damage == "statistics off":
+        block.sums[s, 0] += 1.0
+    else:
+        block.rows[block.indptr[s + 1] - 1] = store.n_rows
+    filters = F.compression_filters(store.manifest["params"]["compression"])
+    file = path / store.columns.blocks[1]["file"]
+    entry = columns_module._write_column_block(file, block, dict.fromkeys(COLUMN_DATASETS), filters, store.store_id)
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["columns"]["blocks"][1] = entry
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    problems = BlockStore(path).verify()
+    expected = {
+        "rows out of order": "rows do not increase within a column, or lie beyond the store's rows",
+        "statistics off": "the statistics disagree with the data",
+        "a row past the store": "rows do not increase within a column, or lie beyond the store's rows",
+    }[damage]
+    assert problems == [f"{path}: column block 1 (columns/col-00001.h5): {expected}"]
