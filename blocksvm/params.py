@@ -326,8 +326,9 @@ PENALTY = Param(
     "l2",
     "The penalty of the weights beside the loss: l2 (1/2 ||w||^2, LIBLINEAR's L2R problems), l1 (||w||_1, LIBLINEAR's "
     "-s 5 and 6: a sparse model, stored by its nonzero weights) or elasticnet (l1_ratio ||w||_1 + (1 - l1_ratio)/2 "
-    "||w||^2); the bias feature's weight is penalized too, as LIBLINEAR does. One rule: l1 and elasticnet given "
-    "without --solver choose owl-qn, the solver that minimizes them.",
+    "||w||^2); the bias feature's weight is penalized too, as LIBLINEAR does. Without --solver, l1 chooses "
+    "LIBLINEAR's coordinate descent over the store's columns (cdn for squared-hinge, glmnet for logistic) and "
+    "elasticnet owl-qn.",
     None,
     "one of l2, l1, elasticnet",
     choices=("l2", "l1", "elasticnet"),
@@ -358,8 +359,9 @@ EPS = Param(
     "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this; "
     "None disables the rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
     "max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 0 and 2); None: LIBLINEAR's default, 0.01 (0.0001 for "
-    "regression, -s 11). owl-qn: stop when the 1-norm of the minimum-norm subgradient is at most eps times its value "
-    "at w = 0, times max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 5 and 6; None: their default, 0.01. "
+    "regression, -s 11). cdn, glmnet, owl-qn: stop when the 1-norm of the minimum-norm subgradient is at most eps "
+    "times its value at the start (owl-qn: at w = 0), times max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 5 and "
+    "6; None: their default, 0.01. "
     "crammer-singer, one-class: stop when LIBLINEAR's violation over a pass (-s 4: the largest of a row's; -s 21: "
     "max -G over alpha < 1 less min -G over alpha > 0) is at most this; None disables the rule.",
     positive,
@@ -424,6 +426,20 @@ CACHE_MB = Param(
     metavar="MB",
 )
 
+COLUMN_PIECES = Param(
+    "column_pieces",
+    1,
+    "cdn, glmnet: the features in P pieces solved side by side, each by coordinate descent with its own copy of the "
+    "per-row vectors, their changes added (block Jacobi, as d-GLMNET): threads and workers share the pieces, and the "
+    "model depends on P, never on --threads or --workers. 1: LIBLINEAR's own algorithm (its coordinate descent on "
+    "one thread, the gradient on --threads); more pieces take more passes (docs/ALGORITHMS.md).",
+    count,
+    "an integer >= 1",
+    parse=int,
+    metavar="P",
+    commands=("train",),
+)
+
 WORKING_SETS = ("cache", "pair", "block")
 WORKING_SET = Param(
     "working_set",
@@ -481,13 +497,14 @@ COMMON: tuple[Param, ...] = (
     Param(
         "max_outer",
         50,
-        "Outer iterations (passes over the store) at most (newton, owl-qn: their iterations, a pass or more each).",
+        "Outer iterations (passes over the store) at most (newton, owl-qn, cdn, glmnet: their iterations, a pass or "
+        "more each).",
         count,
         "an integer >= 1",
         parse=int,
         safe_to_change=True,
         commands=("train", "partial_fit"),
-        solver_defaults=(("owl-qn", 500),),
+        solver_defaults=(("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
     ),
     AVERAGE,
     L1,

@@ -31,14 +31,22 @@ class Penalty:
     l1, l2 : float
         The weights of the two terms.
     solver : str
-        The solver ``--penalty NAME`` chooses when ``--solver`` is not given: the default solver for L2, OWL-QN
-        for a penalty with an L1 term (the only solver that minimizes one).
+        The solver ``--penalty NAME`` chooses when ``--solver`` is not given and the loss has none of its own in
+        ``by_loss``: the default solver for L2, OWL-QN for the elastic net.
+    by_loss : tuple of (loss, solver)
+        The solver it chooses for a loss: the L1 penalty's are LIBLINEAR's coordinate descent over columns, CDN
+        for the squared hinge (-s 5) and newGLMNET for the logistic loss (-s 6).
     """
 
     name: str
     l1: float
     l2: float
     solver: str
+    by_loss: tuple[tuple[str, str], ...] = ()
+
+    def solver_for(self, loss: str) -> str:
+        """The solver this penalty chooses with ``loss`` when ``--solver`` is not given."""
+        return dict(self.by_loss).get(loss, self.solver)
 
     def value(self, W: np.ndarray) -> np.ndarray:
         """The penalty of each row of ``W`` (n_problems, n_weights): one number per problem."""
@@ -56,14 +64,14 @@ class Penalty:
 
 
 L2 = Penalty("l2", 0.0, 1.0, "dual-cd")
-L1 = Penalty("l1", 1.0, 0.0, "owl-qn")
+L1 = Penalty("l1", 1.0, 0.0, "owl-qn", (("squared-hinge", "cdn"), ("logistic", "glmnet")))
 PENALTIES: dict[str, Penalty] = {p.name: p for p in (L2, L1, Penalty("elasticnet", 0.5, 0.5, "owl-qn"))}
 
 
 def penalty_of(name: str, l1_ratio: float = 0.5) -> Penalty:
     """The penalty named ``name``; ``elasticnet`` with ``l1_ratio`` (its L1 term's weight; the L2's: 1 - l1_ratio)."""
     if name == "elasticnet":
-        return Penalty("elasticnet", float(l1_ratio), 1.0 - float(l1_ratio), L1.solver)
+        return Penalty("elasticnet", float(l1_ratio), 1.0 - float(l1_ratio), "owl-qn")
     return PENALTIES[name]
 
 
@@ -89,8 +97,8 @@ LIBLINEAR_SOLVERS: tuple[LiblinearSolver, ...] = tuple(
         (2, "L2R_L2LOSS_SVC", "l2", "squared-hinge", "newton"),
         (3, "L2R_L1LOSS_SVC_DUAL", "l2", "hinge", "dual-cd"),
         (4, "MCSVM_CS", "l2", "crammer-singer", "crammer-singer"),
-        (5, "L1R_L2LOSS_SVC", "l1", "squared-hinge", "owl-qn"),
-        (6, "L1R_LR", "l1", "logistic", "owl-qn"),
+        (5, "L1R_L2LOSS_SVC", "l1", "squared-hinge", "cdn"),
+        (6, "L1R_LR", "l1", "logistic", "glmnet"),
         (7, "L2R_LR_DUAL", "l2", "logistic", "dual-cd"),
         (11, "L2R_L2LOSS_SVR", "l2", "squared-epsilon-insensitive", "newton"),
         (12, "L2R_L2LOSS_SVR_DUAL", "l2", "squared-epsilon-insensitive", "dual-cd"),

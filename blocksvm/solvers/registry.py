@@ -13,6 +13,8 @@ DRIVERS = (
     "blocksvm.solvers.dual_cd:DualCDSolver",
     "blocksvm.solvers.newton:NewtonSolver",
     "blocksvm.solvers.owlqn:OWLQNSolver",
+    "blocksvm.solvers.cdn:CDNSolver",
+    "blocksvm.solvers.glmnet:GLMNETSolver",
     "blocksvm.solvers.pegasos:PegasosSolver",
     "blocksvm.solvers.perceptron:PerceptronSolver",
     "blocksvm.solvers.passive_aggressive:PassiveAggressiveSolver",

@@ -11,11 +11,11 @@ share of the pass's results (:meth:`StagedSolver._serve`, the learner's). A prob
                       the iteration's record                  (_iteration_figures)
                       each waiting problem begins the next   (_begin: its first stage that asks)
 
-The first pass after a (re)start serves the stage ``START`` only (the values at ``w``): it belongs to the first
-iteration, and ends none. A learner is its stages, what a pass computes for each (``request``/``mapper``, or a
-column learner's rounds), its ``_serve``, ``_begin`` and ``_judge`` numbers, and the figures it adds to a record;
-the bookkeeping of iterations and passes, the stop reasons, restarts, ``move_to`` (tune's C path) and the
-checkpoint's ``at_zero`` are here, written once.
+The first pass after a (re)start serves the stage ``START`` (the values at ``w``), where a learner has one: it
+belongs to the first iteration, and ends none. A learner is its stages, what a pass computes for each
+(``request``/``mapper``, or a column learner's rounds), its ``_serve``, ``_begin`` and ``_judge`` numbers, and the
+figures it adds to a record; the bookkeeping of iterations and passes, the stop reasons, restarts, ``move_to``
+(tune's C path) and the checkpoint's ``at_zero`` are here, written once.
 """
 
 from __future__ import annotations
@@ -63,15 +63,17 @@ class StagedSolver(PassSolver):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         names = [s.name for s in cls.STAGES]
-        if names:
-            cls.START, cls.WAIT, cls.DONE = names.index("START"), names.index("WAIT"), names.index("DONE")
+        if names:  # START: values at w that end no iteration (a learner without one begins with its FIRST stage)
+            cls.START = names.index("START") if "START" in names else -1
+            cls.FIRST = max(cls.START, 0)
+            cls.WAIT, cls.DONE = names.index("WAIT"), names.index("DONE")
             cls._asks = np.array([s.asks for s in cls.STAGES])
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
         n_k = problem.n_problems
         self.numbers = np.zeros((n_k, self.n_numbers))
-        self.stage = np.full(n_k, self.START, np.int64)
+        self.stage = np.full(n_k, self.FIRST, np.int64)
         self.why = np.zeros(n_k, np.int64)
         self.counts = np.zeros(self.n_counts, np.int64)
         self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
@@ -102,13 +104,13 @@ class StagedSolver(PassSolver):
 
     def step(self, total: dict) -> bool:
         _, plan, _ = self._plan()  # the pass just made (the state has not moved since)
+        started = bool(np.any(self.stage == self.START))  # the start's pass: it ends no iteration
         self.counts[PASSES] += 1
         for k in range(self.n_problems):
             if self._asks[self.stage[k]]:
                 self._serve(k, total, plan[k])
         if self.asking():
             return False
-        started = self.counts[ITERATIONS] == 0 and self.counts[PASSES] == 1  # the start's pass alone: no iteration
         for k in np.flatnonzero(self.stage == self.WAIT):
             self._judge(k, started)
         self.figures = self._iteration_figures()
@@ -186,7 +188,7 @@ class StagedSolver(PassSolver):
 
     def restart(self) -> None:
         """Start over from the current ``w``: its values first (and the gradient at 0 for the stopping rule)."""
-        self.stage[:] = self.START
+        self.stage[:] = self.FIRST
         self.why[:] = 0
         self.numbers[:] = 0.0
         self.counts[:] = 0

@@ -28,11 +28,13 @@ import os
 import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from blocksvm.errors import ParameterError
 from blocksvm.solvers.base import BlockReport, PassSolver
+from blocksvm.solvers.by_columns import feature_pieces
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
 from blocksvm.store import BlockStore, ReadStats, ShardView
@@ -189,6 +191,12 @@ def _shardable(solver_class) -> bool:
 
 
 def build(solver_class, problem, params, store: BlockStore, client=None):
+    if getattr(solver_class, "layout", "rows") == "columns":
+        return _build_columns(solver_class, problem, params, store, client)
+    return _build_rows(solver_class, problem, params, store, client)
+
+
+def _build_rows(solver_class, problem, params, store: BlockStore, client=None):
     """The learner the loop drives and how its passes are made: ``(learner, passes)``.
 
     ``params.workers`` > 1 or a dask ``client``: shards of the blocks, their rounds on threads or the cluster's
@@ -227,6 +235,25 @@ def _check_shards(workers: int, n_blocks: int) -> int:
             "shard is whole blocks; convert with a smaller --block-rows for more"
         )
     return workers
+
+
+def _build_columns(solver_class, problem, params, store: BlockStore, client=None):
+    """A column learner and its rounds: ``column_pieces`` pieces of the column layout, on ``max(threads, workers)``
+    threads (or the cluster's workers), each piece's separable work on the threads left to it."""
+    learner = solver_class(problem, params, store)
+    layout = learner.columns
+    groups = feature_pieces(layout.blocks, learner.n_pieces)
+    threads = max(params.threads, params.workers or 1)
+    engine = DaskEngine(client) if client is not None else ThreadEngine(min(threads, len(groups)))
+    inner = params.threads if client is not None else max(1, threads // len(groups))
+    budget = learner.memory_budget / len(groups)
+    pieces = [
+        ColumnPiece(p, layout, ids, p == len(groups) - 1, problem, budget, inner, params.prefetch)
+        for p, ids in enumerate(groups)
+    ]
+    engine.keep(pieces)
+    learner.piece_weights = [piece.weights for piece in pieces]
+    return learner, ColumnRounds(learner, engine, store, pieces)
 
 
 class BlockPasses:
@@ -386,6 +413,123 @@ class ShardNodes:
 
     def __init__(self, nodes: list[Node], sums: PassSums, read: ReadStats):
         self.nodes, self.sums, self.read = nodes, sums, read
+
+
+# ---- a column learner's rounds -------------------------------------------------------------------------------
+
+
+class ColumnPiece:
+    """A piece of the features for a column learner (:mod:`blocksvm.solvers.by_columns`): a contiguous range of the
+    column layout's blocks (and the bias feature, for the last piece), kept in memory where the piece runs when they
+    fit in its share of the budget, else read at every use.
+
+    ``weights`` are the indices of the weights it owns (its blocks' feature range, and the bias's last); ``blocks()``
+    yields its column blocks in order, then the bias column (every row, value B) when it owns one; ``engine`` runs
+    separable work (the gradient) on the piece's threads.
+    """
+
+    mutable = False  # its kept blocks are a cache: a round run twice gives the same results
+
+    def __init__(self, index: int, layout, block_ids: np.ndarray, last: bool, problem, budget: float, threads: int,
+                 prefetch: int):  # fmt: skip
+        entries = layout.blocks
+        self.index, self.layout, self.block_ids, self.prefetch = index, layout, np.asarray(block_ids), prefetch
+        lo = entries[int(block_ids[0])]["first"] if index > 0 else 0
+        hi = problem.n_features if last else entries[int(block_ids[-1])]["stop"]
+        self.bias = problem.bias if last else 0.0
+        self.weights = np.r_[np.arange(lo, hi), [problem.n_weights - 1] if last else []].astype(np.int64)
+        self.n_rows, self.threads = layout.n_rows, threads
+        item = 4 if layout.n_rows < 2**31 else 8
+        self.bytes = sum(entries[int(b)]["nnz"] * (item + np.dtype(layout.dtype).itemsize) for b in block_ids)
+        self.fits = self.bytes <= budget
+        self.kept: dict[int, object] = {}
+        self.read = ReadStats()
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "kept": {}}  # a piece shipped to a worker reads its blocks there
+
+    @property
+    def engine(self) -> ThreadEngine:
+        if getattr(self, "_engine", None) is None:
+            self._engine = ThreadEngine(self.threads)
+        return self._engine
+
+    def blocks(self):
+        """The piece's column blocks in order (kept, or read ahead), then its bias column."""
+        missing = [int(b) for b in self.block_ids if int(b) not in self.kept]
+        fresh = iter(self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read)) if missing else None
+        for b in self.block_ids:
+            block = self.kept.get(int(b))
+            if block is None:
+                block = next(fresh)
+                if self.fits:
+                    self.kept[int(b)] = block
+            yield block
+        if self.bias > 0:
+            yield self.bias_column()
+
+    def bias_column(self):
+        """The bias feature as a column: every row, value B (kept: a row id and a value a row)."""
+        if getattr(self, "_bias_column", None) is None:
+            n = self.n_rows
+            self._bias_column = BiasColumn(
+                -1, np.array([self.weights[-1]]), np.array([0, n]), np.arange(n, dtype=np.int64), np.full(n, self.bias)
+            )
+        return self._bias_column
+
+
+@dataclass
+class BiasColumn:
+    """The bias feature as a column block (the kernels read ``features``, ``indptr``, ``rows``, ``data``)."""
+
+    index: int
+    features: np.ndarray
+    indptr: np.ndarray
+    rows: np.ndarray
+    data: np.ndarray
+
+
+def column_round(piece: ColumnPiece, worker, request) -> dict:
+    """One round of ``piece``: its learner's work on its columns (``worker.round``), with what it read."""
+    before = (piece.read.bytes_read, piece.read.read_seconds, piece.read.wait_seconds, piece.read.blocks_read)
+    result = worker.round(piece, request)
+    after = (piece.read.bytes_read, piece.read.read_seconds, piece.read.wait_seconds, piece.read.blocks_read)
+    result["stats"] = tuple(b - a for a, b in zip(before, after))
+    return result
+
+
+class ColumnRounds:
+    """A column learner's pass: one round of every piece at once on ``engine`` (threads or dask workers), from the
+    learner's ``broadcast()``, the results to its ``reduce`` in the pieces' order. Signals and the time limit wait
+    for the round's end."""
+
+    def __init__(self, learner, engine, store: BlockStore, pieces: list[ColumnPiece]):
+        self.learner, self.engine, self.store, self.pieces = learner, engine, store, pieces
+
+    def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
+        results = self.engine.run_kept(column_round, self.learner.worker(), self.learner.broadcast())
+        for r in results:
+            read.bytes_read += r["stats"][0]
+            read.read_seconds += r["stats"][1]
+            read.wait_seconds += r["stats"][2]
+            read.blocks_read += r["stats"][3]
+        self.learner.reduce(results)
+        run.advance(self.store.n_blocks - run.state.position)
+        return True
+
+    def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
+        return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
+
+    def note(self) -> str | None:
+        """Where the rounds' columns come from, said once."""
+        needed = sum(p.bytes for p in self.pieces) / 1e6
+        if all(p.fits for p in self.pieces):
+            return f"{self.learner.name} keeps the columns in memory ({needed:,.0f} MB): its later rounds read nothing"
+        return (
+            f"the columns need {needed:,.0f} MB in memory, more than --cache-mb "
+            f"{self.learner.memory_budget / 1e6:g}: every round of {self.learner.name} reads them again (a larger "
+            "--cache-mb keeps them)"
+        )
 
 
 # ---- shards' rounds -----------------------------------------------------------------------------------------

@@ -176,7 +176,7 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     values |= {k: v for k, v in given.items() if k in PARAMS}
     penalty = PENALTIES.get(values["penalty"])
     if "solver" not in given and penalty is not None and penalty.sparse:
-        values["solver"] = penalty.solver
+        values["solver"] = penalty.solver_for(values["loss"])
     values |= _paired(command, values, given)
     own = (p for p in PARAMS.values() if p.solver_defaults and p.name not in given)
     values |= {p.name: p.default_for(command, values["solver"]) for p in own}
@@ -273,7 +273,7 @@ def _check_penalty(trained, given: dict, cli: bool) -> None:
         raise ParameterError(
             f"{flag('penalty', trained.penalty)} is not a penalty {flag('solver', solver.name)} minimizes (it "
             f"minimizes {', '.join(solver.penalties)}); without {'--solver' if cli else 'solver='}, "
-            f"{flag('penalty', trained.penalty)} chooses {PENALTIES[trained.penalty].solver}"
+            f"{flag('penalty', trained.penalty)} chooses {PENALTIES[trained.penalty].solver_for(trained.loss)}"
         )
     if "l1_ratio" in given and trained.penalty != "elasticnet":
         raise ParameterError(

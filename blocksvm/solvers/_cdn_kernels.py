@@ -1,0 +1,194 @@
+"""CDN's kernel: one sweep of coordinate descent over a block of columns (LIBLINEAR's ``solve_l1r_l2_svc``).
+
+The problem (-s 5), with ``b_i = 1 - y_i w.x_i`` kept for every row::
+
+    min_w  ||w||_1 + sum_i C_i max(0, b_i)^2
+
+A sweep visits the block's active columns in a random order; for column ``j`` (``v_i = y_i x_ij``)::
+
+    G = -2 sum_{b_i > 0} C_i v_i b_i,   H = max(2 sum_{b_i > 0} C_i v_i^2, 1e-12)      (one read of the column)
+    violation: the minimum-norm subgradient of |w_j| + G w_j; a zero weight whose |G| < 1 - Gmax_old / l leaves
+               the active set (LIBLINEAR's shrinking)
+    d = the Newton step of |w_j + d| + G d + H/2 d^2  (Gp = G + 1, Gn = G - 1)
+    line search d, d/2, ...: accept when |w_j + d| - |w_j| + sum_i C_i (max(0, b_i - d v_i)^2 - max(0, b_i)^2)
+               <= sigma (|w_j + d| - |w_j| + G d); first tried by the bound xj_sq d^2 + G d + ... without reading
+               the column (xj_sq = sum_i C_i v_i^2), else each trial reads it, b moving with d
+    w_j += d
+
+Rows are given by ``yc``, one number each: ``y_i C_i`` (``C_i``: the row's class cost times its instance weight; 0:
+the row is not trained on, a held-out fold's or of weight 0). The bias feature is a column like the others
+(every row, value B), passed by the driver as its own block. Columns are those of the store's column layout
+(``features``: their weight indices; ``indptr``, ``rows``, ``data``: CSC).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from blocksvm.solvers._common import shuffle_prefix
+
+SIGMA = 0.01  # LIBLINEAR's sufficient decrease
+MAX_HALVINGS = 20  # LIBLINEAR's max_num_linesearch
+GMAX, GNORM1, READ = range(3)  # the sweep's totals: the largest violation, their 1-norm, column entries read
+N_TOTALS = 3
+
+
+@njit(cache=True, nogil=True)
+def active_columns(features, active, order):
+    """The positions of the block's columns whose feature is active, into ``order``; returns how many."""
+    n = 0
+    for c in range(features.shape[0]):
+        if active[features[c]]:
+            order[n] = c
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def sweep(features, indptr, rows, data, yc, w, b, active, gmax_old, n_rows, seed, totals):
+    """One sweep over the block's active columns, updating ``w``, ``b`` and ``active`` in place and adding to
+    ``totals`` (GMAX: max, GNORM1 and READ: sums). ``seed``: the permutation's (uint64 array of one, advanced)."""
+    order = np.empty(features.shape[0], np.int64)
+    n = active_columns(features, active, order)
+    shuffle_prefix(order, n, seed)
+    threshold = gmax_old / n_rows
+    for s in range(n):
+        c = order[s]
+        j, start, stop = features[c], indptr[c], indptr[c + 1]
+        g_loss, h, xj_sq = 0.0, 0.0, 0.0
+        for p in range(start, stop):
+            r = rows[p]
+            yci = yc[r]
+            if yci == 0.0:
+                continue
+            v = np.float64(data[p]) if yci > 0 else -np.float64(data[p])
+            cost = abs(yci)
+            tmp = cost * v
+            xj_sq += tmp * v
+            if b[r] > 0:
+                g_loss -= tmp * b[r]
+                h += tmp * v
+        totals[READ] += stop - start
+        g_loss *= 2.0
+        g = g_loss
+        h = max(2.0 * h, 1e-12)
+        gp, gn, wj = g + 1.0, g - 1.0, w[j]
+        if wj == 0.0:
+            if gp < 0.0:
+                violation = -gp
+            elif gn > 0.0:
+                violation = gn
+            elif gp > threshold and gn < -threshold:
+                active[j] = False
+                continue
+            else:
+                violation = 0.0
+        elif wj > 0.0:
+            violation = abs(gp)
+        else:
+            violation = abs(gn)
+        totals[GMAX] = max(totals[GMAX], violation)
+        totals[GNORM1] += violation
+        if gp < h * wj:
+            d = -gp / h
+        elif gn > h * wj:
+            d = -gn / h
+        else:
+            d = -wj
+        if abs(d) < 1.0e-12:
+            continue
+        totals[READ] += _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j)
+
+
+@njit(cache=True, nogil=True)
+def _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j):
+    """LIBLINEAR's line search of a coordinate step: ``w[j]`` and ``b`` moved by the step accepted; returns the
+    column entries read."""
+    delta = abs(wj + d) - abs(wj) + g * d
+    d_old, loss_old, read = 0.0, 0.0, 0
+    halvings = 0
+    while halvings < MAX_HALVINGS:
+        d_diff = d_old - d
+        cond = abs(wj + d) - abs(wj) - SIGMA * delta
+        if xj_sq * d * d + g_loss * d + cond <= 0.0:  # the bound holds: b moves by the step, no trial read
+            _move(start, stop, rows, data, yc, b, d_diff)
+            read += stop - start
+            break
+        loss_new = 0.0
+        for p in range(start, stop):
+            r = rows[p]
+            yci = yc[r]
+            if yci == 0.0:
+                continue
+            cost = abs(yci)
+            if halvings == 0 and b[r] > 0:
+                loss_old += cost * b[r] * b[r]
+            v = np.float64(data[p]) if yci > 0 else -np.float64(data[p])
+            b_new = b[r] + d_diff * v
+            b[r] = b_new
+            if b_new > 0:
+                loss_new += cost * b_new * b_new
+        read += stop - start
+        cond = cond + loss_new - loss_old
+        if cond <= 0.0:
+            break
+        d_old = d
+        d *= 0.5
+        delta *= 0.5
+        halvings += 1
+    if halvings >= MAX_HALVINGS:  # b was last moved to w_j + d_old: bring it to w_j + d (LIBLINEAR recomputes b)
+        _move(start, stop, rows, data, yc, b, d_old - d)
+        read += stop - start
+    w[j] = wj + d
+    return read
+
+
+@njit(cache=True, nogil=True)
+def _move(start, stop, rows, data, yc, b, step):
+    """``b_i += step v_i`` over the column's trained rows: ``b`` follows ``w_j`` moved by ``-step`` (LIBLINEAR's
+    ``axpy(d_diff, x, b)``, its ``x`` holding ``y_i x_ij``)."""
+    for p in range(start, stop):
+        r = rows[p]
+        yci = yc[r]
+        if yci == 0.0:
+            continue
+        v = np.float64(data[p]) if yci > 0 else -np.float64(data[p])
+        b[r] += step * v
+
+
+@njit(cache=True, nogil=True)
+def objective_terms(b, yc):
+    """``sum_i C_i max(0, b_i)^2`` over the trained rows."""
+    total = 0.0
+    for r in range(b.shape[0]):
+        if yc[r] != 0.0 and b[r] > 0:
+            total += abs(yc[r]) * b[r] * b[r]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def combined_loss(b, delta_b, alpha, yc):
+    """``sum_i C_i max(0, b_i + alpha delta_b_i)^2``: the loss of the pieces' combined step scaled by ``alpha``."""
+    total = 0.0
+    for r in range(b.shape[0]):
+        if yc[r] != 0.0:
+            v = b[r] + alpha * delta_b[r]
+            if v > 0:
+                total += abs(yc[r]) * v * v
+    return total
+
+
+@njit(cache=True, nogil=True)
+def decisions_add(features, indptr, rows, data, w, t):
+    """``t_i += w_j x_ij`` for the block's columns with a nonzero weight (the decision values of a warm start's
+    ``w``, column by column); returns the column entries read."""
+    read = 0
+    for c in range(features.shape[0]):
+        wj = w[features[c]]
+        if wj == 0.0:
+            continue
+        for p in range(indptr[c], indptr[c + 1]):
+            t[rows[p]] += wj * np.float64(data[p])
+        read += indptr[c + 1] - indptr[c]
+    return read

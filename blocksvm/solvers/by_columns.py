@@ -1,0 +1,218 @@
+"""Learners that read the store by columns: LIBLINEAR's coordinate descent solvers of the L1 problems.
+
+LIBLINEAR's -s 5 (CDN) and -s 6 (newGLMNET) move one weight at a time, each move reading one column of the data
+and updating one number per row (the slacks ``b_i`` or the decision values ``t_i``, kept for every row). Here the
+columns come from the store's column layout (:mod:`blocksvm.store.columns`, blocks of consecutive features), and a
+pass is one **round** over a fixed partition of the features into ``column_pieces`` pieces (contiguous ranges of
+column blocks, :func:`feature_pieces`): every piece starts from the round's request (the weights and the per-row
+vectors), works on its own features with a private copy of the per-row vectors, and returns its weights and its
+per-row vectors; the driver combines them in the pieces' order (:meth:`ColumnSolver.reduce`). With one piece this
+is LIBLINEAR's algorithm; with more it is a block-Jacobi step (d-GLMNET, Trofimov & Genkin 2016) whose model
+depends on the partition only, never on the threads or workers that ran the pieces.
+
+A learner is a :class:`~blocksvm.solvers.staged.StagedSolver` (its problems' stages, its ``_serve``, ``_begin``)
+whose passes are rounds: :meth:`ColumnSolver.broadcast` is the round's :class:`ColumnRequest`, its
+:meth:`ColumnSolver.worker` (small, picklable: the kernels' constants) does a piece's work where the piece runs
+(:meth:`ColumnWorker.round`), and the engines (:class:`blocksvm.train.engines.ColumnRounds`) run the pieces on
+threads or dask workers.
+
+Rows enter the kernels as one number each per problem, ``yc_i = y_i C_i`` (``y_i`` the ±1 target, ``C_i`` its
+class's cost times its instance weight; 0 for a row the problem does not train on: a held-out fold's, or of weight
+0): :func:`signed_costs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from blocksvm.errors import ParameterError
+from blocksvm.solvers._cdn_kernels import decisions_add
+from blocksvm.solvers.staged import ITERATIONS, PASSES, StagedSolver
+
+NONE = 0  # what a problem asks of a round: nothing
+READ = 2  # the third entry of ``counts``: column entries read in the current iteration
+
+
+@dataclass
+class ColumnRequest:
+    """What every piece of a round starts from.
+
+    Attributes
+    ----------
+    kinds : ndarray (n_problems,)
+        What each problem asks (the learner's codes; NONE: nothing).
+    yc : ndarray (n_problems, n_rows)
+        ``y_i C_i`` of every row (:func:`signed_costs`).
+    W : ndarray (n_problems, n_weights)
+        The weights.
+    rows : dict of ndarray (n_problems, n_rows)
+        The learner's per-row vectors (CDN's slacks ``b``; newGLMNET's ``tau``, ``D``).
+    features : dict of ndarray (n_problems, n_weights)
+        The learner's per-feature vectors (the active sets, newGLMNET's gradient and Hessian diagonal).
+    numbers : ndarray (n_problems, n)
+        The learner's per-problem numbers the pieces read.
+    key : tuple of int
+        The round's identity ``(seed, iteration, pass)``: with a block's index and the problem, the seed of its
+        columns' random order (:func:`block_seed`).
+    """
+
+    kinds: np.ndarray
+    yc: np.ndarray
+    W: np.ndarray
+    rows: dict = field(default_factory=dict)
+    features: dict = field(default_factory=dict)
+    numbers: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    key: tuple = (0, 0, 0)
+
+
+def block_seed(key: tuple, block: int, k: int) -> np.ndarray:
+    """The random state (a uint64 array of one, for ``_common.shuffle_prefix``) of problem ``k``'s column order in
+    ``block`` in the round ``key``: a pure function of them, whoever runs the piece."""
+    return np.random.SeedSequence([*key, block, k]).generate_state(1, np.uint64)
+
+
+def signed_costs(problem, labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """``yc`` (n_problems, n_rows): each row's target times its cost (class cost times instance weight), 0 where
+    the problem does not train on it (its held-out fold)."""
+    targets = problem.targets(labels)
+    cost = np.where(targets > 0, problem.costs[:, 1:2], problem.costs[:, 0:1])
+    yc = targets * cost
+    if weights is not None:
+        yc = yc * weights[None, :]
+    if problem.folds > 1:
+        member = problem.row_folds(np.arange(len(labels)))[None, :] != problem.held_out[:, None]
+        yc = np.where(member, yc, 0.0)
+    return np.ascontiguousarray(yc)
+
+
+def feature_pieces(blocks: list[dict], pieces: int) -> list[np.ndarray]:
+    """The column blocks of each of ``pieces`` pieces: contiguous ranges, each about ``nnz / pieces`` entries."""
+    if pieces > len(blocks):
+        raise ParameterError(
+            f"--column-pieces {pieces} needs at least {pieces} column blocks, the store has {len(blocks)}: write "
+            "its columns in smaller blocks (blocksvm columns STORE --block-mb MB) or use fewer pieces"
+        )
+    nnz = np.cumsum([b["nnz"] for b in blocks], dtype=np.float64)
+    cuts = [0]
+    for p in range(1, pieces):  # the first block past p/pieces of the entries, at least one block a piece
+        cut = int(np.searchsorted(nnz, nnz[-1] * p / pieces, side="left")) + 1
+        cuts.append(min(max(cut, cuts[-1] + 1), len(blocks) - (pieces - p)))
+    cuts.append(len(blocks))
+    return [np.arange(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+class ColumnWorker:
+    """A piece's work in a round (:meth:`round`): a learner's is a subclass holding the kernels' constants only, so
+    that it pickles small for dask workers."""
+
+    def round(self, piece, request: ColumnRequest) -> dict:
+        """The piece's results: arrays over its weights (``piece.weights``) and per-row vectors, and ``read``."""
+        raise NotImplementedError
+
+
+class ColumnSolver(StagedSolver):
+    """A staged learner whose passes are rounds over the pieces of the column layout; see the module docstring.
+
+    Its store must have columns (``store.columns``); ``yc`` is kept for every row. A subclass declares its
+    ``worker_class`` and writes :meth:`request_for` (its part of the round's request) and the staged learner's
+    ``_serve`` and ``_begin``; ``_serve`` reads the round's results from ``total`` (the pieces' in order, combined
+    by :meth:`combined`).
+    """
+
+    layout = "columns"
+    worker_class: type[ColumnWorker] = ColumnWorker
+    n_counts = 3  # iterations done, passes in the current one, column entries read in it
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        self.columns = store.columns
+        self.labels, self.row_weights = self.columns.row_labels()
+        self.yc = signed_costs(problem, self.labels, self.row_weights)
+        self.n_rows = len(self.labels)
+        self.w = np.zeros((problem.n_problems, problem.n_weights))
+        self.seed = params.seed
+        self.n_pieces = params.column_pieces
+        self.memory_budget = params.cache_mb * 1e6
+        self.results: list = []
+        # the weights of each piece, in the pieces' order (the engine's partition, set when it builds them)
+        self.piece_weights: list[np.ndarray] = [np.arange(problem.n_weights)]
+
+    # ---- rounds -------------------------------------------------------------------------------------
+
+    def worker(self) -> ColumnWorker:
+        return self.worker_class(self.problem.loss.table, self.problem.bias, self.n_rows)
+
+    def request_for(self, kinds: np.ndarray) -> dict:
+        """The learner's parts of the round's request (``rows``, ``features``, ``numbers``)."""
+        return {}
+
+    def kinds(self) -> np.ndarray:
+        """What each problem asks of the coming round."""
+        raise NotImplementedError
+
+    def broadcast(self) -> ColumnRequest:
+        kinds = self.kinds()
+        key = (int(self.seed), int(self.counts[ITERATIONS]), int(self.counts[PASSES]))
+        return ColumnRequest(kinds, self.yc, self.w, key=key, **self.request_for(kinds))
+
+    def request(self) -> ColumnRequest:
+        return self.broadcast()
+
+    def reduce(self, results: list) -> None:
+        """The pieces' results of the round, in the pieces' order (the step comes with :meth:`end_pass`)."""
+        self.results = results
+        self.counts[READ] += sum(int(r["read"]) for r in results)
+
+    def end_pass(self) -> bool:
+        total, self.results = {"pieces": self.results}, []
+        return self.step(total)
+
+    def _plan(self) -> tuple[np.ndarray, np.ndarray, int]:
+        n_k = self.n_problems
+        return self.kinds(), np.zeros((n_k, 0), np.int64), 0
+
+    def combined(self, results: list, name: str, start: np.ndarray | None = None) -> np.ndarray:
+        """The pieces' arrays ``name`` over their weights (each result's ``index``), assembled into one
+        (n_problems, n_weights) array (from ``start``'s values where no piece gives one, else zeros)."""
+        out = np.zeros_like(self.w, dtype=results[0][name].dtype) if start is None else start.copy()
+        for result in results:
+            out[:, result["index"]] = result[name]
+        return out
+
+    def passes_read(self) -> float:
+        """Column entries read in the current iteration, in passes over the data (entries / nnz)."""
+        return float(self.counts[READ]) / max(self.columns.nnz, 1)
+
+    # ---- the run --------------------------------------------------------------------------------------
+
+    def move_to(self, C: float, warm: bool = True) -> None:
+        """Solve the same problems at cost ``C`` next (the rows' costs with it), from the current ``w`` or zero."""
+        self.problem = self.problem.with_C(C)
+        self.yc = signed_costs(self.problem, self.labels, self.row_weights)
+        if not warm:
+            self.w[...] = 0.0
+        self.restart()
+
+    def decisions(self) -> np.ndarray:
+        """``w.x_i`` of every row and problem, (n_problems, n_rows): one read of the columns (a warm start's), counted
+        in the iteration's entries read."""
+        t = np.zeros((self.n_problems, self.n_rows))
+        for block in self.columns.iter_blocks():
+            for k in range(self.n_problems):
+                self.counts[READ] += decisions_add(
+                    block.features, block.indptr, block.rows, block.data, self.w[k], t[k]
+                )
+        if self.problem.bias > 0:
+            t += self.w[:, -1:] * self.problem.bias
+        return t
+
+    def accuracy(self, k: int, right: np.ndarray) -> float:
+        """The share of problem ``k``'s trained rows (by instance weight) where ``right`` is True."""
+        trained = self.yc[k] != 0
+        weight = trained.astype(np.float64) if self.row_weights is None else np.where(trained, self.row_weights, 0.0)
+        return float(weight[right].sum()) / max(float(weight.sum()), 1e-300)
+
+    def mapper(self):
+        raise TypeError(f"{self.name} reads columns: its passes are rounds (blocksvm.train.engines.ColumnRounds)")

@@ -1,0 +1,192 @@
+"""CDN: LIBLINEAR's coordinate descent for the L1-regularized L2-loss SVM (its -s 5) over the store's columns.
+
+The problem (Yuan, Chang, Hsieh & Lin, JMLR 2010, Algorithm 2 with its Newton direction and line search;
+LIBLINEAR's ``solve_l1r_l2_svc``), for each binary problem::
+
+    min_w  ||w||_1 + sum_i C_i max(0, 1 - y_i w.x_i)^2
+
+with ``C_i = C * class_weight(y_i) * weight_i`` and the bias a feature of value B, its weight inside ``||w||_1``
+(LIBLINEAR's ``regularize_bias = 1``). The slacks ``b_i = 1 - y_i w.x_i`` stay in memory, one float a row. An
+iteration is one sweep over the active features, each feature's column read to take a one-variable Newton step
+with a line search (:mod:`._cdn_kernels`); a zero weight whose gradient stays inside ``(-1 + M/l, 1 - M/l)``
+(``M``: the previous sweep's largest violation) leaves the active set (LIBLINEAR's shrinking)::
+
+    stop when sum_j violation_j <= eps * (the same sum in the first sweep)
+         (eps: -e times max(min(#pos, #neg), 1) / l, LIBLINEAR's -s 5 rule); with features shrunk, sweep once more
+         over all of them first (LIBLINEAR's reactivation), so no weight is left at zero wrongly
+
+A sweep is one round over the column pieces (:mod:`.by_columns`): with one piece, LIBLINEAR's sweep; with
+``column_pieces`` P > 1 each piece sweeps its features against its own copy of ``b`` and the driver adds the
+pieces' changes, scaled by the first of 1, 1/2, ... that lowers the objective (block Jacobi). A record is written
+per sweep; ``max_outer`` counts sweeps (LIBLINEAR's max_iter: 1000).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
+from blocksvm.solvers import _cdn_kernels as K
+from blocksvm.solvers.by_columns import NONE, ColumnSolver, ColumnWorker, block_seed
+from blocksvm.solvers.staged import ITERATIONS, Stage
+
+DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 5
+MAX_HALVINGS = 20  # the pieces' combined step: 1, 1/2, ... (P > 1)
+SWEEP_KIND = 1
+
+STAGES = (Stage("SWEEP", "coordinate descent"), Stage("WAIT", asks=False), Stage("DONE", asks=False))
+SWEEP, WAIT, DONE = range(len(STAGES))
+# A problem's numbers, columns of ``numbers``.
+F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS = range(9)
+N_NUMBERS = 9
+
+
+class CDNWorker(ColumnWorker):
+    """A piece's sweep: its columns' coordinate steps against its own copy of the slacks."""
+
+    def __init__(self, loss, bias: float, n_rows: int):
+        self.n_rows = n_rows
+
+    def round(self, piece, request) -> dict:
+        asking = np.flatnonzero(request.kinds != NONE)
+        W, active = request.W.copy(), request.features["active"].copy()
+        b = request.rows["b"].copy()
+        totals = np.zeros((len(request.kinds), K.N_TOTALS))
+        gmax_old, rows = request.numbers[:, 0], request.numbers[:, 1]
+        for block in piece.blocks():
+            for k in asking:
+                seed = block_seed(request.key, block.index, int(k))
+                K.sweep(block.features, block.indptr, block.rows, block.data, request.yc[k], W[k], b[k], active[k],
+                        gmax_old[k], rows[k], seed, totals[k])  # fmt: skip
+        ix = piece.weights
+        return {"index": ix, "w": W[:, ix], "active": active[:, ix], "b": b, "totals": totals,
+                "read": totals[:, K.READ].sum()}  # fmt: skip
+
+
+class CDNSolver(ColumnSolver):
+    """LIBLINEAR's -s 5 over column blocks; see the module docstring.
+
+    State, per problem: ``w``, the slacks ``b`` (one per row), the active features ``active``, the ``numbers``
+    (objective, violations, tolerance), ``stage`` and ``why``; ``counts``: sweeps done, rounds and entries read in
+    the current one.
+    """
+
+    name = "cdn"
+    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
+    losses = ("squared-hinge",)
+    penalties = ("l1",)
+    stop_rules = frozenset({"solver"})
+    state_names = ("w", "b", "active", "numbers", "stage", "why", "counts")
+    worker_class = CDNWorker
+    STAGES = STAGES
+    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
+    n_numbers = N_NUMBERS
+    norm_figure, passes_figure = "subgradient_norm", "rounds"
+    norm_words, title = "subgradient norm", "CDN"
+    WHY = ("", "subgradient norm met", "no step lowers the objective")
+    shown = (
+        ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
+        ("active_features", "active {}"),
+        ("column_passes", "passes {:.2f}"),
+        ("nonzero_weights", "nonzeros {}"),
+    )
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        self.b = np.ones((problem.n_problems, self.n_rows))
+        self.active = np.ones((problem.n_problems, problem.n_weights), np.bool_)
+        self.eps = params.eps if params.eps is not None else DEFAULT_EPS
+        self._set_tolerances()
+
+    def _set_tolerances(self) -> None:
+        """Each problem's rows trained on and its tolerance, LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``."""
+        positive = np.count_nonzero(self.yc > 0, axis=1)
+        negative = np.count_nonzero(self.yc < 0, axis=1)
+        rows = np.maximum(positive + negative, 1)
+        self.numbers[:, ROWS] = rows
+        self.numbers[:, TOL] = self.eps * np.maximum(np.minimum(positive, negative), 1) / rows
+        self.numbers[:, GMAX_OLD] = np.inf
+
+    # ---- rounds -------------------------------------------------------------------------------------
+
+    def kinds(self) -> np.ndarray:
+        return np.where(self.stage == SWEEP, SWEEP_KIND, NONE)
+
+    def request_for(self, kinds: np.ndarray) -> dict:
+        return {
+            "rows": {"b": self.b},
+            "features": {"active": self.active},
+            "numbers": self.numbers[:, [GMAX_OLD, ROWS]],
+        }
+
+    def _serve(self, k: int, total: dict, slots: np.ndarray) -> None:
+        """Problem ``k``'s sweep: the pieces' weights and slacks (combined when there are several), its violations
+        and objective."""
+        pieces, n = total["pieces"], self.numbers[k]
+        if len(pieces) == 1:
+            self.w[k] = self.combined(pieces, "w", self.w)[k]
+            self.b[k] = pieces[0]["b"][k]
+            n[STEP] = 1.0
+        else:
+            n[STEP] = self._combine(k, pieces)
+        self.active[k] = self.combined(pieces, "active", self.active)[k]
+        totals = np.array([p["totals"][k] for p in pieces])
+        n[GMAX], n[GNORM1] = totals[:, K.GMAX].max(), totals[:, K.GNORM1].sum()
+        if self.counts[ITERATIONS] == 0:  # LIBLINEAR's Gnorm1_init: the first sweep's
+            n[GNORM1_INIT] = n[GNORM1]
+        n[F_OLD], n[F] = n[F], self._objective(k)
+        self.stage[k] = WAIT
+
+    def _combine(self, k: int, pieces: list) -> float:
+        """Block Jacobi: the pieces' changes to ``w`` and ``b`` added in the pieces' order, scaled by the first of 1,
+        1/2, ... that does not raise the objective (0: none; the step is dropped)."""
+        w, b, yc = self.w[k], self.b[k], self.yc[k]
+        dw = self.combined(pieces, "w", self.w)[k] - w
+        db = np.zeros_like(b)
+        for piece in pieces:
+            db += piece["b"][k] - b
+        before = np.abs(w).sum() + K.objective_terms(b, yc)
+        alpha = 1.0
+        for _ in range(MAX_HALVINGS):
+            if np.abs(w + alpha * dw).sum() + K.combined_loss(b, db, alpha, yc) <= before:
+                self.w[k] = w + alpha * dw
+                self.b[k] = b + alpha * db
+                return alpha
+            alpha *= 0.5
+        return 0.0
+
+    def _objective(self, k: int) -> float:
+        return float(np.abs(self.w[k]).sum() + K.objective_terms(self.b[k], self.yc[k]))
+
+    def _judge(self, k: int, started: bool) -> None:
+        """LIBLINEAR's stopping rule, and its reactivation of the shrunk features before it stops."""
+        n = self.numbers[k]
+        if n[GNORM1] <= n[TOL] * n[GNORM1_INIT]:
+            if self.active[k].all():
+                self.stage[k], self.why[k] = DONE, 1
+                return
+            self.active[k] = True
+            n[GMAX_OLD] = np.inf
+            return
+        n[GMAX_OLD] = n[GMAX]
+
+    def _begin(self, k: int) -> None:
+        self.stage[k] = SWEEP
+
+    # ---- records --------------------------------------------------------------------------------------
+
+    def _more_figures(self) -> dict:
+        one = self.n_problems == 1 and self.problem.folds == 1
+        return {
+            "column_passes": round(self.passes_read(), 4),
+            "active_features": int(self.active.sum()),
+            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
+            "train_accuracy": self.accuracy(0, self.b[0] < 1.0) if one else None,
+        }
+
+    def restart(self) -> None:
+        super().restart()
+        t = self.decisions() if np.any(self.w) else 0.0  # a warm start: the slacks of its weights
+        self.b[:] = 1.0 - np.sign(self.yc) * t
+        self.active[:] = True
+        self._set_tolerances()

@@ -1,0 +1,356 @@
+"""newGLMNET: LIBLINEAR's solver of L1-regularized logistic regression (its -s 6) over the store's columns.
+
+The problem (Yuan, Ho & Lin, JMLR 2012; LIBLINEAR's ``solve_l1r_lr``), for each binary problem::
+
+    min_w  ||w||_1 + sum_i C_i l(y_i w.x_i)
+
+with ``l`` the logistic loss (the squared hinge too, by its generalized Hessian), ``C_i = C * class_weight(y_i) *
+weight_i`` and the bias a feature of value B whose weight is inside ``||w||_1`` (LIBLINEAR's ``regularize_bias =
+1``). The decision values ``t_i = w.x_i`` stay in memory, one float a row, and with them ``tau_i = C_i l'`` and
+``D_i = C_i l''``. An iteration (:mod:`._glmnet_kernels`)::
+
+    the gradient and Hessian diagonal at w           one read of every column (START at the start, GRADIENT after
+                                                     each step); a zero weight whose gradient stays inside
+                                                     (-1 + M/l, 1 - M/l) (M: the last iteration's largest violation)
+                                                     sits out this iteration's quadratic (LIBLINEAR's shrinking)
+    d by cycles of coordinate descent on the quadratic model over the other columns (QP), until the cycle's
+                                                     violations sum to at most inner_eps * Gnorm1(start), with
+                                                     LIBLINEAR's inner shrinking and reactivation; inner_eps /= 4
+                                                     when one cycle was enough
+    the line search on the rows: w + d, w + d/2, ... until F falls by sigma times the model's decrease (no read)
+    stop when the violations sum to at most eps * (the same sum at the start) (eps: -e times max(min(#pos,
+    #neg), 1) / l, LIBLINEAR's -s 6 rule)
+
+The quadratic's cycles read the active columns again: from memory when the columns fit in ``--cache-mb`` (after the
+gradient's read), else from the store at each cycle. An iteration is two rounds over the column pieces
+(:mod:`.by_columns`): the gradient (separable: each piece's columns on its threads, the same bits for any split)
+and the quadratic (each piece its own cycles on its features, its own ``X d``, summed in the pieces' order: with
+one piece, LIBLINEAR's; with ``column_pieces`` > 1, block Jacobi, d-GLMNET). A record is written per iteration;
+``max_outer`` counts iterations (LIBLINEAR's max_newton_iter: 100).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
+from blocksvm.solvers import _glmnet_kernels as K
+from blocksvm.solvers._common import dot
+from blocksvm.solvers.by_columns import ColumnSolver, ColumnWorker, block_seed
+from blocksvm.solvers.staged import Stage
+
+DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 6
+SIGMA = 0.01  # the line search's sufficient decrease (LIBLINEAR's sigma)
+MAX_HALVINGS = 20  # LIBLINEAR's max_num_linesearch
+MAX_CYCLES = 1000  # the quadratic's cycles at most (LIBLINEAR's max_iter)
+GRADIENT_KIND, QUADRATIC_KIND = 1, 2
+
+STAGES = (
+    Stage("START", "the gradient at the start"),
+    Stage("QP", "coordinate descent on the quadratic"),
+    Stage("GRADIENT", "the gradient"),
+    Stage("WAIT", asks=False),
+    Stage("DONE", asks=False),
+)
+START, QP, GRADIENT, WAIT, DONE = range(len(STAGES))
+# A problem's numbers, columns of ``numbers``.
+F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS, INNER_EPS, LOSS_SUM, CYCLES = range(12)
+N_NUMBERS = 12
+
+
+class GLMNETWorker(ColumnWorker):
+    """A piece's round: the gradient of its columns, or its cycles of coordinate descent on the quadratic."""
+
+    def __init__(self, loss, bias: float, n_rows: int):
+        self.n_rows = n_rows
+
+    def round(self, piece, request) -> dict:
+        kinds, W = request.kinds, request.W
+        gradient_ks = np.flatnonzero(kinds == GRADIENT_KIND)
+        quadratic_ks = np.flatnonzero(kinds == QUADRATIC_KIND)
+        tau, D = request.rows["tau"], request.rows["D"]
+        grad, hdiag = np.zeros_like(W), np.zeros_like(W)
+        active = request.features["active"]
+        wpd, xTd = W.copy(), np.zeros((len(kinds), self.n_rows))
+        quadratic = _Quadratic(request, piece, quadratic_ks)
+        read, cycle = 0, 0
+        while (cycle == 0 and len(gradient_ks)) or quadratic.running():
+            totals = np.zeros((len(kinds), K.N_TOTALS))
+            for block in piece.blocks():
+                columns = (block.features, block.indptr, block.rows, block.data)
+                for k in gradient_ks if cycle == 0 else ():
+                    read += _gradient(piece, columns, tau[k], D[k], grad[k], hdiag[k])
+                for k in quadratic.running_problems():
+                    seed = block_seed((*request.key, cycle), block.index, int(k))
+                    K.quadratic_cycle(*columns, D[k], request.features["grad"][k], request.features["hdiag"][k], W[k],
+                                      wpd[k], xTd[k], quadratic.active[k], quadratic.gmax_old[k],
+                                      request.numbers[k, 0], seed, totals[k])  # fmt: skip
+            read += int(totals[:, K.READ].sum())
+            quadratic.end_cycle(totals, active)
+            cycle += 1
+        ix = piece.weights
+        return {"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix], "wpd": wpd[:, ix], "xTd": xTd,
+                "cycles": quadratic.cycles, "read": read}  # fmt: skip
+
+
+def _gradient(piece, columns, tau, D, grad, hdiag) -> int:
+    """The gradient of a block's columns, split among the piece's threads (each column's sum is its own: the same
+    bits for any split); entries read."""
+    n = columns[0].shape[0]
+    threads = max(1, min(piece.threads, n // 64))
+    cuts = np.linspace(0, n, threads + 1).astype(np.int64)
+    parts = piece.engine.map(
+        lambda i: K.gradient(*columns, tau, D, cuts[i], cuts[i + 1], grad, hdiag), list(range(threads))
+    )
+    return int(sum(parts))
+
+
+class _Quadratic:
+    """The quadratic's cycles of one piece: which problems still cycle, their inner shrinking and stopping rule
+    (LIBLINEAR's, on the piece's features and its share of the tolerance)."""
+
+    def __init__(self, request, piece, problems: np.ndarray):
+        n_k = len(request.kinds)
+        self.problems, self.ix = problems, piece.weights
+        self.tolerance = request.numbers[:, 1 + piece.index] if request.numbers.shape[1] > 1 else np.zeros(n_k)
+        self.active = request.features["active"].copy()
+        self.gmax_old = np.full(n_k, np.inf)
+        self.done = np.zeros(n_k, np.bool_)
+        self.cycles = np.zeros(n_k, np.int64)
+
+    def running_problems(self) -> np.ndarray:
+        return self.problems[~self.done[self.problems]]
+
+    def running(self) -> bool:
+        return len(self.running_problems()) > 0
+
+    def end_cycle(self, totals: np.ndarray, active: np.ndarray) -> None:
+        for k in self.running_problems():
+            self.cycles[k] += 1
+            if totals[k, K.QP_GNORM1] <= self.tolerance[k]:
+                if self.active[k, self.ix].sum() == active[k, self.ix].sum():
+                    self.done[k] = True  # LIBLINEAR's inner stopping
+                else:  # its reactivation: the features shrunk inside the quadratic come back
+                    self.active[k, self.ix] = active[k, self.ix]
+                    self.gmax_old[k] = np.inf
+            else:
+                self.gmax_old[k] = totals[k, K.QP_GMAX]
+            if self.cycles[k] >= MAX_CYCLES:
+                self.done[k] = True
+
+
+class GLMNETSolver(ColumnSolver):
+    """LIBLINEAR's -s 6 over column blocks; see the module docstring.
+
+    State, per problem: ``w``, the decision values ``t`` (one per row), the gradient ``grad`` and Hessian diagonal
+    ``hdiag`` at ``w``, the features in this iteration's quadratic (``active``), the ``numbers`` (objective,
+    violations, tolerances), ``stage`` and ``why``; ``counts``: iterations done, rounds and entries read in the
+    current one. ``tau`` and ``D`` follow from ``t``.
+    """
+
+    name = "glmnet"
+    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
+    losses = ("logistic", "squared-hinge")
+    penalties = ("l1",)
+    stop_rules = frozenset({"solver"})
+    state_names = ("w", "t", "grad", "hdiag", "active", "piece_norms", "numbers", "stage", "why", "counts")
+    worker_class = GLMNETWorker
+    STAGES = STAGES
+    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
+    n_numbers = N_NUMBERS
+    norm_figure, passes_figure = "subgradient_norm", "rounds"
+    norm_words, title = "subgradient norm", "newGLMNET"
+    WHY = ("", "subgradient norm met", "line search fails")
+    shown = (
+        ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
+        ("qp_cycles", "#CD cycles {}"),
+        ("step_size", "step {:.2g}"),
+        ("column_passes", "passes {:.2f}"),
+        ("nonzero_weights", "nonzeros {}"),
+    )
+
+    def __init__(self, problem, params, store=None):
+        super().__init__(problem, params, store)
+        n_k, n_w = problem.n_problems, problem.n_weights
+        self.t = np.zeros((n_k, self.n_rows))
+        self.tau, self.D = np.zeros((n_k, self.n_rows)), np.zeros((n_k, self.n_rows))
+        self.grad, self.hdiag = np.zeros((n_k, n_w)), np.zeros((n_k, n_w))
+        self.active = np.ones((n_k, n_w), np.bool_)
+        self.piece_norms = np.zeros((n_k, self.n_pieces))
+        self.eps = params.eps if params.eps is not None else DEFAULT_EPS
+        self._start_numbers()
+
+    def _start_numbers(self) -> None:
+        """The tolerances (LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``), the rows, ``inner_eps = 1`` and the
+        loss terms of the rows at ``t``."""
+        positive = np.count_nonzero(self.yc > 0, axis=1)
+        negative = np.count_nonzero(self.yc < 0, axis=1)
+        rows = np.maximum(positive + negative, 1)
+        n = self.numbers
+        n[:, ROWS] = rows
+        n[:, TOL] = self.eps * np.maximum(np.minimum(positive, negative), 1) / rows
+        n[:, GMAX_OLD], n[:, INNER_EPS] = np.inf, 1.0
+        for k in range(self.n_problems):
+            self._row_terms(k)
+            n[k, F] = np.abs(self.w[k]).sum() + n[k, LOSS_SUM]
+
+    def _row_terms(self, k: int) -> None:
+        self.numbers[k, LOSS_SUM] = K.row_terms(self.t[k], self.yc[k], self.problem.loss.table, self.tau[k], self.D[k])
+
+    # ---- rounds -------------------------------------------------------------------------------------
+
+    def kinds(self) -> np.ndarray:
+        return np.select([np.isin(self.stage, (START, GRADIENT)), self.stage == QP], [GRADIENT_KIND, QUADRATIC_KIND])
+
+    def request_for(self, kinds: np.ndarray) -> dict:
+        n = self.numbers
+        tolerances = n[:, INNER_EPS, None] * n[:, GNORM1_INIT, None] * self._piece_shares()
+        return {
+            "rows": {"tau": self.tau, "D": self.D},
+            "features": {"grad": self.grad, "hdiag": self.hdiag, "active": self.active},
+            "numbers": np.column_stack([n[:, ROWS], tolerances]),
+        }
+
+    def start_pass(self, outer: int) -> None:
+        """At the start from ``w = 0``, the gradient and Hessian diagonal come from the column layout's statistics
+        (each feature's sums by class): the first iteration reads no data (not with folds, whose rows the statistics
+        do not split, nor from a warm start)."""
+        if np.all(self.stage == START) and not np.any(self.w) and self.problem.folds == 1:
+            total = at_zero_from_statistics(self)
+            if total is not None:
+                self.step(total)
+
+    def _piece_shares(self) -> np.ndarray:
+        """Each piece's share of a problem's violations at the last gradient (its part of the quadratic's
+        tolerance); one piece: all of it."""
+        total = self.piece_norms.sum(axis=1, keepdims=True)
+        shares = np.divide(self.piece_norms, total, out=np.zeros_like(self.piece_norms), where=total > 0)
+        return shares if self.n_pieces > 1 else np.ones_like(shares)
+
+    def _serve(self, k: int, total: dict, slots: np.ndarray) -> None:
+        pieces = total["pieces"]
+        if self.stage[k] == QP:
+            self._line_search(k, pieces)
+        else:
+            self._at_w(k, pieces, start=self.stage[k] == START)
+
+    def _at_w(self, k: int, pieces: list, start: bool) -> None:
+        """The gradient's round: the violations, the features shrunk for this iteration's quadratic, and at the
+        start the stopping rule's reference."""
+        n = self.numbers[k]
+        self.grad[k] = self.combined(pieces, "grad", self.grad)[k]
+        self.hdiag[k] = self.combined(pieces, "hdiag", self.hdiag)[k]
+        violation, shrunk = _violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS])
+        self.active[k] = ~shrunk
+        kept = np.where(shrunk, 0.0, violation)
+        n[GNORM1], n[GMAX] = kept.sum(), kept.max(initial=0.0)
+        self.piece_norms[k] = [kept[piece["index"]].sum() for piece in pieces]
+        if start:
+            n[GNORM1_INIT] = n[GNORM1]
+        self.stage[k] = WAIT
+
+    def _line_search(self, k: int, pieces: list) -> None:
+        """LIBLINEAR's line search on the rows along ``d = wpd - w``, halving ``d`` (and ``X d``) until the
+        objective falls by ``sigma`` times the model's decrease."""
+        n, w = self.numbers[k], self.w[k]
+        wpd = self.combined(pieces, "wpd", self.w)[k]
+        xTd = pieces[0]["xTd"][k].copy()
+        for piece in pieces[1:]:
+            xTd += piece["xTd"][k]
+        n[CYCLES] = max(int(piece["cycles"][k]) for piece in pieces)
+        w_norm, w_norm_new = np.abs(w).sum(), np.abs(wpd).sum()
+        delta = dot(self.grad[k], wpd - w) + w_norm_new - w_norm
+        loss_old, loss = n[LOSS_SUM], self.problem.loss.table
+        step = 1.0
+        for _ in range(MAX_HALVINGS):
+            if w_norm_new - w_norm + K.loss_along(self.t[k], xTd, 1.0, self.yc[k], loss) - loss_old <= SIGMA * delta:
+                self.w[k] = wpd
+                K.move_rows(self.t[k], xTd, 1.0)
+                self._row_terms(k)
+                n[F_OLD], n[F], n[STEP] = n[F], w_norm_new + n[LOSS_SUM], step
+                break
+            wpd = (w + wpd) * 0.5
+            w_norm_new = np.abs(wpd).sum()
+            delta *= 0.5
+            xTd *= 0.5
+            step *= 0.5
+        else:
+            n[STEP] = 0.0
+            self.stage[k], self.why[k] = DONE, 2
+            return
+        if n[CYCLES] == 1:
+            n[INNER_EPS] *= 0.25
+        n[GMAX_OLD] = n[GMAX]
+        self.stage[k] = GRADIENT
+
+    def _judge(self, k: int, started: bool) -> None:
+        """LIBLINEAR's stopping rule (the violations' sum against the start's)."""
+        n = self.numbers[k]
+        if n[GNORM1] <= n[TOL] * n[GNORM1_INIT]:
+            self.stage[k], self.why[k] = DONE, 1
+
+    def _begin(self, k: int) -> None:
+        self.stage[k] = QP
+
+    # ---- records --------------------------------------------------------------------------------------
+
+    def _more_figures(self) -> dict:
+        one = self.n_problems == 1 and self.problem.folds == 1
+        return {
+            "qp_cycles": int(self.numbers[:, CYCLES].max()),
+            "column_passes": round(self.passes_read(), 4),
+            "active_features": int(self.active.sum()),
+            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
+            "train_accuracy": self.accuracy(0, self.yc[0] * self.t[0] > 0) if one else None,
+        }
+
+    def restart(self) -> None:
+        super().restart()
+        self.t[:] = self.decisions() if np.any(self.w) else 0.0
+        self.active[:] = True
+        self._start_numbers()
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        super().load_state(arrays)
+        for k in range(self.n_problems):
+            self._row_terms(k)
+
+
+def at_zero_from_statistics(learner: GLMNETSolver) -> dict | None:
+    """The gradient's round at ``w = 0`` from the statistics of ``learner``'s column layout, as the pieces would give
+    it (``{"pieces": [...]}``), or None when the statistics cannot give it (totals only: more classes than the
+    layout keeps apart).
+
+    At ``t = 0`` every row of class ``c`` has ``tau = C_kc w_i l'(y_kc, 0)`` and ``D = C_kc w_i l''(y_kc, 0)``
+    (``C_kc``: problem ``k``'s cost of class ``c``, ``w_i`` the instance weight), so ``Grad_j = sum_c tau_c sums_jc``
+    and ``Hdiag_j = nu + sum_c D_c squares_jc`` (the layout's ``sums`` and ``squares``: weighted sums by class)."""
+    columns, problem = learner.columns, learner.problem
+    classes = problem.classes
+    if columns.stat_classes != len(classes):
+        return None
+    targets = problem.targets(classes)  # (n_problems, n_classes): each class's target in each problem
+    cost = np.where(targets > 0, problem.costs[:, 1:2], problem.costs[:, 0:1])
+    table = problem.loss.table
+    slope = cost * np.vectorize(lambda y: K.slope_at_zero(table, y))(targets)
+    curvature = cost * np.vectorize(lambda y: K.curvature_at_zero(table, y))(targets)
+    grad = np.zeros_like(learner.w)
+    hdiag = np.full_like(learner.w, K.NU)
+    for b in range(columns.n_blocks):
+        stats = columns.statistics(b)
+        grad[:, stats.features] = slope @ stats.sums.T
+        hdiag[:, stats.features] += curvature @ stats.squares.T
+    if problem.bias > 0:  # the bias column: every row of class c, value B
+        per_class = np.bincount(np.searchsorted(classes, learner.labels), learner.row_weights, len(classes))
+        grad[:, -1] = slope @ per_class * problem.bias
+        hdiag[:, -1] += curvature @ per_class * problem.bias**2
+    return {"pieces": [{"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix]} for ix in learner.piece_weights]}
+
+
+def _violations(w: np.ndarray, g: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """The minimum-norm subgradient's size of ``|w_j| + g_j w_j`` at each weight, and the zero weights LIBLINEAR
+    shrinks (``|g_j| < 1 - threshold``... precisely ``g_j + 1 > threshold`` and ``g_j - 1 < -threshold``)."""
+    gp, gn = g + 1.0, g - 1.0
+    at_zero = np.where(gp < 0.0, -gp, np.where(gn > 0.0, gn, 0.0))
+    violation = np.where(w == 0.0, at_zero, np.where(w > 0.0, np.abs(gp), np.abs(gn)))
+    shrunk = (w == 0.0) & (gp > threshold) & (gn < -threshold)
+    return violation, shrunk
