@@ -1,4 +1,5 @@
-"""L1-regularized squared hinge and logistic regression (``--penalty l1``, LIBLINEAR's -s 5 and -s 6; issue 32).
+"""L1-regularized squared hinge and logistic regression (``--penalty l1``, LIBLINEAR's -s 5 and -s 6): LIBLINEAR's
+own coordinate descent over the store's columns (CDN and newGLMNET, the default) and OWL-QN over its rows.
 
 Oracles: LIBLINEAR itself (liblinear-official: its -s 5 and -s 6 optimum at -e 1e-6, whose objective is computed
 here in numpy from its ``w``: ``||w||_1`` with the bias feature's weight inside, as LIBLINEAR penalizes it by default,
@@ -17,14 +18,16 @@ import blocksvm.sums
 from blocksvm import BlockSVC, ParameterError, write_store
 from blocksvm.cli import main
 from blocksvm.estimator import _is_l1
-from blocksvm.io import convert
+from blocksvm.io import convert, write_columns
 from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_model
 from blocksvm.losses import LOSSES
 from blocksvm.model import LinearModel
+from blocksvm.store import BlockStore
 from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 CODES = {"squared-hinge": 5, "logistic": 6}
+COLUMNS = {"squared-hinge": "cdn", "logistic": "glmnet"}  # the solver --penalty l1 chooses for each loss
 N_TRAIN, N_TEST, FEATURES, RELEVANT = 4000, 2000, 1000, 30
 
 
@@ -78,13 +81,15 @@ def accuracy(coef, intercept, X, y) -> float:
 # ---- the optimum of LIBLINEAR's -s 5 and -s 6 -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("solver", [None, "owl-qn"], ids=["columns", "owl-qn"])
 @pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
 @pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
-def test_objective_nonzeros_and_accuracy_are_liblinears(generated, loss, C):
+def test_objective_nonzeros_and_accuracy_are_liblinears(generated, loss, C, solver):
     store, X, y, X_test, y_test = generated
     _, w_lib, b_lib = liblinear_l1(X, y, loss, C)
-    result = train(store, penalty="l1", loss=loss, C=C, eps=1e-4, verbose=0)
-    assert result.model.params["solver"] == "owl-qn"
+    chosen = {"solver": solver} if solver else {}
+    result = train(store, penalty="l1", loss=loss, C=C, eps=1e-4, verbose=0, **chosen)
+    assert result.model.params["solver"] == (solver or COLUMNS[loss])
     assert result.stop_reason.startswith("subgradient norm"), result.stop_reason
     coef, intercept = ours(result.model, FEATURES)
     f_lib, f_ours = objective(w_lib, b_lib, X, y, C, loss), objective(coef, intercept, X, y, C, loss)
@@ -145,8 +150,9 @@ def test_real_data_reach_liblinears_objective(shared_data, tmp_path, name, loss,
 # ---- instance weights, class weights and one-vs-rest ------------------------------------------------------------
 
 
+@pytest.mark.parametrize("solver", [None, "owl-qn"], ids=["columns", "owl-qn"])
 @pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
-def test_integer_weights_are_repeated_rows(tmp_path, loss):
+def test_integer_weights_are_repeated_rows(tmp_path, loss, solver):
     rng = np.random.default_rng(0)
     X = sp.random(400, 30, density=0.3, format="csr", random_state=1)
     y = np.where(X @ rng.normal(size=30) + 0.3 * rng.normal(size=400) > 0.5, 1.0, -1.0)
@@ -154,7 +160,9 @@ def test_integer_weights_are_repeated_rows(tmp_path, loss):
     repeated = np.repeat(np.arange(400), weights.astype(int))
     write_store((X, y), tmp_path / "w.bsvm", sample_weight=weights, block_rows=70, seed=3, progress=False)
     write_store((X[repeated], y[repeated]), tmp_path / "r.bsvm", block_rows=120, seed=4, progress=False)
-    a, b = (train(tmp_path / s, penalty="l1", loss=loss, C=0.7, eps=1e-8, verbose=0) for s in ("w.bsvm", "r.bsvm"))
+    chosen = {"solver": solver} if solver else {}
+    a, b = (train(tmp_path / s, penalty="l1", loss=loss, C=0.7, eps=1e-8, verbose=0, **chosen)
+            for s in ("w.bsvm", "r.bsvm"))  # fmt: skip
     assert a.model.summary["primal"] == pytest.approx(b.model.summary["primal"], rel=1e-8)
     _, w_lib, b_lib = liblinear_l1(X[repeated], y[repeated], loss, 0.7)
     coef, intercept = ours(a.model, 30)
@@ -198,9 +206,9 @@ def small_pieces(monkeypatch):
 
 @pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
 @pytest.mark.parametrize("split", [{"threads": 2}, {"workers": 2}, {"workers": 2, "threads": 2}])
-def test_threads_and_shards_give_the_serial_model_bit_for_bit(generated, small_pieces, loss, split):
+def test_owl_qn_on_threads_and_shards_gives_the_serial_model_bit_for_bit(generated, small_pieces, loss, split):
     store = generated[0]
-    params = {"penalty": "l1", "loss": loss, "C": 1.0, "eps": 1e-3, "verbose": 0}
+    params = {"penalty": "l1", "loss": loss, "C": 1.0, "eps": 1e-3, "verbose": 0, "solver": "owl-qn"}
     serial, parallel = train(store, **params), train(store, **params, **split)
     np.testing.assert_array_equal(parallel.model.coef, serial.model.coef)
     np.testing.assert_array_equal(parallel.model.feature_map, serial.model.feature_map)
@@ -209,10 +217,10 @@ def test_threads_and_shards_give_the_serial_model_bit_for_bit(generated, small_p
 
 
 @pytest.mark.parametrize("fits", [True, False], ids=["in-memory", "read-every-pass"])
-def test_a_run_cut_inside_passes_resumes_to_the_same_model(generated, small_pieces, tmp_path, train_in_cuts, fits):
+def test_owl_qn_cut_inside_passes_resumes_to_the_same_model(generated, small_pieces, tmp_path, train_in_cuts, fits):
     """Cut every 3 blocks (4 a pass: every position of a pass, and between passes of an iteration)."""
     store = generated[0]
-    params = {"penalty": "l1", "loss": "logistic", "C": 1.0, "eps": 1e-2, "threads": 2,
+    params = {"penalty": "l1", "loss": "logistic", "C": 1.0, "eps": 1e-2, "threads": 2, "solver": "owl-qn",
               "cache_mb": 64.0 if fits else 0.01}  # fmt: skip
     whole = train(store, verbose=0, **params)
     result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 3, **params)
@@ -273,7 +281,12 @@ def test_the_command_line_trains_s_5_and_6_and_predict_counts_the_nonzero_weight
     store = generated[0]
     assert main(["train", str(store), str(tmp_path / "m.h5"), "-s", code, "-c", "0.1", "-q"]) == 0
     model = LinearModel.load(tmp_path / "m.h5")
-    assert (model.loss, model.params["penalty"], model.params["solver"], model.sparse) == (loss, "l1", "owl-qn", True)
+    assert (model.loss, model.params["penalty"], model.params["solver"], model.sparse) == (
+        loss,
+        "l1",
+        COLUMNS[loss],
+        True,
+    )
     capsys.readouterr()
     assert main(["predict", str(store), str(tmp_path / "m.h5"), str(tmp_path / "out.txt")]) == 0
     out = capsys.readouterr().out
@@ -323,19 +336,21 @@ def test_refusals(generated):
 @pytest.mark.parametrize("order", ["-s first", "-s last"])
 def test_a_flag_beside_s_keeps_what_s_set_in_either_order(generated, tmp_path, capsys, order):
     """-s 5 sets the loss, the penalty and the solver; a flag given beside it overrides its own parameter only,
-    wherever it stands: --loss logistic with -s 5 is -s 6's problem, and --loss hinge is refused by OWL-QN
-    (before, a --loss after -s dropped the penalty: an L2 hinge model, silently)."""
+    wherever it stands: --loss logistic with -s 5 keeps -s 5's solver, which refuses it, and --loss hinge is refused
+    by that solver (before, a --loss after -s dropped the penalty: an L2 hinge model, silently)."""
     store, model_path = str(generated[0]), str(tmp_path / "m.h5")
 
     def flags(loss: str) -> list[str]:
         return ["-s", "5", "--loss", loss] if order == "-s first" else ["--loss", loss, "-s", "5"]
 
-    assert main(["train", store, model_path, *flags("logistic"), "-c", "0.1", "-q"]) == 0
-    model = LinearModel.load(model_path)
-    assert (model.loss, model.params["penalty"], model.params["solver"]) == ("logistic", "l1", "owl-qn")
-    capsys.readouterr()
+    assert main(["train", store, model_path, *flags("logistic"), "-c", "0.1", "-q"]) == 2
+    assert (
+        "--loss logistic is not a loss --solver cdn minimizes (it minimizes squared-hinge); -s 6, --solver glmnet "
+        "minimizes it" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "m.h5").exists()
     assert main(["train", store, str(tmp_path / "hinge.h5"), *flags("hinge"), "-q"]) == 2
-    assert "--loss hinge is not a loss --solver owl-qn minimizes" in capsys.readouterr().err
+    assert "--loss hinge is not a loss --solver cdn minimizes" in capsys.readouterr().err
     assert not (tmp_path / "hinge.h5").exists()
 
 
@@ -434,3 +449,116 @@ def test_a_checkpoint_from_before_the_penalty_resumes_as_l2(generated, tmp_path)
     write_checkpoint(ck, saved)
     resumed = train(store, max_outer=2, verbose=0, resume=ck)
     np.testing.assert_array_equal(resumed.model.coef, train(store, max_outer=2, verbose=0).model.coef)
+
+
+# ---- the column learners: their first iteration, pieces, threads, resume, columns on demand ---------------------
+
+
+@pytest.fixture(scope="module")
+def in_pieces(tmp_path_factory):
+    """The generated rows in a store whose columns are 4 blocks (so that they make up to 4 pieces)."""
+    X, y, *_ = generated_rows()
+    store = tmp_path_factory.mktemp("pieces") / "p.bsvm"
+    write_store((X, y), store, block_rows=1000, seed=3, progress=False)
+    write_columns(store, block_mb=0.2)
+    assert BlockStore(store).columns.n_blocks >= 4
+    return store, X, y
+
+
+def test_a_store_without_columns_gets_them_once_and_says_so(tmp_path, capsys):
+    X, y, *_ = generated_rows()
+    store = tmp_path / "s.bsvm"
+    write_store((X, y), store, block_rows=1000, progress=False)
+    assert BlockStore(store).columns is None
+    assert main(["train", str(store), str(tmp_path / "a.h5"), "-s", "6", "-c", "0.1"]) == 0
+    assert capsys.readouterr().err.count(f"writing the column layout of {store}") == 1
+    assert BlockStore(store).columns is not None
+    assert main(["train", str(store), str(tmp_path / "b.h5"), "-s", "6", "-c", "0.1"]) == 0
+    assert "writing the column layout" not in capsys.readouterr().err
+    np.testing.assert_array_equal(LinearModel.load(tmp_path / "a.h5").coef, LinearModel.load(tmp_path / "b.h5").coef)
+
+
+def test_a_store_whose_folder_cannot_be_written_is_trained_by_owl_qn_and_says_why(tmp_path, capsys, monkeypatch):
+    import blocksvm.train.engines
+
+    X, y, *_ = generated_rows()
+    store = tmp_path / "s.bsvm"
+    write_store((X, y), store, block_rows=1000, progress=False)
+    monkeypatch.setattr(blocksvm.train.engines, "_can_write", lambda folder: False)  # (root may write anywhere)
+    assert main(["train", str(store), str(tmp_path / "m.h5"), "-s", "6", "-c", "0.1", "-e", "1e-4"]) == 0
+    assert "has no column layout and its folder cannot be written: owl-qn trains" in capsys.readouterr().err
+    model = LinearModel.load(tmp_path / "m.h5")
+    assert model.params["solver"] == "owl-qn" and BlockStore(store).columns is None
+    _, w_lib, b_lib = liblinear_l1(X, y, "logistic", 0.1)
+    coef, intercept = ours(model, FEATURES)
+    f_lib = objective(w_lib, b_lib, X, y, 0.1, "logistic")
+    assert abs(objective(coef, intercept, X, y, 0.1, "logistic") - f_lib) <= 1e-4 * f_lib
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared-hinge"])
+def test_the_first_iteration_of_glmnet_reads_no_data_and_is_the_one_read(in_pieces, monkeypatch, loss):
+    """The gradient at w = 0 from the statistics of the columns: the same iterates as from a read of every column
+    (to rounding: sums by class, not by row), one pass fewer."""
+    import blocksvm.solvers.glmnet
+
+    store = in_pieces[0]
+    params = {"solver": "glmnet", "penalty": "l1", "loss": loss, "C": 1.0, "verbose": 0}
+    from_statistics = train(store, **params)
+    monkeypatch.setattr(blocksvm.solvers.glmnet, "at_zero_from_statistics", lambda learner: None)
+    read = train(store, **params)
+    first = [r["column_passes"] for r in (from_statistics.history[0], read.history[0])]
+    assert first[1] - first[0] == pytest.approx(1.0, abs=0.1)  # (the quadratic's cycles may skip a step or two)
+    np.testing.assert_allclose([r["primal"] for r in from_statistics.history], [r["primal"] for r in read.history],
+                               rtol=1e-9)  # fmt: skip
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+def test_pieces_on_threads_give_one_model_and_reach_liblinears_optimum(in_pieces, loss):
+    """Block Jacobi over 3 pieces of the features: the model depends on the pieces, not on the threads that run them
+    (1, 2 or 4 threads, or 2 workers on threads: the same bits), and reaches LIBLINEAR's optimum."""
+    store, X, y = in_pieces
+    params = {"penalty": "l1", "loss": loss, "C": 1.0, "eps": 1e-6, "column_pieces": 3, "verbose": 0}
+    runs = [train(store, **params, **split) for split in ({}, {"threads": 2}, {"threads": 4}, {"workers": 2})]
+    for run in runs[1:]:
+        np.testing.assert_array_equal(run.model.coef, runs[0].model.coef)
+        np.testing.assert_array_equal(run.model.intercept, runs[0].model.intercept)
+        assert [r["primal"] for r in run.history] == [r["primal"] for r in runs[0].history]
+    _, w_lib, b_lib = liblinear_l1(X, y, loss, 1.0)
+    coef, intercept = ours(runs[0].model, FEATURES)
+    f_lib = objective(w_lib, b_lib, X, y, 1.0, loss)
+    assert abs(objective(coef, intercept, X, y, 1.0, loss) - f_lib) <= 1e-6 * f_lib
+    one_piece = {**params, "column_pieces": 1, "eps": 1e-2}
+    np.testing.assert_array_equal(train(store, **one_piece, threads=2).model.coef, train(store, **one_piece).model.coef)
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+def test_a_run_stopped_and_resumed_ends_where_an_uninterrupted_one_does(in_pieces, tmp_path, loss):
+    import signal
+    import unittest.mock
+
+    import blocksvm.train.loop
+    from blocksvm.checkpoint import Checkpointer
+
+    class StopAfter(Checkpointer):
+        done = 0
+
+        def after_pass(self, snapshot):
+            seconds = super().after_pass(snapshot)
+            StopAfter.done += 1
+            if StopAfter.done % 2 == 0:
+                signal.raise_signal(signal.SIGTERM)
+            return seconds
+
+    store = in_pieces[0]
+    params = {"penalty": "l1", "loss": loss, "C": 1.0, "eps": 1e-3, "column_pieces": 2, "verbose": 0}
+    whole = train(store, **params)
+    checkpoint, cuts = tmp_path / "ck.h5", 0
+    StopAfter.done = 0
+    with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", StopAfter):
+        result = train(store, checkpoint=checkpoint, **params)
+        while result.interrupted:
+            cuts += 1
+            result = train(store, resume=checkpoint, **params)
+    assert cuts >= 2
+    np.testing.assert_array_equal(result.model.coef, whole.model.coef)
+    assert [r["primal"] for r in result.history] == [r["primal"] for r in whole.history]

@@ -307,10 +307,31 @@ def test_owl_qn_on_the_cluster_is_the_serial_model_bit_for_bit(store, client, mo
     monkeypatch.setattr(blocksvm.sums, "PIECE_NNZ", 1000)
     monkeypatch.setattr(blocksvm.sums, "PIECE_WEIGHTS", 0)
     for loss in ("squared-hinge", "logistic"):
-        params = {**QUICK, "penalty": "l1", "loss": loss, "C": 0.5, "eps": 1e-3}
+        params = {**QUICK, "penalty": "l1", "loss": loss, "C": 0.5, "eps": 1e-3, "solver": "owl-qn"}
         serial = train(store, **params)
         on_cluster = train(store, client=client, **params)
         assert on_cluster.model.params["workers"] == 2 and on_cluster.model.params["solver"] == "owl-qn"
+        same_model(on_cluster, serial)
+        assert [r["primal"] for r in on_cluster.history] == [r["primal"] for r in serial.history]
+
+
+@pytest.fixture(scope="module")
+def store_with_columns(tmp_path_factory):
+    from blocksvm.io import write_columns
+
+    path = make_store(tmp_path_factory.mktemp("cols") / "s.bsvm", SPEC, block_rows=500, progress=False)
+    write_columns(path, block_mb=0.1)
+    return path
+
+
+def test_the_column_learners_on_the_cluster_are_the_serial_model_bit_for_bit(store_with_columns, client):
+    """-s 5 and -s 6 by coordinate descent over the columns: each worker holds pieces of the features (2 and 3
+    pieces here: a worker may hold two); the model depends on the pieces only, to the last bit."""
+    for loss, pieces in (("squared-hinge", 2), ("logistic", 3)):
+        params = {**QUICK, "penalty": "l1", "loss": loss, "C": 0.5, "eps": 1e-3, "column_pieces": pieces}
+        serial = train(store_with_columns, **params)
+        on_cluster = train(store_with_columns, client=client, **params)
+        assert on_cluster.model.params["solver"] == {"squared-hinge": "cdn", "logistic": "glmnet"}[loss]
         same_model(on_cluster, serial)
         assert [r["primal"] for r in on_cluster.history] == [r["primal"] for r in serial.history]
 
@@ -419,8 +440,8 @@ def test_a_cluster_run_resumes_exactly_and_refuses_another_k(store, client, tmp_
 # ---- refusals ----------------------------------------------------------------------------------------
 
 
-def test_only_dual_cd_newton_and_owl_qn_run_in_shards(store):
-    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, newton, owl-qn, not by solver="):
+def test_only_dual_cd_and_the_pass_learners_run_in_shards(store):
+    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, newton, owl-qn, cdn, glmnet, not "):
         train(store, workers=2, solver="pegasos", **QUICK)
 
 

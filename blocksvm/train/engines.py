@@ -28,7 +28,7 @@ import os
 import warnings
 import weakref
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -237,6 +237,34 @@ def _check_shards(workers: int, n_blocks: int) -> int:
     return workers
 
 
+def with_columns(params, store, say=None):
+    """``params`` for ``store``: a column learner's store gets its column layout (written once, said in one line
+    through ``say``); a store without one whose folder cannot be written is trained by OWL-QN over its rows instead
+    (said why). Before the store is locked for reading: writing the layout locks it."""
+    from blocksvm.solvers import SOLVERS
+    from blocksvm.store.columns import ensure_columns
+
+    if getattr(SOLVERS[params.solver], "layout", "rows") != "columns":
+        return params
+    store = store if isinstance(store, BlockStore) else BlockStore(store)
+    if store.columns is not None:
+        return params
+    if not _can_write(store.path):
+        if say is not None:
+            say(
+                f"note: {store.path} has no column layout and its folder cannot be written: owl-qn trains the "
+                f"problem over its rows instead of {params.solver} over its columns ('blocksvm columns STORE' where "
+                "the store can be written gives it columns)"
+            )
+        return replace(params, solver="owl-qn")
+    ensure_columns(store, say=say)
+    return params
+
+
+def _can_write(folder) -> bool:
+    return os.access(folder, os.W_OK)
+
+
 def _build_columns(solver_class, problem, params, store: BlockStore, client=None):
     """A column learner and its rounds: ``column_pieces`` pieces of the column layout, on ``max(threads, workers)``
     threads (or the cluster's workers), each piece's separable work on the threads left to it."""
@@ -439,14 +467,14 @@ class ColumnPiece:
         self.bias = problem.bias if last else 0.0
         self.weights = np.r_[np.arange(lo, hi), [problem.n_weights - 1] if last else []].astype(np.int64)
         self.n_rows, self.threads = layout.n_rows, threads
-        item = 4 if layout.n_rows < 2**31 else 8
-        self.bytes = sum(entries[int(b)]["nnz"] * (item + np.dtype(layout.dtype).itemsize) for b in block_ids)
+        item = layout.rows_dtype.itemsize + np.dtype(layout.store.dtype).itemsize  # a row id and a value an entry
+        self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
         self.fits = self.bytes <= budget
         self.kept: dict[int, object] = {}
         self.read = ReadStats()
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "kept": {}}  # a piece shipped to a worker reads its blocks there
+    def __getstate__(self) -> dict:  # a piece shipped to a worker reads its blocks there
+        return {**self.__dict__, "kept": {}, "_engine": None, "_bias_column": None}
 
     @property
     def engine(self) -> ThreadEngine:
@@ -472,8 +500,12 @@ class ColumnPiece:
         """The bias feature as a column: every row, value B (kept: a row id and a value a row)."""
         if getattr(self, "_bias_column", None) is None:
             n = self.n_rows
-            self._bias_column = BiasColumn(
-                -1, np.array([self.weights[-1]]), np.array([0, n]), np.arange(n, dtype=np.int64), np.full(n, self.bias)
+            self._bias_column = BiasColumn(  # (its index: after the layout's blocks, for its columns' seeds)
+                self.layout.n_blocks,
+                np.array([self.weights[-1]]),
+                np.array([0, n]),
+                np.arange(n),
+                np.full(n, self.bias),
             )
         return self._bias_column
 

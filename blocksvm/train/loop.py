@@ -536,6 +536,7 @@ def train(
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
+    params = engines.with_columns(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34)
     with reading(store, validation), writing({"the history": run.history_path}):
         trainer = Trainer(

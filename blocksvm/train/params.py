@@ -16,7 +16,7 @@ from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
 from blocksvm.params import COMMON, RUN_OPTIONS, TUNE_OPTIONS, Param
-from blocksvm.penalties import PENALTIES
+from blocksvm.penalties import PENALTIES, liblinear_code
 from blocksvm.solvers.base import tunable
 from blocksvm.solvers.registry import SOLVERS
 
@@ -262,7 +262,14 @@ def _check_loss(trained, cli: bool) -> None:
         if cli
         else (f"loss={trained.loss!r}", f"solver={solver.name!r}")
     )
-    raise ParameterError(f"{loss} is not a loss {chosen} minimizes (it minimizes {', '.join(solver.losses)})")
+    penalty = PENALTIES.get(trained.penalty)
+    other = penalty.solver_for(trained.loss) if penalty is not None and penalty.sparse else None
+    hint = ""
+    if other is not None and other != solver.name and trained.loss in SOLVERS[other].losses:
+        code = liblinear_code(trained.loss, trained.penalty)
+        hint = f"; {'-s ' + str(code) + ', ' if code is not None else ''}{'--solver ' if cli else 'solver='}{other}"
+        hint += " minimizes it"
+    raise ParameterError(f"{loss} is not a loss {chosen} minimizes (it minimizes {', '.join(solver.losses)}){hint}")
 
 
 def _check_penalty(trained, given: dict, cli: bool) -> None:
