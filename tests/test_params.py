@@ -145,7 +145,7 @@ def test_the_commands_defaults():
         (
             "stream",
             {"solver": "pa", "C": 2.0},
-            "C is read by the solvers dual-cd, newton, owl-qn, pegasos, pa1, pa2, ogd.*, not by",
+            "C is read by the solvers dual-cd, newton, owl-qn, cdn, glmnet, pegasos, pa1, pa2, ogd.*, not by",
         ),
         ("stream", {"solver": "cw", "arow_r": 2.0}, "arow_r is read by the solvers arow, not by solver='cw'"),
         ("train", {"cost": 1.0}, "unknown parameter"),
