@@ -1,23 +1,29 @@
 #!/usr/bin/env python
-"""L1-regularized squared hinge and logistic regression (-s 5, -s 6): blocksvm's OWL-QN from the store against
-LIBLINEAR, side by side in one run (issue 32).
+"""L1-regularized squared hinge and logistic regression (-s 5, -s 6): blocksvm's coordinate descent over the store's
+columns against LIBLINEAR, side by side in one run.
 
-One generated set (``blocksvm.datasets.SyntheticSpec``: ``--rows`` x ``--features``, ``--nnz`` entries a row) is
-written as LIBSVM text and converted to a store. For each code (5, 6) and C:
+For each generated set (``blocksvm.datasets.SyntheticSpec``; ``--sets``: ``1m`` is 1M rows x 1M features x 20
+nonzeros a row, ``power`` 1M rows x 2^24 features whose popularity falls as a power law) the text is written once,
+then:
 
-- LIBLINEAR (liblinear-official): the text loaded into memory (``load_svmlight_file`` and LIBLINEAR's ``problem``,
-  timed apart), then trained at ``-e`` 1, 0.1, 0.01, 0.001, 0.0001 (its coordinate descent has no trajectory to
-  read, so each ``-e`` is a run of its own): its time to a relative objective of 1e-3 is the train time of the first
-  ``-e`` whose objective is within 1e-3 of the best found;
-- blocksvm: ``blocksvm train STORE -s CODE -c C -e 1e-5 --threads 1 --read-threads 1`` in a child process (its
-  peak RSS from ``os.wait4``), every iteration's exact objective and time in the history: its time to 1e-3 is the
-  time of the first iteration within 1e-3 of the best found.
+- **convert**: ``blocksvm convert TEXT STORE`` and ``blocksvm convert TEXT STORE --columns``, each in a child
+  process (seconds, peak RSS);
+- **LIBLINEAR** (liblinear-official): its load (``load_svmlight_file`` and its ``problem``), then its train at ``-e``
+  1, 0.1, 0.01, 0.001, 0.0001 (each ``-e`` a run of its own: its coordinate descent has no trajectory to read): its
+  time to a relative objective of 1e-3 is the train time of the first ``-e`` within 1e-3 of the best found (its
+  transpose is inside its train time);
+- **blocksvm**: ``blocksvm train STORE -s CODE -e 1e-5`` from the store with columns, in a child process (peak RSS
+  from ``os.wait4``), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads over 2 pieces
+  (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and column entries
+  read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration within 1e-3 of
+  the best found; ``--cache-mb`` large enough to keep the columns in memory (``--cache-mb``);
+- **text to model**: ``blocksvm train TEXT -s CODE`` (conversion, columns and training in one command) against
+  LIBLINEAR's load and train at its default ``-e``.
 
 Objectives are LIBLINEAR's (``||w||_1`` with the bias weight, plus ``C sum loss``), computed in numpy from each
-model's weights on the same float64 rows; "best found" is the least of every run's. Printed as a table and written
-as JSON (``--json``)::
+model's weights on the same float64 rows. Printed as markdown tables and written as JSON (``--json``)::
 
-    python tools/bench_l1.py --rows 200000 --features 200000 --nnz 20
+    python tools/bench_l1.py --sets 1m power --C 1
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -35,6 +42,10 @@ import numpy as np
 LIBLINEAR_EPS = (1.0, 0.1, 0.01, 0.001, 0.0001)
 TARGET = 1e-3
 LOSS = {5: "squared-hinge", 6: "logistic"}
+SETS = {
+    "1m": {"rows": 1_000_000, "features": 1_000_000, "nnz": 20, "power": 2.0},
+    "power": {"rows": 1_000_000, "features": 2**24, "nnz": 20, "power": 3.0},
+}
 
 
 def objective(coef, intercept: float, X, y, C: float, loss: str) -> float:
@@ -44,18 +55,34 @@ def objective(coef, intercept: float, X, y, C: float, loss: str) -> float:
     return float(np.abs(coef).sum() + abs(intercept) + C * LOSSES[loss].value(margins).sum())
 
 
-def make_data(root: Path, rows: int, features: int, nnz: int, seed: int) -> tuple[Path, Path, float]:
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-    from blocksvm.io import convert
+def child(argv: list[str]) -> tuple[float, float]:
+    """Run ``argv``; its seconds and peak RSS (MB)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}")
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
 
-    spec = SyntheticSpec(rows=rows, features=features, nnz=nnz, noise=0.05, seed=seed)
-    text, store = root / f"l1-{rows}x{features}.txt", root / f"l1-{rows}x{features}.bsvm"
+
+def blocksvm(*args: str) -> list[str]:
+    return [sys.executable, "-m", "blocksvm.cli", *args]
+
+
+def make_data(root: Path, name: str, seed: int) -> dict:
+    from blocksvm.datasets import SyntheticSpec, write_libsvm
+
+    spec = SyntheticSpec(**SETS[name], noise=0.05, seed=seed)
+    text = root / f"{name}.txt"
     if not text.exists():
         write_libsvm(text, spec, progress=False)
-    started = time.perf_counter()
-    if not store.exists():
-        convert(text, store, progress=False)
-    return text, store, time.perf_counter() - started
+    out = {"text": text, "text_mb": text.stat().st_size / 1e6}
+    for columns in (False, True):
+        store = root / f"{name}{'-columns' if columns else ''}.bsvm"
+        shutil.rmtree(store, ignore_errors=True)
+        seconds, rss = child(blocksvm("convert", str(text), str(store), *(["--columns"] if columns else []), "-q"))
+        out["columns" if columns else "rows"] = {"store": store, "seconds": seconds, "peak_rss_mb": rss}
+    return out
 
 
 def run_liblinear(X, y, code: int, C: float, problem) -> list[dict]:
@@ -74,43 +101,48 @@ def run_liblinear(X, y, code: int, C: float, problem) -> list[dict]:
     return runs
 
 
-def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y) -> dict:
+def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y, threads: int, pieces: int, cache_mb: float):
     from blocksvm.model import LinearModel
 
-    model_path = root / f"m{code}-{C:g}.h5"
-    argv = [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model_path), "-s", str(code), "-c", str(C),
-            "-e", "1e-5", "--threads", "1", "--read-threads", "1", "-q"]  # fmt: skip
-    started = time.perf_counter()
-    child = subprocess.Popen(argv)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"blocksvm train failed: {' '.join(argv)}")
+    model_path = root / f"m{code}-{C:g}-{threads}-{pieces}.h5"
+    seconds, rss = child(blocksvm("train", str(store), str(model_path), "-s", str(code), "-c", str(C), "-e", "1e-5",
+                                  "--threads", str(threads), "--column-pieces", str(pieces), "--cache-mb",
+                                  str(cache_mb), "-q"))  # fmt: skip
     history = [json.loads(line) for line in open(f"{model_path}.history.jsonl")]
     history = [r for r in history if "primal" in r and "time" in r]
     model = LinearModel.load(model_path)
     W, _ = model.weights_in(None, X.shape[1])
-    final = objective(W[0, :-1], float(model.intercept[0]), X, y, C, LOSS[code])
+    passes = np.cumsum([r.get("column_passes", 0.0) for r in history])
     return {
-        "history": [(r["time"], r["primal"]) for r in history],
+        "history": [(r["time"], r["primal"], p) for r, p in zip(history, passes)],
         "seconds": seconds,
-        "train_seconds": history[-1]["time"],
-        "objective": final,
+        "objective": objective(W[0, :-1], float(model.intercept[0]), X, y, C, LOSS[code]),
         "nonzeros": model.nonzero_weights,
-        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "peak_rss_mb": rss,
         "iterations": len(history),
-        "passes": sum(r.get("owlqn_passes", 0) for r in history),
     }
+
+
+def first_within(history: list, best: float) -> tuple[float, float]:
+    """(seconds, passes) of the first iteration within TARGET of ``best``."""
+    return next(((t, p) for t, f, p in history if f <= best * (1 + TARGET)), (float("nan"), float("nan")))
+
+
+def text_to_model(text: Path, root: Path, code: int, C: float) -> float:
+    cache = root / "text-cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    seconds, _ = child(blocksvm("train", str(text), str(root / f"t{code}.h5"), "-s", str(code), "-c", str(C),
+                                "--cache-dir", str(cache), "-q"))  # fmt: skip
+    return seconds
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--rows", type=int, default=200_000)
-    p.add_argument("--features", type=int, default=200_000)
-    p.add_argument("--nnz", type=int, default=20)
+    p.add_argument("--sets", nargs="+", default=["1m"], choices=list(SETS))
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--C", type=float, nargs="+", default=[0.1, 1.0])
+    p.add_argument("--C", type=float, nargs="+", default=[1.0])
     p.add_argument("--codes", type=int, nargs="+", default=[5, 6])
+    p.add_argument("--cache-mb", type=float, default=4000.0)
     p.add_argument("--root", type=Path, default=Path("/tmp/bench_l1"))
     p.add_argument("--json", type=Path)
     args = p.parse_args()
@@ -118,44 +150,49 @@ def main() -> None:
     from liblinear import liblinearutil as liblinear
     from sklearn.datasets import load_svmlight_file
 
-    text, store, convert_seconds = make_data(args.root, args.rows, args.features, args.nnz, args.seed)
-    started = time.perf_counter()
-    X, y = load_svmlight_file(str(text), n_features=args.features)
-    problem = liblinear.problem(y, X)
-    load_seconds = time.perf_counter() - started
-    print(f"{args.rows:,} rows x {args.features:,} features, {X.nnz:,} nonzeros; LIBLINEAR's load "
-          f"{load_seconds:.2f} s, blocksvm's convert {convert_seconds:.2f} s", flush=True)  # fmt: skip
     results = []
-    for code in args.codes:
-        for C in args.C:
-            lib = run_liblinear(X, y, code, C, problem)
-            ours = run_blocksvm(store, args.root, code, C, X, y)
-            best = min([r["objective"] for r in lib] + [ours["objective"]] + [f for _, f in ours["history"]])
-            lib_time = next((r["seconds"] for r in lib if r["objective"] <= best * (1 + TARGET)), float("nan"))
-            lib_eps = next((r["eps"] for r in lib if r["objective"] <= best * (1 + TARGET)), float("nan"))
-            ours_time = next((t for t, f in ours["history"] if f <= best * (1 + TARGET)), float("nan"))
-            row = {
-                "code": code, "C": C, "best": best, "liblinear_seconds": lib_time, "liblinear_eps": lib_eps,
-                "liblinear_load": load_seconds, "blocksvm_seconds": ours_time, "blocksvm_convert": convert_seconds,
-                "liblinear_nonzeros": lib[-1]["nonzeros"], "blocksvm_nonzeros": ours["nonzeros"],
-                "liblinear_final_gap": lib[-1]["objective"] / best - 1,
-                "blocksvm_final_gap": ours["objective"] / best - 1,
-                "blocksvm_peak_rss_mb": ours["peak_rss_mb"], "blocksvm_passes": ours["passes"],
-                "blocksvm_train_seconds": ours["train_seconds"], "liblinear_runs": lib,
-            }  # fmt: skip
-            results.append(row)
-            print(
-                f"-s {code} C {C:g}: to 1e-3  LIBLINEAR {lib_time:.2f} s (-e {lib_eps:g}; +{load_seconds:.2f} s load "
-                f"= {lib_time + load_seconds:.2f})  blocksvm {ours_time:.2f} s (+{convert_seconds:.2f} s convert = "
-                f"{ours_time + convert_seconds:.2f}); ratio {ours_time / lib_time:.2f}x from the store, "
-                f"{(ours_time + convert_seconds) / (lib_time + load_seconds):.2f}x load included; nonzeros "
-                f"{lib[-1]['nonzeros']:,} / {ours['nonzeros']:,}; blocksvm {ours['passes']} passes to -e 1e-5 in "
-                f"{ours['train_seconds']:.1f} s, peak RSS {ours['peak_rss_mb']:.0f} MB",
-                flush=True,
-            )
+    for name in args.sets:
+        made = make_data(args.root, name, args.seed)
+        started = time.perf_counter()
+        X, y = load_svmlight_file(str(made["text"]), n_features=SETS[name]["features"])
+        problem = liblinear.problem(y, X)
+        load_seconds = time.perf_counter() - started
+        rows, cols = made["rows"], made["columns"]
+        print(f"\n{name}: {X.shape[0]:,} rows x {X.shape[1]:,} features, {X.nnz:,} nonzeros, {made['text_mb']:.0f} MB "
+              f"of text; LIBLINEAR's load {load_seconds:.1f} s; blocksvm's convert {rows['seconds']:.1f} s "
+              f"({rows['peak_rss_mb']:.0f} MB), with --columns {cols['seconds']:.1f} s ({cols['peak_rss_mb']:.0f} "
+              f"MB): {cols['seconds'] / rows['seconds']:.2f}x", flush=True)  # fmt: skip
+        print("\n| -s | C | LIBLINEAR to 1e-3: train (-e) | blocksvm to 1e-3: 1 thread (passes) | 2 threads | 2 "
+              "threads, 2 pieces (passes) | ratio 1 thread / LIBLINEAR | text to model: blocksvm / LIBLINEAR load + "
+              "train | peak RSS (1 thread) |")  # fmt: skip
+        print("|---|---|---|---|---|---|---|---|---|")
+        for code in args.codes:
+            for C in args.C:
+                lib = run_liblinear(X, y, code, C, problem)
+                ours = {(t, pc): run_blocksvm(cols["store"], args.root, code, C, X, y, t, pc, args.cache_mb)
+                        for t, pc in ((1, 1), (2, 1), (2, 2))}  # fmt: skip
+                best = min([r["objective"] for r in lib] + [f for o in ours.values() for _, f, _ in o["history"]])
+                lib_time, lib_eps = next(((r["seconds"], r["eps"]) for r in lib
+                                          if r["objective"] <= best * (1 + TARGET)), (float("nan"), None))  # fmt: skip
+                reached = {key: first_within(o["history"], best) for key, o in ours.items()}
+                lib_default = next(r["seconds"] for r in lib if r["eps"] == 0.01)
+                whole = text_to_model(made["text"], args.root, code, C)
+                row = {
+                    "set": name, "code": code, "C": C, "best": best, "liblinear": lib, "liblinear_load": load_seconds,
+                    "liblinear_to_target": lib_time, "liblinear_eps": lib_eps, "text_to_model": whole,
+                    "blocksvm": {f"{t}x{pc}": {**o, "to_target": reached[(t, pc)]} for (t, pc), o in ours.items()},
+                    "convert": {k: {kk: vv for kk, vv in v.items() if kk != "store"} for k, v in
+                                (("rows", rows), ("columns", cols))},
+                }  # fmt: skip
+                results.append(row)
+                one, two, pieces = reached[(1, 1)], reached[(2, 1)], reached[(2, 2)]
+                print(f"| {code} | {C:g} | {lib_time:.2f} s (-e {lib_eps}) | {one[0]:.2f} s ({one[1]:.1f}) | "
+                      f"{two[0]:.2f} s ({one[0] / two[0]:.2f}x) | {pieces[0]:.2f} s ({pieces[1]:.1f}; "
+                      f"{one[0] / pieces[0]:.2f}x) | {one[0] / lib_time:.2f} | {whole:.1f} s / "
+                      f"{load_seconds + lib_default:.1f} s = {whole / (load_seconds + lib_default):.2f} | "
+                      f"{ours[(1, 1)]['peak_rss_mb']:.0f} MB |", flush=True)  # fmt: skip
     if args.json:
-        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "results": results},
-                                        indent=1))  # fmt: skip
+        args.json.write_text(json.dumps(results, indent=1, default=str))
 
 
 if __name__ == "__main__":
