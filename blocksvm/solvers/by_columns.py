@@ -189,7 +189,7 @@ class ColumnSolver(StagedSolver):
 
     def move_to(self, C: float, warm: bool = True) -> None:
         """Solve the same problems at cost ``C`` next (the rows' costs with it), from the current ``w`` or zero."""
-        self.problem = self.problem.with_C(C)
+        self.problem = self.problem.at(C)
         self.yc = signed_costs(self.problem, self.labels, self.row_weights)
         if not warm:
             self.w[...] = 0.0
