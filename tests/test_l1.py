@@ -23,6 +23,7 @@ from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_mode
 from blocksvm.losses import LOSSES
 from blocksvm.model import LinearModel
 from blocksvm.store import BlockStore
+from blocksvm.store.columns import ensure_columns
 from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
@@ -384,12 +385,13 @@ def test_tune_searches_the_l1_problem_fold_by_fold_and_starts_at_the_largest_zer
     from blocksvm.train.params import settle_tune
     from blocksvm.train.tune import Tuner
 
+    ensure_columns(generated[0])  # (tune writes them itself; a Tuner made here reads them)
     store = BlockStore(generated[0])
     blocks = [store.read_block(b) for b in range(store.n_blocks)]
     X = sp.vstack([b.to_csr(store.n_features) for b in blocks]).tocsr().astype(np.float64)
     y = np.concatenate([b.labels for b in blocks])
     params, _, options = settle_tune(None, {"penalty": "l1", "loss": "logistic", "eps": 1e-5, "C_grid": [0.1, 1.0]})
-    assert params.solver == "owl-qn"
+    assert params.solver == "glmnet"
     tuner = Tuner(store, params, options, verbose=0, progress=False)
     folds = fold_of(np.arange(store.n_rows), 0, 5)
     for C in (0.1, 1.0):

@@ -29,6 +29,7 @@ import numpy as np
 
 from blocksvm.errors import ParameterError
 from blocksvm.solvers._cdn_kernels import decisions_add
+from blocksvm.solvers._glmnet_kernels import curvature_at_zero, slope_at_zero
 from blocksvm.solvers.staged import ITERATIONS, PASSES, StagedSolver
 
 NONE = 0  # what a problem asks of a round: nothing
@@ -87,6 +88,36 @@ def signed_costs(problem, labels: np.ndarray, weights: np.ndarray | None) -> np.
     return np.ascontiguousarray(yc)
 
 
+def loss_at_zero(columns, problem, labels: np.ndarray, weights: np.ndarray | None):
+    """The loss's gradient and Hessian diagonal at ``w = 0``, ``sum_i C_i l'(y_i, 0) x_ij`` and ``sum_i C_i
+    l''(y_i, 0) x_ij^2`` (each (n_problems, n_weights), the bias feature's last), from the statistics of the column
+    layout ``columns`` with no read of the data; None when they cannot give it (a layout that keeps totals only, of
+    more classes than it keeps apart).
+
+    At ``t = 0`` every row of class ``c`` has ``C_i l' = C_kc w_i l'(y_kc, 0)`` (``C_kc``: problem ``k``'s cost of
+    class ``c``, ``w_i`` its instance weight), so the sums over rows are sums over classes of the layout's ``sums``
+    and ``squares`` (weighted sums by class); the bias column's from the rows' classes and weights."""
+    classes = problem.classes
+    if columns.stat_classes != len(classes):
+        return None
+    targets = problem.targets(classes)  # (n_problems, n_classes): each class's target in each problem
+    cost = np.where(targets > 0, problem.costs[:, 1:2], problem.costs[:, 0:1])
+    table = problem.loss.table
+    slope = cost * np.vectorize(lambda y: slope_at_zero(table, y))(targets)
+    curvature = cost * np.vectorize(lambda y: curvature_at_zero(table, y))(targets)
+    grad = np.zeros((problem.n_problems, problem.n_weights))
+    hdiag = np.zeros_like(grad)
+    for b in range(columns.n_blocks):
+        stats = columns.statistics(b)
+        grad[:, stats.features] = slope @ stats.sums.T
+        hdiag[:, stats.features] = curvature @ stats.squares.T
+    if problem.bias > 0:  # the bias column: every row of class c, value B
+        per_class = np.bincount(np.searchsorted(classes, labels), weights, len(classes))
+        grad[:, -1] = slope @ per_class * problem.bias
+        hdiag[:, -1] = curvature @ per_class * problem.bias**2
+    return grad, hdiag
+
+
 def feature_pieces(blocks: list[dict], pieces: int) -> list[np.ndarray]:
     """The column blocks of each of ``pieces`` pieces: contiguous ranges, each about ``nnz / pieces`` entries."""
     if pieces > len(blocks):
@@ -128,6 +159,11 @@ class ColumnSolver(StagedSolver):
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
         self.columns = store.columns
+        if self.columns is None:
+            raise ParameterError(
+                f"{store.path} has no column layout, which --solver {self.name} reads: write it with 'blocksvm "
+                "columns STORE' (train and tune write it themselves the first time)"
+            )
         self.labels, self.row_weights = self.columns.row_labels()
         self.yc = signed_costs(problem, self.labels, self.row_weights)
         self.n_rows = len(self.labels)

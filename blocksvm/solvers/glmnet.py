@@ -36,7 +36,7 @@ import numpy as np
 from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _glmnet_kernels as K
 from blocksvm.solvers._common import dot
-from blocksvm.solvers.by_columns import ColumnSolver, ColumnWorker, block_seed
+from blocksvm.solvers.by_columns import ColumnSolver, ColumnWorker, block_seed, loss_at_zero
 from blocksvm.solvers.staged import Stage
 
 DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 6
@@ -319,30 +319,12 @@ class GLMNETSolver(ColumnSolver):
 def at_zero_from_statistics(learner: GLMNETSolver) -> dict | None:
     """The gradient's round at ``w = 0`` from the statistics of ``learner``'s column layout, as the pieces would give
     it (``{"pieces": [...]}``), or None when the statistics cannot give it (totals only: more classes than the
-    layout keeps apart).
-
-    At ``t = 0`` every row of class ``c`` has ``tau = C_kc w_i l'(y_kc, 0)`` and ``D = C_kc w_i l''(y_kc, 0)``
-    (``C_kc``: problem ``k``'s cost of class ``c``, ``w_i`` the instance weight), so ``Grad_j = sum_c tau_c sums_jc``
-    and ``Hdiag_j = nu + sum_c D_c squares_jc`` (the layout's ``sums`` and ``squares``: weighted sums by class)."""
-    columns, problem = learner.columns, learner.problem
-    classes = problem.classes
-    if columns.stat_classes != len(classes):
+    layout keeps apart)."""
+    found = loss_at_zero(learner.columns, learner.problem, learner.labels, learner.row_weights)
+    if found is None:
         return None
-    targets = problem.targets(classes)  # (n_problems, n_classes): each class's target in each problem
-    cost = np.where(targets > 0, problem.costs[:, 1:2], problem.costs[:, 0:1])
-    table = problem.loss.table
-    slope = cost * np.vectorize(lambda y: K.slope_at_zero(table, y))(targets)
-    curvature = cost * np.vectorize(lambda y: K.curvature_at_zero(table, y))(targets)
-    grad = np.zeros_like(learner.w)
-    hdiag = np.full_like(learner.w, K.NU)
-    for b in range(columns.n_blocks):
-        stats = columns.statistics(b)
-        grad[:, stats.features] = slope @ stats.sums.T
-        hdiag[:, stats.features] += curvature @ stats.squares.T
-    if problem.bias > 0:  # the bias column: every row of class c, value B
-        per_class = np.bincount(np.searchsorted(classes, learner.labels), learner.row_weights, len(classes))
-        grad[:, -1] = slope @ per_class * problem.bias
-        hdiag[:, -1] += curvature @ per_class * problem.bias**2
+    grad, hdiag = found
+    hdiag += K.NU
     return {"pieces": [{"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix]} for ix in learner.piece_weights]}
 
 

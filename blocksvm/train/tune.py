@@ -35,8 +35,10 @@ from blocksvm.errors import CheckpointError, ParameterError
 from blocksvm.losses import EPSILON, LOGISTIC, REGRESSION
 from blocksvm.model import LinearModel
 from blocksvm.solvers import Problem
+from blocksvm.solvers.by_columns import loss_at_zero
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, reading
+from blocksvm.train import engines
 from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
 from blocksvm.train.params import settle_tune
 from blocksvm.train.signals import StopRequest
@@ -310,6 +312,10 @@ class Tuner:
         below the largest C whose solution is w = 0 on all rows, ``l1 / max_kj |sum_i c_i l'(0; y_i) x_ij|``
         (glmnet's lambda_max; ``c_i`` the row's cost over C: class and instance weights), at most 1024."""
         p = self.problem
+        largest = self._largest_slope_from_columns()
+        if largest is not None:
+            start = p.penalty.l1 / largest if largest > 0 else MAX_C
+            return min(2.0 ** math.floor(math.log2(start)), MAX_C)
         slope = 0.5 if p.loss.kind == LOGISTIC else 2.0 * p.loss.quadratic + p.loss.linear  # -l'(0) / y
         gradient = np.zeros((p.n_problems, p.n_weights))
         for block in self.trainer.store.iter_blocks(prefetch=self.trainer.params.prefetch):
@@ -325,6 +331,15 @@ class Tuner:
         largest = float(np.abs(gradient).max(initial=0.0))
         start = p.penalty.l1 / largest if largest > 0 else MAX_C
         return min(2.0 ** math.floor(math.log2(start)), MAX_C)
+
+    def _largest_slope_from_columns(self) -> float | None:
+        """``max_kj |sum_i c_i l'(0; y_i) x_ij|`` from a column learner's layout statistics (no read of the data),
+        or None (another learner, or statistics of totals only)."""
+        columns = getattr(self.solver, "columns", None)
+        if columns is None:
+            return None
+        found = loss_at_zero(columns, self.problem.at(1.0), self.solver.labels, self.solver.row_weights)
+        return None if found is None else float(np.abs(found[0]).max(initial=0.0))
 
     def _better(self, score: float, best: float) -> bool:
         return score < best if self.regression else score > best
@@ -453,6 +468,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
+    params = engines.with_columns(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
     with reading(store), writing({"the model": options["refit"]}):
         tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
