@@ -441,7 +441,8 @@ def test_a_cluster_run_resumes_exactly_and_refuses_another_k(store, client, tmp_
 
 
 def test_only_dual_cd_and_the_pass_learners_run_in_shards(store):
-    with pytest.raises(ParameterError, match="workers is read by the solvers dual-cd, newton, owl-qn, cdn, glmnet, not "):
+    readers = "dual-cd, newton, owl-qn, cdn, glmnet"
+    with pytest.raises(ParameterError, match=f"workers is read by the solvers {readers}, not "):
         train(store, workers=2, solver="pegasos", **QUICK)
 
 
