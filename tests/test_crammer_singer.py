@@ -196,7 +196,9 @@ def test_command_line_s_4_and_the_loss_choose_the_solver(five, tmp_path, capsys)
         train(store, solver="crammer-singer", loss="hinge", max_outer=1, verbose=0)
     with pytest.raises(ParameterError, match="^threads is read by the solvers dual-cd, newton"):
         train(store, loss="crammer-singer", threads=2, max_outer=1, verbose=0)
-    with pytest.raises(ParameterError, match="^tune warm-starts dual-cd, newton and owl-qn along C; solver=crammer-s"):
+    with pytest.raises(
+        ParameterError, match="^tune warm-starts dual-cd, newton, owl-qn, cdn and glmnet along C; solver=crammer-s"
+    ):
         tune(store, loss="crammer-singer", C_grid=(0.1, 1.0), verbose=0)
 
 

@@ -972,8 +972,8 @@ CASES = [
     ("time_limit must be a positive number of seconds or None, not <x>", "error", train_with("--time-limit", "0")),
     ("tune searches C: give the values to try as --C-grid", "error", lambda e, t, mp: ["tune", e.store, "-C", "2"]),
     (
-        "tune warm-starts dual-cd, newton and owl-qn along C; --solver <solver> cannot continue from another C: train "
-        "it with 'blocksvm train' at each C",
+        "tune warm-starts dual-cd, newton, owl-qn, cdn and glmnet along C; --solver <solver> cannot continue from "
+        "another C: train it with 'blocksvm train' at each C",
         "error",
         lambda e, t, mp: ["tune", e.store, "--solver", "pegasos"],
     ),

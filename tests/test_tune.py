@@ -161,7 +161,10 @@ def test_the_default_grid_starts_where_liblinear_starts(stores):
         ({"C": 2.0}, "tune searches C: give the values to try as C_grid"),
         ({"folds": 1}, "folds must be an integer >= 2, not 1"),
         ({"C_grid": (1.0, -1.0)}, "C_grid must be positive numbers, all different, or None"),
-        ({"solver": "pegasos"}, "tune warm-starts dual-cd, newton and owl-qn along C; solver=pegasos cannot continue"),
+        (
+            {"solver": "pegasos"},
+            "tune warm-starts dual-cd, newton, owl-qn, cdn and glmnet along C; solver=pegasos cannot continue",
+        ),
         ({"workers": 2}, "workers is a train option; tune searches C by cross-validation"),
         ({"validation": "x.bsvm"}, "validation is a train option; tune searches C by cross-validation"),
         ({"average": True}, "average is read by the solvers pegasos"),

@@ -185,9 +185,9 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     options = RunOptions(**(options.to_dict() | {k: v for k, v in given.items() if k in RUN})).validate()
     _check_solver(command, trained.solver, cli)
     _check_loss(trained, cli)
+    _check_penalty(trained, given, cli)  # (first: --l1-ratio with --penalty l1 says why before who reads it)
     for name in given:
         _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli)
-    _check_penalty(trained, given, cli)
     return trained, options
 
 
