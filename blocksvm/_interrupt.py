@@ -9,6 +9,10 @@ returned a result with an exception set``, or returns a tuple holding NULL and t
 raises at once; inside numba (a numba frame on the stack) it raises at the first function call or
 return once the stack is clear of numba again, through a one-shot profile hook on the main thread.
 :func:`sigint_held` holds Ctrl-C over a few lines that must not be cut in two (starting a thread).
+
+A run that stops at its next block boundary on a signal (:func:`blocksvm.train.signals.deferred_signals`) also says
+so here (:func:`request_stop`), so that code waiting on another thread, a block being read, gives up its wait
+(:class:`StoppedWhileWaiting`) instead of waiting for a thread that may never come back.
 """
 
 from __future__ import annotations
@@ -19,6 +23,30 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+
+
+class StoppedWhileWaiting(Exception):
+    """Raised in a thread waiting for another (a block's read) when a signal asked the run to stop: the run ends
+    without what it waited for. ``signal_name``: the signal's (``"SIGTERM"``)."""
+
+    def __init__(self, signal_name: str, waiting_for: str = ""):
+        super().__init__(f"stopped by {signal_name}" + (f" while waiting for {waiting_for}" if waiting_for else ""))
+        self.signal_name = signal_name
+
+
+_stop_requested: str | None = None
+
+
+def request_stop(signal_name: str | None) -> str | None:
+    """Record that a signal asked the run to stop (None: no request); return the request this one replaces."""
+    global _stop_requested
+    previous, _stop_requested = _stop_requested, signal_name
+    return previous
+
+
+def stop_requested() -> str | None:
+    """The signal that asked the run to stop (``"SIGTERM"``), or None."""
+    return _stop_requested
 
 
 def inside_numba(frame: FrameType | None) -> bool:

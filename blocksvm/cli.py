@@ -829,18 +829,31 @@ def main(argv: list[str] | None = None) -> int:
     """
     from blocksvm._interrupt import sigint_handled
 
-    argv = liblinear_weight_options(sys.argv[1:] if argv is None else argv)
+    as_command, argv = argv is None, liblinear_weight_options(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     with sigint_handled(), _quiet_when_read_no_more():
         try:
             if not argv:
                 build_parser("").print_help()
                 return EXIT_ERROR
-            return _run(_parse(argv))
+            code = _run(_parse(argv))
         except KeyboardInterrupt:
             if debug:
                 raise
-            return _interrupted()
+            code = _interrupted()
+    if as_command:
+        _exit_past_stalled_reads(code)
+    return code
+
+
+def _exit_past_stalled_reads(code: int) -> None:
+    """End the command now if a block's read it gave up on still runs (a stalled disk): the interpreter would wait for
+    its thread at exit, for ever. Its outputs are written and closed by now."""
+    reader = sys.modules.get("blocksvm.store.readahead")  # (a command that read no store imported none)
+    if reader is not None and reader.reads_still_running():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 class _QuietWhenClosed:
@@ -893,8 +906,15 @@ def _interrupted() -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Run the command; a user error is one line (the traceback with ``--debug``)."""
+    from blocksvm._interrupt import StoppedWhileWaiting
+
     try:
         return args.run(args)
+    except StoppedWhileWaiting as exc:  # a stop while a block was awaited, outside a pass (an evaluation, a round)
+        if args.debug:
+            raise
+        print(f"blocksvm: {exc}; the last checkpoint is kept", file=sys.stderr)
+        return EXIT_TERMINATED if exc.signal_name == "SIGTERM" else EXIT_INTERRUPTED
     except BlocksvmError as exc:
         if args.debug:
             raise

@@ -86,7 +86,7 @@ def plan(f: h5py.File, names) -> list[Dataset] | None:
     here (then h5py reads the file as it always did)."""
     if not hasattr(os, "preadv") or sys.byteorder != "little":  # Windows; the checksum kernel reads little-endian
         return None
-    found = []
+    found, file_size = [], f.id.get_filesize()
     for name in names:
         dataset = f[name]
         dtype = dataset.dtype
@@ -108,8 +108,29 @@ def plan(f: h5py.File, names) -> list[Dataset] | None:
         for i in range(dataset.id.get_num_chunks()):
             info = dataset.id.get_chunk_info(i)
             chunks.append(Chunk(info.chunk_offset[0] * width, info.byte_offset, info.size, info.filter_mask))
-        found.append(Dataset(name, dtype, dataset.size, dataset.chunks[0] * width, filters, tuple(chunks), shape))
+        layout = Dataset(name, dtype, dataset.size, dataset.chunks[0] * width, filters, tuple(chunks), shape)
+        problem = _layout_problem(layout, file_size)
+        if problem is not None:
+            raise ChunkError(f"{name}: {problem}")
+        found.append(layout)
     return found
+
+
+def _layout_problem(dataset: Dataset, file_size: int) -> str | None:
+    """Why the chunks of ``dataset`` (from the file's chunk index) would not fill its array exactly once from bytes
+    inside the file, or None: checked before any memory is allocated for a chunk."""
+    length, step = dataset.length, dataset.chunk_length
+    if not 1 <= step <= length:
+        return f"chunks of {step:,} elements in a dataset of {length:,}"
+    starts = sorted(c.start for c in dataset.chunks)
+    if starts != list(range(0, length, step)):
+        return f"{len(starts):,} chunks do not cover its {length:,} elements once each"
+    if len(dataset.filters) > 32:
+        return f"{len(dataset.filters)} filters"
+    for c in dataset.chunks:
+        if c.offset is None or c.offset < 0 or c.size < 0 or c.offset + c.size > file_size:
+            return f"the chunk at element {c.start:,} lies outside the file"
+    return None
 
 
 def decode_chunk(fd: int, dataset: Dataset, chunk: Chunk, out: np.ndarray) -> None:

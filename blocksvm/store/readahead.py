@@ -1,16 +1,24 @@
 """Reading blocks ahead of their consumer: the next few read at once on threads while the caller works on the
-current one (the row blocks of :class:`~blocksvm.store.BlockStore` and the column layout's blocks alike)."""
+current one (the row blocks of :class:`~blocksvm.store.BlockStore` and the column layout's blocks alike).
+
+The consumer waits for a block in short steps: a stop request (a signal, while a run defers it to the next block)
+ends the wait, and a read that takes longer than ``BLOCKSVM_READ_STALL_SECONDS`` fails naming the block. A read
+given up on is never waited for: its thread is left to end on its own (:func:`reads_still_running` says whether one
+has not, so that the command exits without it).
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
 import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from blocksvm._interrupt import sigint_held
+from blocksvm._interrupt import StoppedWhileWaiting, sigint_held, stop_requested
+from blocksvm.errors import StoreError
 
 
 @dataclass
@@ -26,9 +34,13 @@ class ReadStats:
     per_block: list = field(default_factory=list)
 
 
-def read_in_order(order: list[int], read, entries: list[dict], prefetch: int, stats: ReadStats | None) -> Iterator:
+def read_in_order(
+    order: list[int], read, entries: list[dict], prefetch: int, stats: ReadStats | None, where=None
+) -> Iterator:
     """``read(b)`` for each ``b`` in ``order``, read ``prefetch`` ahead as :meth:`BlockStore.iter_blocks` says (the
-    column layout's blocks too); ``entries[b]["bytes"]`` are counted in ``stats`` as read."""
+    column layout's blocks too); ``entries[b]["bytes"]`` are counted in ``stats`` as read; ``where(b)`` names block
+    ``b`` in the line of a read that stalls (default: its entry's file)."""
+    where = where or (lambda b: f"block {b} ({entries[b].get('file', '?')})")
     stats = stats if stats is not None else ReadStats()
 
     def timed_read(b: int) -> tuple[object, float]:
@@ -47,15 +59,62 @@ def read_in_order(order: list[int], read, entries: list[dict], prefetch: int, st
             count(b, seconds)
             yield block
         return
-    yield from _read_ahead(order, timed_read, prefetch, stats, count)
+    yield from _read_ahead(order, timed_read, prefetch, stats, count, where)
 
 
-def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count) -> Iterator:
+STALL_VARIABLE = "BLOCKSVM_READ_STALL_SECONDS"
+DEFAULT_STALL_SECONDS = 600.0
+"""How long a block's read may take before the run fails naming the block (``BLOCKSVM_READ_STALL_SECONDS`` sets
+another bound): a read of a healthy block takes a second or less, and one that takes minutes hangs on its disk (a
+network file system that stopped answering)."""
+_POLL_SECONDS = 0.05  # how often a wait for a read looks for a stop request
+_abandoned: list = []  # reads given up on (a stop, a stall) that may still be running
+
+
+def stall_seconds() -> float:
+    """The bound on a block's read: ``BLOCKSVM_READ_STALL_SECONDS``, or :data:`DEFAULT_STALL_SECONDS`."""
+    try:
+        seconds = float(os.environ.get(STALL_VARIABLE, DEFAULT_STALL_SECONDS))
+    except ValueError:
+        return DEFAULT_STALL_SECONDS
+    return seconds if seconds > 0 else DEFAULT_STALL_SECONDS
+
+
+def reads_still_running() -> int:
+    """Reads this process gave up waiting for that have not ended (their threads would hold up its exit)."""
+    _abandoned[:] = [future for future in _abandoned if not future.done()]
+    return len(_abandoned)
+
+
+def _awaited(future, where: str):
+    """The result of a block's read ``future``, waited for in short steps: a stop request ends the wait, and so does
+    a read that takes longer than :func:`stall_seconds`."""
+    start, bound = time.monotonic(), stall_seconds()
+    while True:
+        try:
+            return future.result(timeout=_POLL_SECONDS)
+        except TimeoutError:
+            if future.done():  # the read itself raised it
+                raise
+        signal_name = stop_requested()
+        if signal_name is not None:
+            raise StoppedWhileWaiting(signal_name, where) from None
+        if time.monotonic() - start >= bound:
+            raise StoreError(
+                f"{where} was not read in {bound:g} s: its file or the disk under it does not answer (a network file "
+                f"system that stopped?); no model or predictions were written ({STALL_VARIABLE} sets how long a read "
+                "may take)"
+            ) from None
+
+
+def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count, where) -> Iterator:
     """Yield the blocks ``read(b)`` returns for ``b`` in ``order`` while up to ``depth`` of the next ones are read
     at once, on threads of a pool.
 
     A block's read starts once the consumer has taken the block ``depth`` places before it, so at most ``depth``
-    blocks are read ahead of the one the consumer holds.
+    blocks are read ahead of the one the consumer holds. A read that fails fails the consumer with its block's
+    error; one that stalls (or a stop requested meanwhile) ends the wait (:func:`_awaited`: ``where(b)`` names the
+    block), and the reads still running are left to end on their own, never waited for.
     """
     if not order:
         return
@@ -65,9 +124,10 @@ def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count) -> 
         with sigint_held():  # a Ctrl-C inside submit would leave a started thread that nobody waits for
             pending.extend((b, pool.submit(read, b)) for b in itertools.islice(upcoming, depth))
         while pending:
-            b, future = pending.popleft()
+            b, future = pending[0]
             start = time.perf_counter()
-            block, seconds = future.result()
+            block, seconds = _awaited(future, where(b))
+            pending.popleft()
             stats.wait_seconds += time.perf_counter() - start
             count(b, seconds)
             with sigint_held():
@@ -76,5 +136,6 @@ def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count) -> 
             del block
     finally:
         for _, future in pending:
-            future.cancel()
-        pool.shutdown(wait=True)
+            if not future.cancel():
+                _abandoned.append(future)
+        pool.shutdown(wait=False)

@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
 import weakref
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -17,6 +18,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from blocksvm._hdf5 import check_global_heaps
 from blocksvm._interrupt import sigint_held
 from blocksvm._locks import FileLock, lock_path
 from blocksvm.errors import InUseError, StoreError, StoreReplacedError
@@ -27,6 +29,7 @@ from blocksvm.store import chunks
 from blocksvm.store import format as F
 from blocksvm.store.column_layout import ColumnLayout, verify_columns
 from blocksvm.store.readahead import ReadStats, read_in_order
+from blocksvm.store.writer import complete_swap
 
 
 @dataclass
@@ -98,6 +101,7 @@ class BlockStore:
         self.block_rows = np.array([b["rows"] for b in self.blocks], dtype=np.int64)
         self.row_offsets = np.concatenate(([0], np.cumsum(self.block_rows)))
         F.ensure_filters_available(m["params"]["compression"])
+        self._block_arrays = F.block_arrays(self.dtype, self.weighted)
         self._check_files()
         self.feature_map: np.ndarray | None = self._read_feature_map()
         self.n_features: int = self.space_features if self.feature_map is None else len(self.feature_map)
@@ -194,10 +198,11 @@ class BlockStore:
             if size != entry["bytes"]:
                 raise StoreError(f"it has {size} bytes, the manifest says {entry['bytes']}")
             with h5py.File(file, "r") as f:
+                F.FEATURE_MAP_ARRAYS.check({n: f[n] for n in ("features",) if n in f}, "", StoreError, entry)
                 feature_map = f["features"][()]
-            if len(feature_map) != entry["count"] or not _sorted_within(feature_map, self.space_features):
-                raise StoreError("it disagrees with the manifest")
-        except (OSError, KeyError, StoreError) as exc:
+            if not _sorted_within(feature_map, self.space_features):
+                raise StoreError("its columns are not sorted within the store's features")
+        except (OSError, KeyError, RuntimeError, ValueError, StoreError) as exc:
             raise StoreError(
                 f"{self.path}: the feature map ({entry['file']}) is damaged ({_short(exc)}): convert the store again"
             ) from None
@@ -214,13 +219,16 @@ class BlockStore:
         """
         if not 0 <= b < self.n_blocks:
             raise StoreError(f"{self.path}: no block {b} (the store has {self.n_blocks})")
+        _test_stall(b)
         entry = self.blocks[b]
-        where = f"{self.path}: block {b} ({entry['file']})"
+        where = self._where(b)
         try:
             arrays = self._read_arrays(b, entry)
-        except (OSError, KeyError) as exc:
+        except (OSError, KeyError, RuntimeError, ValueError, _Disagrees) as exc:  # h5py's errors of damaged metadata
             self._check_generation(b, _manifest_id(self.path))  # the whole store replaced since it was opened?
             problem = self._file_problem(b)  # deleted or cut since the store was opened?
+            if problem is None and isinstance(exc, _Disagrees):
+                problem = f"{where} is inconsistent: {exc}"
             raise StoreError(
                 problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the store again"
             ) from None
@@ -236,16 +244,21 @@ class BlockStore:
     def _read_arrays(self, b: int, entry: dict) -> dict[str, np.ndarray]:
         """Block ``b``'s arrays: h5py reads the file's metadata (under its lock), the chunks are decoded outside
         HDF5 on the decoding threads (:mod:`blocksvm.store.chunks`); h5py reads the arrays itself where a filter is
-        not decoded there."""
+        not decoded there. The datasets' types and lengths are checked against the manifest before any is read."""
         names = (*F.BLOCK_DATASETS, *((F.WEIGHTS,) if self.weighted else ()))
-        return self.read_arrays(entry["file"], names, lambda found: self._check_generation(b, found))
+        check = lambda found: self._check_generation(b, found)  # noqa: E731
+        return self.read_arrays(entry["file"], names, check, self._block_arrays, entry)
 
-    def read_arrays(self, file: str, names, check_generation) -> dict[str, np.ndarray]:
+    def read_arrays(self, file: str, names, check_generation, declared=None, entry=None) -> dict[str, np.ndarray]:
         """The datasets ``names`` of the store's file ``file`` (its path in the store), read as a block's are (the
         column layout's files too): ``check_generation(found)`` is given the file's ``store_id`` attribute before
-        any array is read."""
+        any array is read, and the datasets are checked against ``declared`` (:class:`blocksvm.schema.Arrays`, of
+        the manifest's ``entry``) from the file's metadata, before any is allocated."""
         with h5py.File(self.path / file, "r") as f:
-            check_generation(f.attrs.get("store_id"))  # one attribute: before the arrays
+            check_generation(_store_id(f))  # one attribute: before the arrays
+            problem = declared.problem({n: f[n] for n in names if n in f}, entry) if declared is not None else None
+            if problem is not None:
+                raise _Disagrees(f"field '{problem[0]}' {problem[1]}")
             layout = chunks.plan(f, names)
             fd = _descriptor(f) if layout is not None else None  # the file h5py opened, whatever is at the path now
             if fd is None:
@@ -320,7 +333,10 @@ class BlockStore:
         caller's thread. ``stats`` accumulates read and wait seconds.
         """
         order = list(range(self.n_blocks) if order is None else order)
-        yield from read_in_order(order, self.read_block, self.blocks, prefetch, stats)
+        yield from read_in_order(order, self.read_block, self.blocks, prefetch, stats, self._where)
+
+    def _where(self, b: int) -> str:
+        return f"{self.path}: block {b} ({self.blocks[b]['file']})"
 
     def verify(self) -> list[str]:
         """Read every block and check checksums and invariants; return the problems found."""
@@ -361,7 +377,7 @@ class BlockStore:
             "path": str(self.path),
             "format_version": m["version"],
             "store_id": m.get("store_id"),
-            "created": m["created"],
+            "created": m.get("created"),
             "rows": self.n_rows,
             "features": self.space_features,
             "features_used": self.n_features if self.feature_map is not None else None,
@@ -398,6 +414,8 @@ def reading(*stores) -> Iterator[None]:
     try:
         for store in stores:
             path = getattr(store, "path", store)
+            if path is not None and not Path(path).exists():
+                complete_swap(path)
             if path is None or not Path(path).is_dir():
                 continue
             lock = FileLock(lock_path(path), shared=True, optional=True)
@@ -503,6 +521,28 @@ def _shaped(arrays: dict[str, np.ndarray], layout: list[chunks.Dataset]) -> dict
     return {d.name: arrays[d.name] if d.shape is None else arrays[d.name].reshape(d.shape) for d in layout}
 
 
+class _Disagrees(Exception):
+    """A block file whose datasets are not those its manifest entry describes (their types, their lengths)."""
+
+
+def _store_id(f: h5py.File):
+    """The block file's ``store_id`` attribute, or None. A store written before blocksvm kept its strings at a fixed
+    length has it in the file's global heap, checked first (:func:`blocksvm._hdf5.check_global_heaps`)."""
+    if "store_id" not in f.attrs:
+        return None
+    kind = h5py.check_string_dtype(f.attrs.get_id("store_id").dtype)
+    if kind is not None and kind.length is None:  # of variable length: in the global heap
+        fd = _descriptor(f)
+        try:
+            problem = check_global_heaps(fd if fd is not None else f.filename)
+        finally:
+            if fd is not None:
+                os.close(fd)
+        if problem is not None:
+            raise chunks.ChunkError(problem)
+    return f.attrs["store_id"]
+
+
 def _descriptor(f: h5py.File) -> int | None:
     """A descriptor of its own of the file ``f`` (HDF5's default driver, sec2, has one), or None."""
     try:
@@ -535,6 +575,8 @@ def _manifest_id(path: Path) -> str | None:
 
 def _read_manifest(path: Path) -> dict:
     if not path.exists():
+        complete_swap(path)  # a conversion killed in the middle of its swap left the path empty
+    if not path.exists():
         raise StoreError(f"{path}: no such block store")
     if not path.is_dir():
         raise StoreError(
@@ -551,21 +593,31 @@ def _read_manifest(path: Path) -> dict:
         raise StoreError(f"{manifest_path} is corrupted: {exc}") from None
     except PermissionError:
         raise StoreError(f"{manifest_path}: permission denied") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != F.FORMAT_NAME:
+    if not isinstance(manifest, dict) or (
+        isinstance(manifest.get("format"), str) and manifest["format"] != F.FORMAT_NAME
+    ):
         raise StoreError(f"{path} is not a blocksvm store (its manifest names another format)")
     version = manifest.get("version")
-    if not isinstance(version, int) or version > F.FORMAT_VERSION:
+    if type(version) is int and version > F.FORMAT_VERSION:
         raise StoreError(
             f"{path} was written in store format version {version}; this blocksvm reads "
             f"version {F.FORMAT_VERSION} and older (upgrade blocksvm)"
         )
-    if manifest.get("complete") is not True:
+    if manifest.get("complete") is False:
         raise StoreError(f"{path} is not a complete block store (the conversion did not finish)")
-    missing = [
-        k
-        for k in ("rows", "features", "nnz", "index_base", "dtype", "classes", "label_counts", "blocks", "params")
-        if k not in manifest
-    ]
-    if missing:
-        raise StoreError(f"{manifest_path} is corrupted: it lacks {', '.join(missing)}")
-    return manifest
+    return F.MANIFEST_SCHEMA.check(
+        manifest, str(manifest_path), StoreError, remedy="restore the store from a copy, or convert it again"
+    )
+
+
+def _test_stall(b: int) -> None:
+    """Test-only: with ``BLOCKSVM_TEST_STALL_IN_READ="BLOCK:MARKER"``, the read of block BLOCK creates the file MARKER
+    and never ends (as a read from a disk that stopped answering: the thread waits, the GIL released), so that tests
+    stop or time out a run whose reader hangs whatever the machine's speed. Unset, one environment lookup a read."""
+    spec = os.environ.get("BLOCKSVM_TEST_STALL_IN_READ")
+    if spec is None:
+        return
+    block, marker = spec.split(":", 1)
+    if int(block) == b:
+        Path(marker).touch()
+        threading.Event().wait()

@@ -13,10 +13,14 @@ other means (a copy, an older blocksvm) at the next block it opens.
 
 from __future__ import annotations
 
+import ctypes
 import errno
+import functools
+import glob
 import json
 import os
 import shutil
+import time
 import uuid
 import zlib
 from collections.abc import Callable
@@ -28,6 +32,7 @@ import numpy as np
 
 from blocksvm._hdf5 import fsync_dir, write_hdf5
 from blocksvm._locks import FileLock, lock_path
+from blocksvm._test_hooks import pause, pause_due
 from blocksvm.errors import InUseError, StoreError
 from blocksvm.rows import Rows
 from blocksvm.store import chunks
@@ -50,9 +55,8 @@ def write_block(
     stored = {name: encode_chunks(a, filters) for name, a in arrays.items() if len(a)}
 
     def fill(f: h5py.File) -> None:
-        f.attrs["format"] = F.FORMAT_NAME
+        fixed_strings(f, format=F.FORMAT_NAME, store_id=store_id)
         f.attrs["version"] = version
-        f.attrs["store_id"] = store_id
         f.attrs["block"] = index
         f.attrs["rows"] = block.n_rows
         f.attrs["nnz"] = block.nnz
@@ -70,6 +74,13 @@ def write_block(
         "bytes": len(data),
         "crc32": zlib.crc32(data),
     }
+
+
+def fixed_strings(f: h5py.File, **attributes: str) -> None:
+    """String attributes of fixed length, kept in the object header (covered by its checksum), not in the global
+    heap, which nothing checks (:func:`blocksvm._hdf5.check_global_heaps`). They read back as bytes."""
+    for name, value in attributes.items():
+        f.attrs[name] = np.bytes_(value.encode())
 
 
 def chunk_shape(shape: tuple) -> tuple:
@@ -116,9 +127,8 @@ def write_feature_map(
     filters = F.compression_filters(compression)
 
     def fill(f: h5py.File) -> None:
-        f.attrs["format"] = F.FORMAT_NAME
+        fixed_strings(f, format=F.FORMAT_NAME, store_id=store_id)
         f.attrs["version"] = version
-        f.attrs["store_id"] = store_id
         chunk = (max(1, min(len(feature_map), F.CHUNK_ELEMENTS)),)
         f.create_dataset("features", data=np.asarray(feature_map, np.int64), chunks=chunk, **filters)
 
@@ -135,6 +145,7 @@ class StoreBuilder:
 
     def __init__(self, output: str | os.PathLike, *, overwrite: bool = False):
         self.output = Path(output)
+        complete_swap(self.output)  # one a killed conversion left half done; old stores swaps left behind
         if self.output.exists() and not overwrite:
             raise StoreError(f"{self.output} already exists (pass overwrite / --overwrite to replace it)")
         if not self.output.parent.exists():
@@ -245,26 +256,113 @@ class StoreBuilder:
             raise StoreError(f"{self.output} already exists (pass overwrite / --overwrite to replace it)")
         self._lock_output()  # a store that appeared meanwhile: not replaced under its readers either
         if self.output.exists():
-            trash = self.output.with_name(f"{self.output.name}.old-{self.store_id[:8]}")
-            os.rename(self.output, trash)
-            try:
-                os.rename(self.partial, self.output)
-            except OSError:
-                os.rename(trash, self.output)  # the old store stays where it was
-                raise
-            shutil.rmtree(trash, ignore_errors=True)
+            self._swap()
         else:
             os.rename(self.partial, self.output)
         fsync_dir(self.output.parent)
         return self.output
 
+    def _swap(self) -> None:
+        """Put the new store (complete in ``partial``) where the old one is, so that the path holds one or the other
+        at every moment: by one atomic exchange of the two directories where the system has one, else by two
+        renames that the next open of the path completes if they were cut between (:func:`complete_swap`)."""
+        trash = old_path(self.output, self.store_id)
+        _test_swap("before")
+        if _exchange(self.partial, self.output):  # the old store is now at partial's name
+            _test_swap("exchanged")
+            os.rename(self.partial, trash)
+        else:
+            os.rename(self.output, trash)
+            _test_swap("between")
+            try:
+                os.rename(self.partial, self.output)
+            except OSError:
+                os.rename(trash, self.output)  # the old store stays where it was
+                raise
+        shutil.rmtree(trash, ignore_errors=True)
+
+
+# ---- swapping a store for another --------------------------------------------------------------------------------
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the directories ``a`` and ``b`` in one atomic step (Linux's ``renameat2`` with ``RENAME_EXCHANGE``, through
+    the C library); False where the system or its file system has no such call (then nothing was moved)."""
+    if os.environ.get("BLOCKSVM_TEST_SWAP_BY_RENAMES"):  # test-only: the fallback of systems without the call
+        return False
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:  # not Linux, or a C library older than glibc 2.28
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):  # a kernel or file system without it
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def old_path(output: Path, store_id: str) -> Path:
+    """Where a store being replaced by the store of ``store_id`` goes while the two are swapped."""
+    return output.with_name(f"{output.name}.old-{store_id[:8]}")
+
+
+def complete_swap(output: str | os.PathLike) -> None:
+    """Finish a swap of the store at ``output`` that a conversion left half done (killed between its two renames,
+    where the system has no atomic exchange), so that the path holds a whole store again: the new store when it is
+    complete, else the old one put back; and remove old stores that swaps left beside it. Swaps still in progress
+    (their conversion holds the old store's lock) are left alone. Nothing is raised: what cannot be done here (a
+    folder this process may not write) is left for the reader to report."""
+    output = Path(output)
+    for trash in sorted(output.parent.glob(f"{glob.escape(output.name)}.old-*")):
+        lock = FileLock(lock_path(trash), optional=True)
+        try:
+            if lock.try_acquire() is not None:
+                continue  # its conversion is swapping it now
+            if not output.exists():
+                partial = output.with_name(f"{output.name}{F.PARTIAL_SUFFIX}-{trash.name.rpartition('-')[2]}")
+                done = (partial / F.MANIFEST).is_file()
+                os.rename(partial if done else trash, output)  # the new store, else the old one back
+            if trash.exists():
+                shutil.rmtree(trash, ignore_errors=True)
+        except OSError:
+            continue
+        finally:
+            lock.release()
+
+
+def _test_swap(stage: str) -> None:
+    """Test-only: ``BLOCKSVM_TEST_PAUSE_IN_SWAP="STAGE:MARKER"`` stops a store's swap at STAGE ("before", "between" the
+    two renames of the fallback, "exchanged"), creates MARKER and sleeps, so that a test kills the conversion there.
+    Unset, one environment lookup a swap."""
+    spec = os.environ.get("BLOCKSVM_TEST_PAUSE_IN_SWAP")
+    if spec is None or spec.partition(":")[0] != stage:
+        return
+    Path(spec.partition(":")[2]).touch()
+    time.sleep(600)  # the test kills this process long before
+    os._exit(137)
+
 
 def write_json_atomic(path: Path, obj) -> None:
     """Write JSON to ``path`` through a temporary file, fsync, and rename."""
     tmp = path.with_name(path.name + ".tmp")
+    text = json.dumps(obj, indent=1) + "\n"
     with open(tmp, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
+        if pause_due(tmp):  # test-only: half the file written, then killed
+            f.write(text[: len(text) // 2])
+            f.flush()
+            pause()
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from blocksvm._interrupt import StoppedWhileWaiting
 from blocksvm._progress import progress_bar
 from blocksvm.rows import Rows
 from blocksvm.train.records import PassSums
@@ -136,6 +137,8 @@ class PassRun:
 
         try:
             completed = run_pass(blocks, learner, schedule, st.sums, after)
+        except StoppedWhileWaiting:  # the stop came while a block was awaited: the pass stops where it stands
+            completed = False
         finally:
             if hasattr(blocks, "close"):
                 blocks.close()

@@ -3,7 +3,8 @@
 A kernel updates ``w`` and ``alpha`` together; an exception raised between two such updates
 would leave a state that no checkpoint should hold. So while training, the first Ctrl-C or
 SIGTERM only sets a flag that the outer loop reads after each block; a second Ctrl-C interrupts
-at once (once out of numba's glue code: :func:`blocksvm._interrupt.interrupt`).
+at once (once out of numba's glue code: :func:`blocksvm._interrupt.interrupt`). The request is also recorded for
+the threads' waits (:func:`blocksvm._interrupt.request_stop`): a block that does not come is not waited for.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import signal
 import threading
 from contextlib import contextmanager
 
-from blocksvm._interrupt import interrupt
+from blocksvm._interrupt import interrupt, request_stop
 
 
 class StopRequest:
@@ -37,10 +38,13 @@ def deferred_signals():
         if request and signum == signal.SIGINT:
             interrupt(frame)  # a second Ctrl-C: the user insists
         request.signal_name = signal.Signals(signum).name
+        request_stop(request.signal_name)
 
     previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    before = request_stop(None)
     try:
         yield request
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        request_stop(before)
