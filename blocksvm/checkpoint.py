@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import h5py
@@ -31,6 +31,7 @@ import numpy as np
 from blocksvm._hdf5 import fsync_dir, open_versioned, write_hdf5
 from blocksvm._locks import FileLock
 from blocksvm.errors import CheckpointError, InUseError
+from blocksvm.schema import Array, Arrays, Field, Schema
 
 CHECKPOINT_FORMAT = "blocksvm-checkpoint"
 CHECKPOINT_VERSION = 1
@@ -141,7 +142,11 @@ def _test_pause_if(pause: tuple[str, Path] | None, stage: str) -> None:
 
 
 def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
-    """Read and verify one checkpoint file; raise CheckpointError saying what is wrong."""
+    """Read and verify one checkpoint file; raise CheckpointError saying what is wrong.
+
+    The file's layout (its attributes, ``meta`` and the arrays: numbers, of a size the file holds) is checked before
+    anything is read, the digest then, and last every field of ``meta`` against :data:`CHECKPOINT_SCHEMA`.
+    """
     path = Path(path)
     if not path.exists():
         raise CheckpointError(f"{path}: no such checkpoint")
@@ -149,17 +154,205 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
         raise CheckpointError(f"{path} is not a blocksvm checkpoint (not even an HDF5 file)")
     try:
         with open_versioned(path, CHECKPOINT_FORMAT, CHECKPOINT_VERSION, "checkpoint", CheckpointError) as f:
-            expected = str(f.attrs["sha256"])
-            meta = json.loads(bytes(f["meta"][()]))
-            arrays = {name: f["arrays"][name][()] for name in f["arrays"]} if "arrays" in f else {}
+            group = f["arrays"] if "arrays" in f else {}  # (f.get would take a damaged object for a missing one)
+            if not isinstance(group, (h5py.Group, dict)):
+                raise CheckpointError(f"{path}: field 'arrays' is not a group of arrays")
+            stored = {**({"meta": f["meta"]} if "meta" in f else {}), **{f"arrays/{n}": group[n] for n in group}}
+            layout = Arrays((Array("meta", dtype=np.dtype(np.uint8)), *(Array(n, ndim=None) for n in stored)))
+            layout.check(stored, str(path), CheckpointError)
+            expected = _text(f.attrs["sha256"])
+            meta_bytes = bytes(f["meta"][()])
+            arrays = {name: group[name][()] for name in group}
     except CheckpointError:
         raise
-    except (OSError, KeyError, ValueError) as exc:
-        raise CheckpointError(f"{path} is corrupted or truncated: {str(exc).splitlines()[0]}") from None
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:  # h5py's errors of damaged metadata
+        raise CheckpointError(f"{path} is corrupted or truncated: {_first_line(exc)}") from None
+    try:
+        meta = json.loads(meta_bytes)
+    except ValueError as exc:  # (UnicodeDecodeError too)
+        raise CheckpointError(f"{path} is corrupted or truncated: {_first_line(exc)}") from None
+    PARTS.check(meta, str(path), CheckpointError)
     checkpoint = Checkpoint(meta["params"], meta["store"], meta["state"], arrays)
     if checkpoint.digest() != expected:
         raise CheckpointError(f"{path} is corrupted: its checksum does not match its content")
+    CHECKPOINT_SCHEMA.check(meta, str(path), CheckpointError)
     return checkpoint
+
+
+def _text(value) -> str:
+    """A string attribute as h5py reads it (str, or bytes when stored at a fixed length)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        raise TypeError(f"an attribute is {type(value).__name__}, not a string")
+    return value
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+# ---- what a checkpoint may say (blocksvm.schema) -------------------------------------------------------------------
+
+PARTS = Schema((Field("params", "dict"), Field("store", "dict"), Field("state", "dict")))
+_SUMS = Schema(
+    (
+        Field("loss", "list", items=Field("", "real")),
+        Field("correct", "real"),
+        Field("rows", "int", low=0),
+        Field("blocks", "int", low=0),
+        Field("passes", "real", low=0),
+        Field("updates", "int", low=0),
+        Field("compute_seconds", "real", low=0),
+        Field("figures", "dict"),
+        Field("weight", "real", optional=True, null=True),
+    )
+)
+_NEGATIVE_GAP = -1e-10  # blocksvm.train.records.NEGATIVE_GAP: a gap below is no pass's (a run refuses it)
+_RECORD = Schema(
+    (
+        Field("outer", "int", low=1),
+        Field("primal", "real"),
+        Field("primal_exact", "bool"),
+        Field("gap", "real", optional=True, null=True, low=_NEGATIVE_GAP),
+        Field("pg_violation", "real", optional=True, null=True),
+        Field("stop", "str", optional=True, null=True),
+    )
+)
+_POSITION = (
+    Field("outer", "int", low=1),
+    Field("position", "int", low=0),
+    Field("sums", "dict", fields=_SUMS),
+    Field("elapsed", "real", low=0),
+)
+
+
+def _learned_some_class(state: dict) -> tuple[str, str] | None:
+    """A stream's learner that learned rows knows their classes."""
+    classes = state.get("learner", {}).get("classes")
+    if classes is not None and not classes and state["sums"]["rows"] > 0:
+        return "learner.classes", f"is empty, but {state['sums']['rows']:,} rows were learned"
+    return None
+
+
+def _a_streams_learner(meta: dict) -> tuple[str, str] | None:
+    """A stream's checkpoint (its input a file: ``stream:`` in the fingerprint) records its learner's classes, features
+    and dtype."""
+    if not meta["store"]["fingerprint"].startswith("stream:") or "search" in meta["state"]:
+        return None
+    learner = meta["state"].get("learner")
+    for key in ("classes", "n_features", "dtype"):
+        if not isinstance(learner, dict) or key not in learner:
+            return f"state.learner{'.' + key if isinstance(learner, dict) else ''}", "is missing (a stream's learner)"
+    return None
+
+
+_TRAINING = Schema(
+    _POSITION
+    + (
+        Field("history", "list", items=Field("", "dict", fields=_RECORD)),
+        Field("blocks_visited", "int", low=0),
+        Field("eval_seconds", "real", low=0),
+        Field(
+            "learner",
+            "dict",
+            optional=True,
+            fields=Schema(
+                (
+                    Field("classes", "list", optional=True, items=Field("", "number")),
+                    Field("n_features", "int", optional=True, low=0, high=1 << 31),
+                    Field("dtype", "str", optional=True, choices=("float32", "float64")),
+                )
+            ),
+        ),
+    ),
+    rules=(_learned_some_class,),
+)
+_POINT = Schema(
+    (
+        Field("C", "number", low=0),
+        Field("score", "real"),
+        Field("fold_scores", "list", items=Field("", "real")),
+        Field("primal", "real"),
+        Field("gap", "real"),
+        Field("passes", "int", low=0),
+        Field("seconds", "real", low=0),
+    )
+)
+
+
+def _best_among_points(state: dict) -> tuple[str, str] | None:
+    best, points, values = state["best"], state["points"], state["values"]
+    if any(c <= 0 for c in values) or any(a >= b for a, b in zip(values, values[1:])):
+        return "values", "are not positive and increasing"
+    if len(points) > len(values):
+        return "points", f"has {len(points)} points for {len(values)} values of C"
+    if best is not None and not 0 <= best < len(points):
+        return "best", f"is {best}, but {len(points)} values of C are done"
+    if state["C"] is not None and state["C"] not in state["values"]:
+        return "C", f"is {state['C']!r}, not one of the values to try"
+    return None
+
+
+def _time_at_C(state: dict) -> tuple[str, str] | None:
+    """When the search moved to its C: ``C_started``, or (a checkpoint of a search before it was the trainer's
+    client) the ``seconds`` spent at C."""
+    return None if "C_started" in state or "seconds" in state else ("C_started", "is missing")
+
+
+_SEARCH = Schema(
+    _POSITION
+    + (
+        Field("values", "list", items=Field("", "number", low=0)),
+        Field("points", "list", items=Field("", "dict", fields=_POINT)),
+        Field("C", "number", null=True),
+        Field("C_started", "real", optional=True),
+        Field("best", "int", null=True),
+        Field("since_best", "int", low=0),
+        Field("search", "dict"),
+        # the trainer's state, which a search's checkpoint holds since the search is the trainer's client (before, it
+        # counted its own passes and seconds)
+        *(replace(f, optional=True) for f in _TRAINING.fields if f.name not in {p.name for p in _POSITION}),
+        Field("passes", "int", optional=True, low=0),
+        Field("iterations", "int", optional=True, low=0),
+        Field("seconds", "real", optional=True, low=0),
+    ),
+    rules=(_best_among_points, _time_at_C),
+)
+
+
+def _state_of_its_kind(meta: dict) -> tuple[str, str] | None:
+    """A search's state (``blocksvm tune``: it has ``search``) or a training run's, each checked by its schema."""
+    state = meta["state"]
+    found = (_SEARCH if "search" in state else _TRAINING).problem(state, "state.")
+    return found
+
+
+CHECKPOINT_SCHEMA = Schema(
+    (
+        Field("params", "dict"),
+        Field(
+            "store",
+            "dict",
+            fields=Schema(
+                (
+                    Field("fingerprint", "str"),
+                    Field("path", "str"),
+                    Field("what", "str", optional=True),
+                    Field("store_id", "str", optional=True, null=True),  # the generation it names
+                    *(Field(k, "int", optional=True, low=0) for k in ("rows", "nnz", "blocks")),
+                )
+            ),
+        ),
+        Field("state", "dict"),
+    ),
+    rules=(_state_of_its_kind, _a_streams_learner),
+)
+"""What a checkpoint's ``meta`` may say: the parameters, the identity of its input (a store of a generation, a
+stream's file) and the state of a training run (:class:`~blocksvm.train.snapshot.TrainState`) or of a search of C
+(``SearchState``). Its arrays are checked against the run that resumes them
+(:func:`blocksvm.train.snapshot.load_arrays`)."""
 
 
 def read_latest(path: str | os.PathLike) -> tuple[Checkpoint, str | None]:

@@ -36,9 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
+from blocksvm._hdf5 import fsync_dir
+from blocksvm._test_hooks import pause, pause_due
 from blocksvm.errors import ModelError, check_writable
 from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.penalties import liblinear_type, problem_of_type
+from blocksvm.schema import Field, Schema
 
 EXPORT_LIMIT_BYTES = 1 << 30
 """LIBLINEAR model files larger than this (1 GiB) are refused: a compact model of a hashed space."""
@@ -98,10 +101,16 @@ def write_liblinear_model(model, path: str | os.PathLike) -> Path:
             if model.rho is not None:
                 f.write(f"rho {model.rho:.17g}\n")
             f.write("w\n")
+            if pause_due(tmp):  # test-only: the header written, then killed
+                f.flush()
+                pause()
             _write_rows(f, columns, model.feature_map, model.space_features)
             if bias_row is not None:
                 _write_rows(f, bias_row[None, :], None, 1)
+            f.flush()
+            os.fsync(f.fileno())  # on disk before its final name: a crash leaves no half file under it
         os.replace(tmp, path)
+        fsync_dir(path.parent)
     except OSError as exc:
         raise ModelError(f"cannot write the LIBLINEAR model {path}: {exc.strerror or exc}") from None
     finally:
@@ -140,33 +149,26 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
     and Singer's or a one-class SVM's): the fields of a :class:`~blocksvm.model.LinearModel` (``LinearModel.load``
     reads either format)."""
     path = Path(path)
-    header: dict[str, str] = {}
     try:
         with open(path) as f:
-            for line in f:
-                key, _, value = line.strip().partition(" ")
-                if key == "w":
-                    break
-                header[key] = value
-            else:
-                raise ModelError(f"{path} is neither a blocksvm model nor a LIBLINEAR model file")
-            problem = problem_of_type(header.get("solver_type", ""))
+            header = HEADER_SCHEMA.check(_read_header(f, path), str(path), ModelError)
+            problem = problem_of_type(header["solver_type"])
             if problem is None:
                 raise ModelError(
-                    f"{path}: LIBLINEAR solver_type {header.get('solver_type')!r} "
-                    "is not a linear model blocksvm can apply"
+                    f"{path}: LIBLINEAR solver_type {header['solver_type']!r} is not a linear model blocksvm can apply"
                 )
             loss, penalty = problem
             regression = loss in LOSSES and LOSSES[loss].task == REGRESSION
-            nr_class = int(header["nr_class"])
-            labels = np.array(header.get("label", "0 1" if regression else "").split(), dtype=np.float64)
-            n_features = int(header["nr_feature"])
+            Schema((), rules=(_labels_of(regression or loss == "one-class"),)).check(header, str(path), ModelError)
+            nr_class = header["nr_class"]
+            labels = np.array(header.get("label", [0.0, 1.0] if regression else []), dtype=np.float64)
+            n_features = header["nr_feature"]
             bias = float(header["bias"])
             rho = float(header["rho"]) if loss == "one-class" else None  # a one-class model decides w.x - rho
             nr_w = 1 if nr_class == 2 and header["solver_type"] != "MCSVM_CS" else nr_class
             rows = n_features + (1 if bias >= 0 else 0)
             W, kept = _read_weights(f, path, rows, nr_w, sparse=penalty != "l2")
-    except (KeyError, ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ModelError(f"{path} is not a readable LIBLINEAR model file: {exc}") from None
     bias_row = np.zeros(nr_w)
     if bias >= 0:  # the last row is the bias feature's
@@ -197,6 +199,64 @@ def read_liblinear_model(path: str | os.PathLike) -> dict:
     return fields
 
 
+_HEADER_LINES = 16  # LIBLINEAR writes 7 at most: a file of more is not one of its models
+_HEADER_LINE = 1 << 20  # characters of a header line read at most (a label line of many classes is long)
+HEADER_SCHEMA = Schema(
+    (
+        Field("solver_type", "str"),
+        Field("nr_class", "int", low=1, high=1 << 20),
+        Field("label", "list", optional=True, items=Field("", "number")),
+        Field("nr_feature", "int", low=0, high=1 << 31),
+        Field("bias", "number"),
+        Field("rho", "number", optional=True),
+    )
+)
+"""What a LIBLINEAR model's header may say (its values read as numbers where they are)."""
+
+
+def _labels_of(unlabeled: bool):
+    """The rule of a header's labels: a classifier's, as many as ``nr_class`` and distinct; a regression or one-class
+    model needs none (it has ``rho``, a one-class model)."""
+
+    def rule(header: dict) -> tuple[str, str] | None:
+        if unlabeled:
+            if "rho" not in header and header["solver_type"] == "ONECLASS_SVM":
+                return "rho", "is missing"
+            return None
+        labels = header.get("label")
+        if labels is None:
+            return "label", "is missing"
+        if len(labels) != header["nr_class"] or len(set(labels)) != len(labels):
+            return "label", f"has {len(labels)} labels for nr_class {header['nr_class']} (one a class, distinct)"
+        return None
+
+    return rule
+
+
+def _read_header(f, path: Path) -> dict:
+    """The header's lines up to ``w``, a key and its value each, the values as numbers where they are."""
+    header = {}
+    for _ in range(_HEADER_LINES):
+        line = f.readline(_HEADER_LINE)
+        key, _, value = line.strip().partition(" ")
+        if not line or (not header and key != "solver_type"):
+            break
+        if key == "w":
+            return header
+        header[key] = [_number(v) for v in value.split()] if key == "label" else _number(value)
+    raise ModelError(f"{path} is neither a blocksvm model nor a LIBLINEAR model file")
+
+
+def _number(text: str):
+    """``text`` as an int or a float when it is one, else as it is (the schema names a field that is not)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text
+
+
 def _read_weights(f, path: Path, rows: int, nr_w: int, sparse: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """The ``rows`` weight lines of ``nr_w`` values after the header, a chunk of lines at a time: all of them, or with
     ``sparse`` those with a nonzero weight and their row numbers (when fewer than half the rows are; else all)."""
@@ -205,7 +265,14 @@ def _read_weights(f, path: Path, rows: int, nr_w: int, sparse: bool) -> tuple[np
         lines = [line for _, line in zip(range(min(_READ_ROWS, rows - seen)), f)]
         if not lines:
             break
-        values = np.array(" ".join(lines).split(), dtype=np.float64)
+        try:
+            values = np.array(" ".join(lines).split(), dtype=np.float64)
+        except ValueError:
+            raise ModelError(
+                f"{path}: a weight among rows {seen + 1:,} to {seen + len(lines):,} is not a number"
+            ) from None
+        if not np.isfinite(values).all():
+            raise ModelError(f"{path}: a weight among rows {seen + 1:,} to {seen + len(lines):,} is NaN or infinite")
         if values.size != len(lines) * nr_w:
             found = f"{values.size} values in {len(lines)} rows"
             raise ModelError(f"{path}: expected {rows} weight rows of {nr_w} values, found {found}")

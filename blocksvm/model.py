@@ -32,6 +32,7 @@ from blocksvm.errors import InUseError, ModelError, check_writable
 from blocksvm.features import positions
 from blocksvm.liblinear_format import read_liblinear_model
 from blocksvm.losses import LOGISTIC_LOSS, LOSSES, ONE_CLASS, REGRESSION
+from blocksvm.schema import Array, Arrays, Field, Schema
 
 MODEL_FORMAT = "blocksvm-model"
 MODEL_VERSION = 3
@@ -295,31 +296,160 @@ class LinearModel:
             return cls(**read_liblinear_model(path))
         try:
             with open_versioned(path, MODEL_FORMAT, MODEL_VERSION, "model", ModelError) as f:
-                return cls(
-                    coef=f["coef"][()],
-                    intercept=f["intercept"][()],
-                    classes=np.array(json.loads(f.attrs["classes"]), dtype=np.float64),
-                    bias=float(f.attrs["bias"]),
-                    index_base=int(f.attrs["index_base"]),
-                    params=json.loads(f.attrs["params"]),
-                    summary=json.loads(f.attrs["summary"]),
-                    store_fingerprint=str(f.attrs["store_fingerprint"]),
-                    loss=str(f.attrs.get("loss", json.loads(f.attrs["params"]).get("loss", ""))),
-                    feature_map=f["feature_map"][()] if "feature_map" in f else None,
-                    space_features=int(f.attrs.get("space_features", 0)),
-                    text_format=json.loads(f.attrs["text_format"]) if "text_format" in f.attrs else None,
-                    sparse=bool(f.attrs.get("sparse", False)),
-                )
-        except (OSError, KeyError, ValueError) as exc:
-            raise ModelError(f"{path} is not a readable model: {exc}") from None
+                fields = _checked_fields(f, path)
+        except ModelError:
+            raise
+        except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:  # h5py's errors of a damaged file
+            raise ModelError(f"{path} is not a readable model: {_first_line(exc)}") from None
+        return cls(**fields)
+
+
+# ---- what a model file may say (blocksvm.schema) -----------------------------------------------------------------
+
+_JSON_ATTRIBUTES = ("classes", "params", "summary", "text_format")
+
+
+def _classes_fit(a: dict) -> tuple[str, str] | None:
+    classes, problems, loss = a["classes"], a["problems"], a.get("loss", "")
+    if any(x >= y for x, y in zip(classes, classes[1:])):
+        return "classes", "is not sorted and distinct"
+    if loss in LOSSES and LOSSES[loss].task == REGRESSION:
+        return None if problems == 1 else ("coef", f"has {problems} rows: a regression model has one")
+    if len(classes) < 2:
+        return "classes", f"has {len(classes)} classes: a classifier has two or more"
+    if problems != len(classes) and not (problems == 1 and len(classes) == 2):
+        return "coef", f"has {problems} rows for {len(classes)} classes (one, or one a class)"
+    return None
+
+
+MODEL_ATTRIBUTES = Schema(
+    (
+        Field("classes", "list", items=Field("", "number")),
+        Field("bias", "number"),
+        Field("index_base", "int", choices=(0, 1)),
+        Field("params", "dict"),
+        Field("summary", "dict"),
+        Field("store_fingerprint", "str"),
+        Field("loss", "str", optional=True),
+        Field("space_features", "int", optional=True, low=0, high=1 << 31),
+        Field("text_format", "dict", optional=True, null=True),
+        Field("sparse", "bool", optional=True),
+    ),
+    rules=(_classes_fit,),
+)
+"""What a model file's attributes may say (the JSON ones parsed); its datasets: :func:`_model_arrays`."""
+_MOST_RATIO = (
+    1100  # deflate's largest ratio, and then some: a model's arrays hold no more than its file this many times
+)
+
+
+def _rows(context: dict) -> str:
+    return f"coef has {context['problems']} rows"
+
+
+def _model_arrays(version: int) -> Arrays:
+    return Arrays(
+        (
+            Array("coef", kinds="f", ndim=2),
+            Array(
+                "intercept", kinds="f", length=lambda c: c["problems"], of=lambda c: f"coef has {c['problems']} rows"
+            ),
+            Array(
+                "feature_map",
+                kinds="iu",
+                optional=version < COMPACT_MODEL_VERSION,
+                length=lambda c: c["columns"],
+                of=lambda c: f"coef has {c['columns']:,} columns",
+            ),
+        )
+    )
+
+
+def _checked_fields(f: h5py.File, path: Path) -> dict:
+    """The fields of a :class:`LinearModel` from the open model file ``f``, every one checked before it is trusted:
+    the attributes (types, ranges, classes against the weights' rows), the datasets' types and shapes from the
+    metadata, their size against the file's (no more than its bytes can hold compressed), then their values."""
+    version = int(f.attrs["version"])
+    attributes = {name: _attribute(f, name, path) for name in f.attrs if name not in ("format", "version")}
+    stored = {name: f[name] for name in ("coef", "intercept", "feature_map") if name in f}  # (f.get: damaged = absent)
+    shape = getattr(stored.get("coef"), "shape", ())
+    context = {"problems": shape[0] if len(shape) == 2 else 0, "columns": shape[-1] if len(shape) == 2 else 0}
+    _model_arrays(version).check(stored, str(path), ModelError, context)
+    MODEL_ATTRIBUTES.check({**attributes, "problems": context["problems"]}, str(path), ModelError)
+    values = sum(int(np.prod(f[name].shape)) for name in ("coef", "intercept", "feature_map") if name in f)
+    if 8 * values > _MOST_RATIO * max(f.id.get_filesize(), 1):
+        raise ModelError(f"{path}: field 'coef' claims {values:,} values, more than a file of its size holds")
+    coef, intercept = f["coef"][()].astype(np.float64), f["intercept"][()].astype(np.float64)
+    feature_map = f["feature_map"][()].astype(np.int64) if "feature_map" in f else None
+    space = attributes.get("space_features", 0)
+    for name, array in (("coef", coef), ("intercept", intercept)):
+        if not np.isfinite(array).all():
+            raise ModelError(f"{path}: field '{name}' holds a value that is NaN or infinite")
+    if feature_map is not None and not _sorted_within(feature_map, space):
+        raise ModelError(f"{path}: field 'feature_map' is not sorted within the model's {space:,} features")
+    if attributes.get("sparse") and feature_map is None:
+        raise ModelError(f"{path}: field 'sparse' is true, but the model has no feature_map")
+    return {
+        "coef": coef,
+        "intercept": intercept,
+        "classes": np.array(attributes["classes"], dtype=np.float64),
+        "bias": float(attributes["bias"]),
+        "index_base": attributes["index_base"],
+        "params": attributes["params"],
+        "summary": attributes["summary"],
+        "store_fingerprint": attributes["store_fingerprint"],
+        "loss": attributes.get("loss", attributes["params"].get("loss", "")),
+        "feature_map": feature_map,
+        "space_features": space,
+        "text_format": attributes.get("text_format"),
+        "sparse": attributes.get("sparse", False),
+    }
+
+
+def _attribute(f: h5py.File, name: str, path: Path):
+    """An attribute as a plain value: numbers and booleans as Python's, strings decoded, JSON ones parsed."""
+    value = f.attrs[name]
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, np.generic):
+        value = value.item()
+    if name in _JSON_ATTRIBUTES and isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError as exc:
+            raise ModelError(f"{path}: field '{name}' is not JSON ({_first_line(exc)})") from None
+    if isinstance(value, np.ndarray):  # an attribute written as an array: not one of a model's
+        return value.tolist()
+    return value
+
+
+def _sorted_within(columns: np.ndarray, width: int) -> bool:
+    """Whether ``columns`` increase strictly and lie in ``0 .. width - 1``."""
+    return len(columns) == 0 or (columns[0] >= 0 and columns[-1] < width and bool(np.all(np.diff(columns) > 0)))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
 
 
 def load_warm_start(path: str | os.PathLike) -> LinearModel:
-    """The model at ``path`` for a run to continue from (``--warm-start``), read under a shared lock on ``PATH.lock``.
+    """The model at ``path`` for a run to continue from (``--warm-start``), read under a shared lock on ``PATH.lock``
+    (:func:`load_shared`).
 
-    Refused while another run writes ``path`` (its exclusive lock, :func:`blocksvm.checkpoint.writing`): that run
-    replaces the model when it ends, and this one would continue from the model it replaces. A run that writes
-    the model it starts from (``train DATA M --warm-start M``) holds that lock itself, and reads it.
+    Raises
+    ------
+    InUseError
+        Another run is writing ``path``.
+    """
+    return load_shared(path, "warm-start from it")
+
+
+def load_shared(path: str | os.PathLike, then: str = "read it") -> LinearModel:
+    """The model at ``path``, read under a shared lock on ``PATH.lock``: refused while another run writes ``path`` (its
+    exclusive lock, :func:`blocksvm.checkpoint.writing`), since that run replaces the model when it ends. A run that
+    writes the model it reads (``train DATA M --warm-start M``) holds that lock itself, and reads it. ``then`` says
+    what to do once the writer has ended (``"predict with it"``).
 
     Raises
     ------
@@ -331,8 +461,8 @@ def load_warm_start(path: str | os.PathLike) -> LinearModel:
     owner = lock.try_acquire()
     if owner is not None:
         raise InUseError(
-            f"the model {path} is being written by another run ({owner or 'another process'}): warm-start from it "
-            "once that run has ended"
+            f"the model {path} is being written by another run ({owner or 'another process'}): {then} once that run "
+            "has ended"
         )
     try:
         return LinearModel.load(path)

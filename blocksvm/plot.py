@@ -8,26 +8,30 @@ import os
 from pathlib import Path
 
 from blocksvm.errors import BlocksvmError, check_writable
+from blocksvm.schema import Field, Schema
 
 
 def read_history(path: str | os.PathLike) -> list[dict]:
-    """The records of a JSON-lines history file."""
+    """The records of a JSON-lines history file, each checked against :data:`RECORD_SCHEMA`."""
     path = Path(path)
     _refuse_a_model(path)
     try:
         lines = path.read_text().splitlines()
-        records = [json.loads(line) for line in lines if line.strip()]
+        numbered = [(number, json.loads(line)) for number, line in enumerate(lines, 1) if line.strip()]
     except FileNotFoundError:
         raise BlocksvmError(f"{path}: no such history file") from None
     except IsADirectoryError:
         raise BlocksvmError(f"{path} is a directory, not a training history") from None
     except ValueError as exc:  # UnicodeDecodeError (a binary file) is a ValueError too
         raise BlocksvmError(f"{path} is not a JSON-lines training history: {exc}") from None
+    records = [record for _, record in numbered]
     if not records:
         raise BlocksvmError(f"{path} holds no training records")
     missing = [key for key in _NEEDED if not all(isinstance(r, dict) and key in r for r in records)]
     if missing:
         raise BlocksvmError(f"{path} is not a blocksvm training history: records lack {', '.join(missing)}")
+    for number, record in numbered:
+        RECORD_SCHEMA.check(record, f"{path}:{number}")
     return records
 
 
@@ -43,6 +47,23 @@ def _refuse_a_model(path: Path) -> None:
 
 
 _NEEDED = ("outer", "time", "primal", "train_accuracy")
+_DRAWN = ("dual", "gap", "progressive_accuracy", "validation_accuracy", "pg_violation", "progressive_loss")
+RECORD_SCHEMA = Schema(
+    (
+        Field("outer", "int", low=0),
+        Field("time", "real"),
+        Field("primal", "real", null=True),
+        Field("train_accuracy", "real", null=True),
+        Field("primal_exact", "bool", optional=True, null=True),
+        *(Field(key, "real", optional=True, null=True) for key in _DRAWN),
+    )
+)
+"""What a record of a history file must hold for ``plot`` (every record a JSON object of these; others pass)."""
+
+
+def _values(records: list[dict], key: str, transform=float) -> list[float]:
+    """``key`` of each record (NaN where a record has none: a gap missing from a pass, say), for a plot."""
+    return [math.nan if r.get(key) is None else transform(r[key]) for r in records]
 
 
 def plot_history(
@@ -69,28 +90,27 @@ def plot_history(
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
     ax = axes[0, 0]
-    ax.plot(seconds, [r["primal"] for r in records], label="primal (pass estimate)", color="C0")
-    ax.plot([r["time"] for r in exact], [r["primal"] for r in exact], "o", color="C0", label="primal (exact)")
+    ax.plot(seconds, _values(records, "primal"), label="primal (pass estimate)", color="C0")
+    ax.plot(_values(exact, "time"), _values(exact, "primal"), "o", color="C0", label="primal (exact)")
     if records[0].get("dual") is not None:
-        ax.plot(seconds, [r["dual"] for r in records], label="dual (exact)", color="C1")
+        ax.plot(seconds, _values(records, "dual"), label="dual (exact)", color="C1")
     ax.set(xlabel="seconds", ylabel="objective", title="Objective")
     ax.legend()
 
     ax = axes[0, 1]
     if records[0].get("gap") is not None:
-        ax.semilogy(seconds, [max(r["gap"], 1e-16) for r in records], color="C2", label="gap (pass estimate)")
-        ax.semilogy(
-            [r["time"] for r in exact], [max(r["gap"], 1e-16) for r in exact], "o", color="C2", label="gap (exact)"
-        )
+        floor = lambda gap: max(gap, 1e-16)  # noqa: E731 - a log scale shows no 0
+        ax.semilogy(seconds, _values(records, "gap", floor), color="C2", label="gap (pass estimate)")
+        ax.semilogy(_values(exact, "time"), _values(exact, "gap", floor), "o", color="C2", label="gap (exact)")
         ax.legend()
     ax.set(xlabel="seconds", ylabel="(P - D) / P", title="Relative duality gap")
 
     ax = axes[1, 0]
-    ax.plot(outer, [100 * r["train_accuracy"] for r in records], label="training", color="C3")
+    ax.plot(outer, _values(records, "train_accuracy", lambda a: 100 * a), label="training", color="C3")
     if records[0].get("progressive_accuracy") is not None:
         ax.plot(
             outer,
-            [100 * r["progressive_accuracy"] for r in records],
+            _values(records, "progressive_accuracy", lambda a: 100 * a),
             "--",
             color="C6",
             label="progressive (before each update)",
@@ -107,16 +127,28 @@ def plot_history(
         ax.semilogy([o for o, _ in violations], [v for _, v in violations], color="C5")
         ax.set(xlabel="outer iteration", ylabel="max PG - min PG", title="Projected-gradient violation")
     elif records[0].get("progressive_loss") is not None:  # an online learner: progressive validation
-        ax.plot(outer, [r["progressive_loss"] for r in records], "o-", color="C6")
+        ax.plot(outer, _values(records, "progressive_loss"), "o-", color="C6")
         ax.set(xlabel="outer iteration", ylabel="mean loss before each update", title="Progressive loss")
 
     for ax in axes.flat:
         ax.grid(True, alpha=0.3)
     fig.suptitle(title or "blocksvm training")
     fig.tight_layout()
-    output = Path(output)
-    fig.savefig(output, dpi=110)
-    plt.close(fig)
+    return _saved(fig, plt, Path(output))
+
+
+def _saved(fig, plt, output: Path) -> Path:
+    """Save ``fig`` to ``output`` through a temporary name: a plot cut by a kill or a full disk is not left looking
+    complete."""
+    tmp = output.with_name(output.name + ".partial")
+    try:
+        fig.savefig(tmp, dpi=110, format=output.suffix.lstrip(".").lower() or "png")
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise BlocksvmError(f"cannot write the plot {output}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
     return output
 
 
@@ -147,6 +179,4 @@ def plot_cv(result, output: str | os.PathLike, *, title: str | None = None) -> P
     ax.set(xlabel="log2 C", ylabel=ylabel, title=title or "Cross-validation over C")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(output, dpi=110)
-    plt.close(fig)
-    return Path(output)
+    return _saved(fig, plt, Path(output))

@@ -29,7 +29,7 @@ from blocksvm._progress import progress_bar
 from blocksvm.errors import BlocksvmError, ModelError, check_writable
 from blocksvm.features import FeatureSet, translate
 from blocksvm.io.vw import Hashing, describe, iter_text, text_format_of
-from blocksvm.model import LinearModel
+from blocksvm.model import LinearModel, load_shared
 from blocksvm.store import BlockStore, reading
 
 
@@ -147,7 +147,7 @@ def predict(
     """
     start = time.perf_counter()
     name = "the model" if isinstance(model, LinearModel) else f"the model {model}"
-    model = model if isinstance(model, LinearModel) else LinearModel.load(model)
+    model = model if isinstance(model, LinearModel) else load_shared(model, "predict with it")
     data = Path(data)
     if probability:
         model.probabilities(np.zeros((0, model.coef.shape[0])))  # a model without them: one line, before any output

@@ -34,7 +34,7 @@ from blocksvm.train.params import settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER
-from blocksvm.train.snapshot import TrainState, restore, stream_identity
+from blocksvm.train.snapshot import TrainState, load_arrays, restore, stream_identity
 
 
 @dataclass
@@ -273,6 +273,12 @@ def _resume(path, params, identity: dict, dtype, out) -> tuple[TrainState, Growi
         out(f"warning: {warning}")
     state = restore(saved, params, identity, f"checkpoint {path}")
     learned = state.learner
+    widest = max((a.shape[-1] for n, a in saved.arrays.items() if a.ndim == 2 and n != "feature_slots"), default=1)
+    if learned.get("classes") and learned.get("n_features", 0) >= widest:  # before the learner's arrays are made
+        raise CheckpointError(
+            f"checkpoint {path}: field 'state.learner.n_features' is {learned['n_features']:,}, more than its arrays "
+            f"hold ({widest - 1:,})"
+        )
     learner = GrowingLearner(
         params,
         learned.get("classes", ()),
@@ -281,6 +287,6 @@ def _resume(path, params, identity: dict, dtype, out) -> tuple[TrainState, Growi
         saved.arrays.get("feature_slots"),
     )
     if learner.solver is not None:
-        learner.solver.load_state(saved.arrays)
+        load_arrays(learner.solver, saved, f"checkpoint {path}")
     out(f"resuming the stream after {state.sums.rows} examples")
     return state, learner

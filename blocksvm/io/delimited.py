@@ -27,28 +27,36 @@ def iter_csv(
     ``y`` the label column, ``first_line`` the 1-based line of the chunk's first row, ``consumed`` the bytes
     of the file on disk read so far (for progress)."""
     stream, counter = open_input(path)
+    reader = csv.reader(io.TextIOWrapper(stream, encoding="utf-8", newline=""))
     try:
-        reader = csv.reader(io.TextIOWrapper(stream, encoding="utf-8", newline=""))
-        header = next(reader, None)
-        if header is None:
-            raise InputFormatError(path, 0, "is empty: a CSV file starts with a line of column names")
-        column = _label_column(path, header, label)
-        rows: list[list[str]] = []
-        first = 2
-        for line, cells in enumerate(reader, start=2):
-            if not cells:
-                continue
-            if len(cells) != len(header):
-                raise InputFormatError(path, line, f"has {len(cells)} cells, the header {len(header)}")
-            rows.append(cells)
-            if len(rows) == chunk_rows:
-                yield (*_numbers(path, first, rows, column, header), first, counter.consumed)
-                rows, first = [], line + 1
-        if rows:
-            yield (*_numbers(path, first, rows, column, header), first, counter.consumed)
+        yield from _chunks(path, reader, label, chunk_rows, counter)
+    except UnicodeDecodeError:
+        line = reader.line_num + 1
+        raise InputFormatError(path, line, "is not UTF-8 text (a binary file, or another encoding?)") from None
     finally:
         stream.close()
         counter.close()
+
+
+def _chunks(path, reader, label: str, chunk_rows: int, counter):
+    """The chunks of ``iter_csv`` from the rows ``reader`` reads."""
+    header = next(reader, None)
+    if header is None:
+        raise InputFormatError(path, 0, "is empty: a CSV file starts with a line of column names")
+    column = _label_column(path, header, label)
+    rows: list[list[str]] = []
+    first = 2
+    for line, cells in enumerate(reader, start=2):
+        if not cells:
+            continue
+        if len(cells) != len(header):
+            raise InputFormatError(path, line, f"has {len(cells)} cells, the header {len(header)}")
+        rows.append(cells)
+        if len(rows) == chunk_rows:
+            yield (*_numbers(path, first, rows, column, header), first, counter.consumed)
+            rows, first = [], line + 1
+    if rows:
+        yield (*_numbers(path, first, rows, column, header), first, counter.consumed)
 
 
 def _label_column(path, header: list[str], label: str) -> int:

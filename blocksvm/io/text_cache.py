@@ -29,9 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from blocksvm._version import __version__
-from blocksvm.errors import ParameterError, StoreError
+from blocksvm.errors import BlocksvmError, ParameterError, StoreError
 from blocksvm.io.convert import convert
 from blocksvm.io.libsvm import open_input
+from blocksvm.schema import Field, Schema
 from blocksvm.store import BlockStore
 from blocksvm.store import format as F
 from blocksvm.store.writer import write_json_atomic
@@ -91,14 +92,14 @@ def store_for(
     cache = cache_path(path, cache_dir)
     stat = path.stat()  # before converting: a file changed meanwhile must not match afterwards
     wanted = _fingerprint(path, stat, options)
-    found = _cached_fingerprint(cache)
-    changed = _what_changed(found, wanted) if found is not None else None
+    found, damaged = _cached_fingerprint(cache)
+    changed = damaged or (_what_changed(found, wanted) if found is not None else None)
     if found is not None and not changed:
         _say(say, f"using the cached store {cache}")
         return cache
     _check_cache_location(cache, path)
     _check_is_text(path)
-    why = f"again: {changed}" if found else "once; reused while the file is unchanged"
+    why = f"again: {changed}" if found or damaged else "once; reused while the file is unchanged"
     _say(say, f"converting {path} into the cached store {cache} ({why})")
     jobs = options.pop("jobs", None)
     convert(path, cache, overwrite=True, progress=progress, jobs=jobs, **options)
@@ -180,16 +181,36 @@ def _what_changed(found: dict, wanted: dict) -> str | None:
     return next((why for key, why in _CHANGES if found.get(key) != wanted[key]), None)
 
 
-def _cached_fingerprint(cache: Path) -> dict | None:
-    """The fingerprint of a complete cached store at ``cache``, or None if there is none that opens."""
+CACHE_KEY_SCHEMA = Schema(
+    (
+        Field("source", "str"),
+        Field("bytes", "int", low=0),
+        Field("mtime_ns", "int"),
+        Field("ctime_ns", "int", optional=True),  # (a cache of an older blocksvm has neither: converted again once)
+        Field("file", "list", optional=True, low=2, high=2, items=Field("", "int")),
+        Field("options", "dict"),
+        Field("blocksvm", "str"),
+        Field("store_id", "str", null=True),
+    )
+)
+"""What a cache's ``source.json`` (its key: the text file's identity and the conversion's options) may say."""
+
+
+def _cached_fingerprint(cache: Path) -> tuple[dict | None, str | None]:
+    """The fingerprint of a complete cached store at ``cache`` (None if there is none that opens), and why its
+    record cannot be trusted when it is damaged (then the cache is converted again, saying so)."""
     try:
-        found = json.loads((cache / SOURCE_FILE).read_text())
+        text = (cache / SOURCE_FILE).read_text()
         store_id = BlockStore(cache).store_id
     except (OSError, ValueError, StoreError):
-        return None
-    if not isinstance(found, dict) or found.get("store_id") != store_id:
-        return None  # the store was replaced after its fingerprint was written
-    return found
+        return None, None
+    try:
+        found = CACHE_KEY_SCHEMA.check(json.loads(text), SOURCE_FILE)
+    except (ValueError, BlocksvmError) as exc:  # not JSON, or not the record of a key
+        return None, f"its record {SOURCE_FILE} is damaged ({str(exc).splitlines()[0]})"
+    if found.get("store_id") != store_id:
+        return None, None  # the store was replaced after its fingerprint was written
+    return found, None
 
 
 def _check_cache_location(cache: Path, source: Path) -> None:

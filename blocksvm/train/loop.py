@@ -46,7 +46,7 @@ from blocksvm.train.params import TrainParams, settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
 from blocksvm.train.signals import StopRequest, deferred_signals
-from blocksvm.train.snapshot import TrainState, restore, snapshot, store_identity
+from blocksvm.train.snapshot import TrainState, load_arrays, restore, snapshot, store_identity
 
 
 @dataclass
@@ -384,12 +384,9 @@ class Trainer(Run):
 
     def restore(self, checkpoint: Checkpoint, source: str = "the checkpoint", search: bool = False) -> None:
         """Continue from ``checkpoint``; refuse one made for another store or other parameters, or by a search of C
-        unless ``search`` (by a training run if it is)."""
+        unless ``search`` (by a training run if it is), or whose arrays do not fit this run's."""
         state = restore(checkpoint, self.params, self.identity, source, search)
-        try:
-            self.solver.load_state(checkpoint.arrays)
-        except (KeyError, ValueError) as exc:
-            raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
+        load_arrays(self.solver, checkpoint, source, self.store.n_rows)
         self.state = state
 
     # ---- evaluation ---------------------------------------------------------------------

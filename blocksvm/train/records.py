@@ -215,7 +215,7 @@ class StopRules:
         return None
 
     def gap_met(self, record: dict) -> bool:
-        return self.gap and record["gap"] is not None and record["gap"] <= self.params.tol
+        return self.gap and record.get("gap") is not None and record["gap"] <= self.params.tol
 
     def reason(self, record: dict, out_of_time: bool) -> str | None:
         p = self.params
@@ -225,7 +225,7 @@ class StopRules:
             return record["stop"]
         if record["primal_exact"] and self.gap_met(record):
             return f"relative duality gap {record['gap']:.2e} <= tol {p.tol:g}"
-        if self.pg and record["pg_violation"] is not None and record["pg_violation"] <= p.eps:
+        if self.pg and record.get("pg_violation") is not None and record["pg_violation"] <= p.eps:
             return f"PG violation {record['pg_violation']:.3g} <= eps {p.eps:g}"
         if record["outer"] >= p.max_outer:
             return f"max_outer ({p.max_outer}) reached"

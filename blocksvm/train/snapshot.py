@@ -14,6 +14,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from blocksvm.checkpoint import Checkpoint
 from blocksvm.errors import CheckpointError
 from blocksvm.train.params import PARAMS, SAFE_TO_CHANGE
@@ -56,16 +58,25 @@ def store_identity(store) -> dict:
 
 
 def stream_identity(path: str) -> dict:
-    """What a checkpoint of a stream from ``path`` (a file, unchanged since; or ``-``) was made for."""
+    """What a checkpoint of a stream from ``path`` (a file, unchanged since; or ``-``) was made for: the file's identity
+    as a text file's cached store is keyed (:mod:`blocksvm.io.text_cache`): its device and inode (a copy over it is
+    another file), size, modification time and change time (which every write sets, and no copy tool sets back)."""
     if path == "-":
         return {"fingerprint": "stream:-", "path": "-", "what": "standard input"}
     st = os.stat(path)
-    resolved, modified = str(Path(path).resolve()), time.localtime(st.st_mtime)
+    resolved = str(Path(path).resolve())
+    identity = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
     return {
-        "fingerprint": f"stream:{resolved}:{st.st_size}:{st.st_mtime_ns}",
+        "fingerprint": f"stream:{resolved}:{identity}",
         "path": resolved,
-        "what": f"the stream {resolved} ({st.st_size} bytes, modified {time.strftime('%Y-%m-%d %H:%M:%S', modified)})",
+        "what": f"the stream {resolved} ({st.st_size} bytes, modified {_when(st.st_mtime_ns)}, changed "
+        f"{_when(st.st_ctime_ns)}, inode {st.st_ino} of device {st.st_dev})",
     }
+
+
+def _when(ns: int) -> str:
+    """A file time to the nanosecond (a write within the second of another shows)."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ns // 10**9)) + f".{ns % 10**9:09d}"
 
 
 def snapshot(state: TrainState, elapsed: float, params, identity: dict, arrays: dict) -> Checkpoint:
@@ -115,6 +126,11 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
         raise CheckpointError(
             f"{source} was made for {theirs.get('what', theirs.get('path'))}, not for {identity['what']}"
         )
+    position, blocks = checkpoint.state.get("position", 0), identity.get("blocks")
+    if blocks is not None and position > blocks:  # (a stream's position counts rows: no bound)
+        raise CheckpointError(
+            f"{source}: field 'state.position' is {position:,}, more than the store's {blocks:,} blocks"
+        )
     ours = params.to_dict()
     # a parameter newer than the checkpoint that every run before it had at its default (the penalty, issue 32: L2)
     # is compared at that default; another missing one (pegasos_schedule, whose default changed) is refused by name
@@ -125,6 +141,51 @@ def check_fits(checkpoint: Checkpoint, params, identity: dict, source: str, sear
             f"{source} was made with other parameters ({changed}); only "
             f"{', '.join(sorted(SAFE_TO_CHANGE))} may change when resuming"
         )
+
+
+def load_arrays(solver, checkpoint: Checkpoint, source: str, rows: int | None = None) -> None:
+    """Load ``checkpoint``'s arrays into ``solver``, each of the solver's own (its ``state_names``) checked first:
+    present, of numbers, of the solver's shape (``rows``: the store's, named when an array has one value a row).
+
+    Raises
+    ------
+    CheckpointError
+        One line naming the field: ``checkpoint run.ckpt: field 'alpha' has 1,200 values, the store has 1,605 rows``.
+    """
+    for name in getattr(solver, "state_names", ()):
+        ours, theirs = getattr(solver, name), checkpoint.arrays.get(name)
+        if theirs is None:
+            raise CheckpointError(f"{source}: field '{name}' is missing (--solver {solver.name} keeps it)")
+        if theirs.dtype.kind not in "biuf":
+            raise CheckpointError(f"{source}: field '{name}' holds {theirs.dtype}, not numbers")
+        if theirs.shape != ours.shape:
+            raise CheckpointError(f"{source}: field '{name}' {_shape_problem(theirs.shape, ours.shape, rows)}")
+    try:
+        solver.load_state(checkpoint.arrays)
+    except (KeyError, ValueError, IndexError, TypeError) as exc:
+        raise CheckpointError(f"{source} does not fit this problem: {exc}") from None
+
+
+def check_shape(checkpoint: Checkpoint, name: str, shape: tuple, source: str) -> None:
+    """Refuse ``checkpoint`` unless its array ``name`` (when it has one) is of numbers in ``shape``."""
+    theirs = checkpoint.arrays.get(name)
+    if theirs is None:
+        return
+    if theirs.dtype.kind not in "biuf":
+        raise CheckpointError(f"{source}: field '{name}' holds {theirs.dtype}, not numbers")
+    if theirs.shape != tuple(shape):
+        raise CheckpointError(f"{source}: field '{name}' {_shape_problem(theirs.shape, tuple(shape), None)}")
+
+
+def _shape_problem(theirs: tuple, ours: tuple, rows: int | None) -> str:
+    """How an array of shape ``theirs`` differs from the run's ``ours``: its length when only the last axis differs
+    (named as the store's rows when it has one value a row), else its shape."""
+    if len(theirs) == len(ours) and theirs[:-1] == ours[:-1]:
+        each = " a problem" if int(np.prod(ours[:-1], dtype=np.int64)) > 1 else ""
+        if rows is not None and ours[-1] == rows:
+            return f"has {theirs[-1]:,} values{each}, the store has {rows:,} rows"
+        return f"has {theirs[-1]:,} values{each}, this run's has {ours[-1]:,}"
+    return f"has shape {theirs}, this run's is {ours}"
 
 
 def _replaced(theirs: dict, ours: dict) -> bool:

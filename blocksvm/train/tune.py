@@ -42,7 +42,7 @@ from blocksvm.train import engines
 from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
 from blocksvm.train.params import settle_tune
 from blocksvm.train.signals import StopRequest
-from blocksvm.train.snapshot import differences
+from blocksvm.train.snapshot import check_shape, differences
 
 MAX_C = 1024.0  # the default grid's last value (LIBLINEAR's max_C for -C)
 
@@ -403,6 +403,11 @@ class Tuner:
         self.trainer.restore(checkpoint, source, search=True)
         self.state = SearchState.from_dict(checkpoint.state)
         start = {name[len("refit_") :]: a for name, a in checkpoint.arrays.items() if name.startswith("refit_")}
+        if start and C is None:
+            raise CheckpointError(f"{source}: field 'state.C' is null, but the checkpoint holds refit's start")
+        if start:  # refit's start, as warm_state makes it at this C
+            for name, array in self.trainer.solver.warm_state().items():
+                check_shape(checkpoint, f"refit_{name}", array.shape, source)
         self.best_start = start or None
         self.trainer.monitor.say(f"resuming the search {self._where()}")
 
