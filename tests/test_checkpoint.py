@@ -12,15 +12,18 @@ import os
 import signal
 import subprocess
 import sys
+from dataclasses import asdict
 
+import forked
 import numpy as np
 import pytest
 
 from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint, write_checkpoint
-from blocksvm.datasets import SyntheticSpec, make_store
+from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
 from blocksvm.errors import CheckpointError
 from blocksvm.model import LinearModel
-from blocksvm.train import train
+from blocksvm.stream import stream
+from blocksvm.train import train, tune
 
 PARAMS = {"C": 0.5, "loss": "hinge", "tol": 0.0, "max_outer": 12, "seed": 3}
 
@@ -333,3 +336,57 @@ def test_a_checkpoint_from_before_a_parameter_existed_resumes_unless_its_solver_
         resumed = train(store, solver=solver, max_outer=2, verbose=0, resume=ck)
         whole = train(store, solver=solver, max_outer=2, verbose=0)
         np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
+
+
+# ---- the search's and the stream's checkpoints killed in their writes (issue 40) ---------------------------------
+
+
+def killed_in_a_write(wait_for, tmp_path, write: int, stage: str, argv=None, target=None) -> None:
+    """Run ``argv`` (or ``target``) in a forked child until its ``write``-th checkpoint write pauses at ``stage``, then
+    SIGKILL it there."""
+    marker = tmp_path / f"paused-{write}-{stage}"
+    child = forked.Child(argv, {"BLOCKSVM_TEST_PAUSE_IN_CHECKPOINT_WRITE": f"{write}:{stage}:{marker}"}, target)
+    wait_for(lambda: marker.exists() or child.poll() is not None, None, f"the pause at {stage} of write {write}")
+    child.signal(signal.SIGKILL)
+    assert child.wait().code == -signal.SIGKILL
+
+
+def test_a_search_killed_during_and_between_its_checkpoint_writes_resumes_to_the_same_table(tmp_path, wait_for):
+    """tune, killed half-way through its third checkpoint write (PATH.tmp half written), then, resumed, between the
+    renames of its fourth (PATH gone, PATH.prev the one before): the search resumed from what is left ends with the
+    table of an uninterrupted one, bit for bit."""
+    store = tmp_path / "s.bsvm"
+    make_store(store, SyntheticSpec(rows=3000, features=200, nnz=10, seed=4), block_rows=500, progress=False)
+    search = {"C_grid": [0.25, 1.0], "folds": 2, "max_outer": 3, "tol": 0.0}
+    whole = tune(store, verbose=0, **search)
+    ck = tmp_path / "ck.h5"
+    argv = ["tune", store, "--C-grid", "0.25,1", "--folds", "2", "--max-outer", "3", "--tol", "0", "-q"]
+    killed_in_a_write(wait_for, tmp_path, 3, "during", [*argv, "--checkpoint", ck, "--checkpoint-every", "2"])
+    assert ck.with_name("ck.h5.tmp").exists() and previous_path(ck).exists()
+    killed_in_a_write(wait_for, tmp_path, 2, "between", [*argv, "--resume", ck, "--checkpoint-every", "2"])
+    assert not ck.exists() and previous_path(ck).exists()
+    resumed = tune(store, verbose=0, resume=ck, **search)
+    assert [asdict(p) | {"seconds": 0} for p in resumed.points] == [asdict(p) | {"seconds": 0} for p in whole.points]
+    assert resumed.best_C == whole.best_C
+
+
+def test_a_stream_killed_during_and_between_its_checkpoint_writes_resumes_to_the_same_model(tmp_path, wait_for):
+    text = tmp_path / "d.svm"
+    write_libsvm(text, SyntheticSpec(rows=3000, features=300, nnz=10, seed=6), progress=False)
+    ck = tmp_path / "ck.h5"
+    run = {"solver": "perceptron", "average": True, "verbose": 0, "chunk_bytes": 1 << 14}
+    whole = stream(text, **run).model
+
+    def first():
+        stream(text, checkpoint=ck, checkpoint_every=1, **run)
+
+    def again():
+        stream(text, resume=ck, checkpoint_every=1, **run)
+
+    killed_in_a_write(wait_for, tmp_path, 4, "during", target=first)
+    assert read_checkpoint(ck).state["position"] > 0 and ck.with_name("ck.h5.tmp").exists()
+    killed_in_a_write(wait_for, tmp_path, 3, "between", target=again)
+    assert not ck.exists()
+    resumed = stream(text, resume=ck, **run).model
+    np.testing.assert_array_equal(resumed.coef, whole.coef)
+    np.testing.assert_array_equal(resumed.intercept, whole.intercept)

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked
 import h5py
 import numpy as np
 import pytest
@@ -159,7 +160,7 @@ def test_a_store_without_generations_still_reads_and_trains_the_same_model(tmp_p
     # what is checked without ids is what was checked before: a block of other lengths is refused, as today
     other = a_store(tmp_path / "x.bsvm", block_rows=150)
     replaced_after(monkeypatch, old, without_ids(other), reads=1)
-    with pytest.raises(StoreError, match="is missing|is inconsistent") as caught:
+    with pytest.raises(StoreError, match="is missing|is inconsistent|was replaced") as caught:
         train(old, **params, prefetch=0)
     assert not isinstance(caught.value, StoreReplacedError)
 
@@ -433,3 +434,165 @@ def test_a_cache_made_before_change_times_were_recorded_is_converted_again_once(
         "without the file's change time and identity)",
         f"using the cached store {cache}",
     ]
+
+
+# ---- 6. the three gaps of issue 40: a stream's key, predict's lock, one swap ----------------------------------------
+
+
+def test_a_stream_resumed_on_its_file_edited_in_place_with_its_size_and_time_kept_is_refused(tmp_path, capsys):
+    X, y = rows()
+    text = tmp_path / "d.txt"
+    text.write_text("".join(f"{'+1' if label > 0 else '-1'} 1:{v:+.3f}\n" for label, v in zip(y, X[:, 0])))
+    ck = tmp_path / "ck.h5"
+    assert main(["stream", str(text), str(tmp_path / "m.h5"), "--checkpoint", str(ck), "-q"]) == 0
+    size, mtime = text.stat().st_size, text.stat().st_mtime_ns
+    flip_labels_in_place(text)
+    assert (text.stat().st_size, text.stat().st_mtime_ns) == (size, mtime)  # what the key was before this issue
+    capsys.readouterr()
+    assert main(["stream", str(text), str(tmp_path / "m.h5"), "--resume", str(ck), "-q"]) == 2
+    line = one_error_line(capsys)
+    assert line.startswith(f"checkpoint {ck} was made for the stream {text} ({size} bytes, modified ")
+    assert ", not for the stream " in line
+
+
+def test_predict_reads_its_model_under_its_shared_lock(tmp_path, capsys):
+    """Refused while a run writes the model (its exclusive lock); a run is refused the model while predict reads it;
+    once either has ended, the other goes ahead."""
+    store, text = a_store(tmp_path / "s.bsvm"), a_text(tmp_path)
+    model = tmp_path / "m.h5"
+    assert main(["train", str(store), str(model), *RUN]) == 0
+    writer = _locks.FileLock(model.with_name("m.h5.lock"), holder="pid 4242")
+    assert writer.try_acquire() is None  # as the run writing the model holds it
+    try:
+        assert main(["predict", str(model), str(text), "-q"]) == 2
+        assert one_error_line(capsys) == (
+            f"the model {model} is being written by another run (pid 4242): predict with it once that run has ended"
+        )
+    finally:
+        writer.release()
+    reader = _locks.FileLock(model.with_name("m.h5.lock"), shared=True)
+    assert reader.try_acquire() is None  # as predict holds it while it loads the model
+    try:
+        assert main(["train", str(store), str(model), *RUN]) == 2
+        assert one_error_line(capsys).startswith(f"the model {model} is in use by another run (a run reading it)")
+    finally:
+        reader.release()
+    assert main(["predict", str(model), str(text), "-q"]) == 0
+
+
+def test_predict_during_a_conversion_over_its_data_and_a_rewrite_of_its_model_reads_old_or_new(tmp_path, monkeypatch):
+    """predict, paused at its first block read: a conversion over its store is refused (its shared lock), and a
+    model written meanwhile (by a rename, as every model is) is not the one it reads: its predictions are the old
+    model's on the old store, whole."""
+    store, model = a_store(tmp_path / "s.bsvm"), tmp_path / "m.h5"
+    train(store, verbose=0, max_outer=1).model.save(model)
+    before = LinearModel.load(model)
+    expected = tmp_path / "expected.txt"
+    blocksvm_predict(model, store, expected)
+    read, events = BlockStore.read_block, []
+
+    def read_during_rewrites(self, b: int):
+        if not events:
+            try:
+                write_store((2 * rows()[0], rows()[1]), store, overwrite=True, progress=False)
+            except InUseError:
+                events.append("conversion refused")
+            train(a_store(tmp_path / "other.bsvm", scale=3.0), verbose=0, max_outer=2).model.save(model)
+            events.append("model rewritten")
+        return read(self, b)
+
+    monkeypatch.setattr(BlockStore, "read_block", read_during_rewrites)
+    blocksvm_predict(model, store, tmp_path / "p.txt")
+    assert events == ["conversion refused", "model rewritten"]
+    assert (tmp_path / "p.txt").read_text() == expected.read_text()
+    assert not np.array_equal(LinearModel.load(model).coef, before.coef)  # the rewrite took place, after the load
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="renameat2 is Linux's")
+def test_convert_overwrite_swaps_the_stores_in_one_exchange(tmp_path, monkeypatch):
+    from blocksvm.store import writer
+
+    store = a_store(tmp_path / "s.bsvm")
+    old_id = BlockStore(store).store_id
+    calls = []
+    exchange = writer._exchange
+    monkeypatch.setattr(writer, "_exchange", lambda a, b: calls.append((a.name, b.name)) or exchange(a, b))
+    write_store(rows(seed=1), store, overwrite=True, progress=False)
+    new = BlockStore(store)
+    assert calls and calls[0][1] == "s.bsvm" and calls[0][0].startswith("s.bsvm.partial-")
+    assert new.store_id != old_id and sorted(p.name for p in tmp_path.iterdir()) == ["s.bsvm"]
+
+
+def killed_at_the_swap(tmp_path: Path, store: Path, stage: str, wait_for) -> None:
+    """``convert --overwrite`` of ``store`` in a forked child, SIGKILLed at ``stage`` of its swap."""
+    text = tmp_path / "x.txt"
+    X, y = rows(seed=5)
+    text.write_text("".join(f"{int(label)} 1:{v:.3f} 2:{w:.3f}\n" for label, v, w in zip(y, X[:, 0], X[:, 1])))
+    marker = tmp_path / f"swap-{stage}"
+    env = {
+        "BLOCKSVM_TEST_PAUSE_IN_SWAP": f"{stage}:{marker}",
+        "BLOCKSVM_TEST_SWAP_BY_RENAMES": "1" * (stage == "between"),
+    }
+    child = forked.Child(["convert", text, store, "--overwrite", "-q"], env)
+    wait_for(lambda: marker.exists() or child.poll() is not None, None, f"the swap's {stage}")
+    child.signal(signal.SIGKILL)
+    assert child.wait().code == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("partial", ["complete", "gone"])
+def test_a_swap_killed_between_its_two_renames_is_completed_or_undone_by_the_next_open(tmp_path, wait_for, partial):
+    """Where the system has no atomic exchange, a conversion killed between its renames leaves no store at the path:
+    the next open puts the new store there (complete), or the old one back (the new one gone)."""
+    store = a_store(tmp_path / "s.bsvm")
+    old_id = BlockStore(store).store_id
+    killed_at_the_swap(tmp_path, store, "between", wait_for)
+    assert not store.exists()
+    (new_dir,) = tmp_path.glob("s.bsvm.partial-*")
+    new_id = json.loads((new_dir / F.MANIFEST).read_text())["store_id"]
+    if partial == "gone":
+        shutil.rmtree(new_dir)
+    opened = BlockStore(store)
+    assert opened.store_id == (new_id if partial == "complete" else old_id)
+    assert opened.verify() == []
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("s.bsvm")) == ["s.bsvm"]
+
+
+def test_a_swap_killed_after_its_exchange_leaves_the_new_store_whole(tmp_path, wait_for):
+    store = a_store(tmp_path / "s.bsvm")
+    killed_at_the_swap(tmp_path, store, "exchanged", wait_for)
+    assert BlockStore(store).verify() == []  # the new store, whole; the old one waits under the partial name
+
+
+# ---- 7. kills in the middle of a write: nothing left that looks complete ------------------------------------------
+
+
+def paused_in_writing(argv: list, name: str, tmp_path: Path, wait_for) -> None:
+    """``argv`` in a forked child, SIGKILLed once half of its file ``name`` is written (blocksvm._test_hooks)."""
+    marker = tmp_path / f"writing-{name}"
+    child = forked.Child(argv, {"BLOCKSVM_TEST_PAUSE_WRITING": f"{name}:{marker}"})
+    wait_for(lambda: marker.exists() or child.poll() is not None, None, f"the write of {name}")
+    child.signal(signal.SIGKILL)
+    assert child.wait().code == -signal.SIGKILL
+
+
+def test_kills_in_the_middle_of_a_model_an_export_and_a_conversion_leave_the_old_files_whole(tmp_path, wait_for):
+    store, model, export = a_store(tmp_path / "s.bsvm"), tmp_path / "m.h5", tmp_path / "m.txt"
+    assert main(["train", str(store), str(model), *RUN]) == 0
+    assert main(["export", str(model), str(export), "-q"]) == 0
+    before = {path: path.read_bytes() for path in (model, export, store / F.MANIFEST, store / "block-00001.h5")}
+    text = tmp_path / "x.txt"
+    text.write_text("1 1:1\n-1 2:1\n" * 50)
+    paused_in_writing(
+        ["train", store, model, "--max-outer", "5", "--tol", "0", "-q"], "m.h5.partial", tmp_path, wait_for
+    )
+    paused_in_writing(["export", model, export, "-q"], "m.txt.partial", tmp_path, wait_for)
+    paused_in_writing(["convert", text, store, "--overwrite", "-q"], "block-00000.h5", tmp_path, wait_for)
+    paused_in_writing(["convert", text, store, "--overwrite", "-q"], "manifest.json.tmp", tmp_path, wait_for)
+    assert {path: path.read_bytes() for path in before} == before  # the files as they were, whole
+    assert (
+        BlockStore(store).verify() == [] and LinearModel.load(export).coef.shape == LinearModel.load(model).coef.shape
+    )
+    for half in ("m.h5.partial", "m.txt.partial"):  # what a kill leaves is named as unfinished
+        assert (tmp_path / half).exists()
+    with pytest.raises(StoreError, match="is not a complete block store"):
+        BlockStore(next(tmp_path.glob("s.bsvm.partial-*")))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import errno
+import json
 import os
 import shutil
 import sys
@@ -525,6 +526,72 @@ def test_a_checkpoint_that_cannot_be_written_leaves_the_previous_one(tmp_path, m
     assert read_checkpoint(ck).state["outer"] == 2  # the end of the first pass
     cli_ok(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck)
     np.testing.assert_array_equal(LinearModel.load(tmp_path / "m.h5").coef, uninterrupted.coef)
+
+
+def test_a_searchs_checkpoint_that_cannot_be_written_leaves_the_previous_one(tmp_path, monkeypatch, capsys, text):
+    """As for train (above): the disk fills in the second checkpoint write of a search; the first stays whole, and
+    resumed the search makes the table of an uninterrupted one."""
+    store, ck = tmp_path / "s.bsvm", tmp_path / "ck.h5"
+    cli_ok(capsys, "convert", text, store, "--block-size", "100")
+    search = ["tune", store, "--C-grid", "0.5,1", "--folds", "2", "--json"]
+    assert main([str(a) for a in search]) == 0
+    uninterrupted = json.loads(capsys.readouterr().out)
+    patch_open(monkeypatch, "blocksvm._hdf5", failing_open(_second_checkpoint_write()))
+    message = cli_error(capsys, *search, "--checkpoint", ck)
+    assert message == (
+        f"cannot write the checkpoint {ck}: No space left on device (the one written before is "
+        "intact: free space, then --resume it)"
+    )
+    monkeypatch.undo()
+    assert read_checkpoint(ck).state["points"] == [] and not (tmp_path / "ck.h5.tmp").exists()
+    assert main([str(a) for a in search] + ["--resume", str(ck)]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert _without(resumed, ("seconds",)) == _without(uninterrupted, ("seconds",))
+
+
+def test_a_streams_checkpoint_that_cannot_be_written_leaves_the_previous_one(tmp_path, monkeypatch, text):
+    from blocksvm.errors import CheckpointError
+    from blocksvm.stream import stream
+
+    ck, run = tmp_path / "ck.h5", {"solver": "perceptron", "verbose": 0, "chunk_bytes": 1 << 12}
+    uninterrupted = stream(text, **run).model
+    patch_open(monkeypatch, "blocksvm._hdf5", failing_open(_second_checkpoint_write()))
+    with pytest.raises(CheckpointError, match="No space left on device .the one written before is intact"):
+        stream(text, checkpoint=ck, checkpoint_every=1, **run)
+    monkeypatch.undo()
+    assert read_checkpoint(ck).state["position"] > 0 and not (tmp_path / "ck.h5.tmp").exists()
+    np.testing.assert_array_equal(stream(text, resume=ck, **run).model.coef, uninterrupted.coef)
+
+
+def _second_checkpoint_write():
+    written = []
+
+    def second_fails(path: Path) -> bool:
+        written.append(path)
+        return path.name == "ck.h5.tmp" and written.count(path) >= 2
+
+    return second_fails
+
+
+def _without(figures, keys):
+    """``figures`` (JSON) without the keys that measure time."""
+    if isinstance(figures, dict):
+        return {k: _without(v, keys) for k, v in figures.items() if k not in keys}
+    if isinstance(figures, list):
+        return [_without(v, keys) for v in figures]
+    return figures
+
+
+def test_an_export_that_cannot_be_written_leaves_the_old_one(tmp_path, monkeypatch, capsys, text):
+    cli_ok(capsys, "convert", text, tmp_path / "s.bsvm")
+    cli_ok(capsys, "train", tmp_path / "s.bsvm", tmp_path / "m.h5", "--max-outer", "1")
+    cli_ok(capsys, "export", tmp_path / "m.h5", tmp_path / "m.txt")
+    old = (tmp_path / "m.txt").read_bytes()
+    cli_ok(capsys, "train", tmp_path / "s.bsvm", tmp_path / "m.h5", "--max-outer", "2")
+    patch_open(monkeypatch, "blocksvm.liblinear_format", failing_open())
+    message = cli_error(capsys, "export", tmp_path / "m.h5", tmp_path / "m.txt")
+    assert message == f"cannot write the LIBLINEAR model {tmp_path / 'm.txt'}: No space left on device"
+    assert (tmp_path / "m.txt").read_bytes() == old and not (tmp_path / "m.txt.partial").exists()
 
 
 @pytest.mark.parametrize("refuse", [None, errno.EROFS, errno.EACCES])

@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,13 +29,14 @@ import h5py
 import pytest
 
 from blocksvm._locks import FileLock
-from blocksvm.checkpoint import CheckpointLock
+from blocksvm.checkpoint import Checkpoint, CheckpointLock, read_checkpoint, write_checkpoint
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import _parse_kernels as K
 from blocksvm.io.libsvm import _REASONS
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
+from blocksvm.store import format as F
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "TROUBLESHOOTING.md"
 SPEC = SyntheticSpec(rows=1500, features=60, nnz=8, seed=5)
@@ -378,6 +380,9 @@ def without_matplotlib(e, t, mp):
     return ["plot", e.history, "-o", t / "p.png"]
 
 
+LIBLINEAR_HEADER = b"solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 2\nlabel 1 -1\nnr_feature 2\nbias -1\nw\n"
+
+
 def liblinear_model(t: Path, solver: str, n_features: str, weights: str) -> Path:
     return write(
         t / "ll.txt", f"solver_type {solver}\nnr_class 2\nlabel 1 -1\nnr_feature {n_features}\nbias -1\nw\n{weights}"
@@ -392,6 +397,73 @@ def real_valued_store(t: Path) -> Path:
         write(t / "real.txt", "".join(f"{i * 0.37:.2f} 1:{i}\n" for i in range(150))), t / "real.bsvm", progress=False
     )
     return t / "real.bsvm"
+
+
+def labels_cut_short(store: Path) -> Path:
+    """Block 1's labels cut to 3 values, the manifest's size and checksum of the file made to agree."""
+    file = store / "block-00001.h5"
+    with h5py.File(file, "r+") as f:
+        del f["labels"]
+        f["labels"] = [1.0, -1.0, 1.0]
+    manifest = json.loads((store / "manifest.json").read_text())
+    manifest["blocks"][1].update(bytes=file.stat().st_size, crc32=F.file_crc32(file))
+    (store / "manifest.json").write_text(json.dumps(manifest))
+    return store
+
+
+def older_store(e, t: Path, mp) -> Path:
+    """``e.text`` converted as a blocksvm before issue 40 did: string attributes of variable length."""
+    from blocksvm.store import writer
+
+    mp.setattr(writer, "fixed_strings", lambda f, **attributes: f.attrs.update(attributes))
+    assert main(["convert", str(e.text), str(t / "older.bsvm"), "--block-size", "300", "-q"]) == 0
+    return t / "older.bsvm"
+
+
+def heap_damaged_file(file: Path) -> Path:
+    """Two bytes flipped in the first object of the file's global heap (HDF5 would walk it for ever)."""
+    data = bytearray(file.read_bytes())
+    at = data.find(b"GCOL\x01")
+    for i in (at + 23, at + 24):
+        data[i] ^= 0xFF
+    file.write_bytes(bytes(data))
+    return file
+
+
+def heap_damaged(store: Path) -> Path:
+    heap_damaged_file(store / "block-00001.h5")
+    return store
+
+
+def a_read_that_stalls(e, t, mp):
+    """Block 1's read takes 3 s where 0.2 s are allowed: the run fails naming it (the read ends on its own)."""
+    mp.setenv("BLOCKSVM_READ_STALL_SECONDS", "0.2")
+    real = BlockStore.read_block
+
+    def slow(self, b):
+        if b == 1:
+            time.sleep(3)
+        return real(self, b)
+
+    mp.setattr(BlockStore, "read_block", slow)
+    return ["train", e.store, t / "m.h5"]
+
+
+def forge(ck: Path, alpha=None, **state) -> None:
+    """The checkpoint ``ck`` with ``state`` fields replaced (or its alpha by ``alpha(alpha)``), its digest made
+    again: a file that lies and checks out, alone (no ``.prev``)."""
+    saved = read_checkpoint(ck)
+    arrays = dict(saved.arrays)
+    if alpha is not None:
+        arrays["alpha"] = alpha(arrays["alpha"])
+    ck.unlink()
+    write_checkpoint(ck, Checkpoint(saved.params, saved.store, {**saved.state, **state}, arrays))
+    ck.with_name(ck.name + ".prev").unlink()  # (else a run falls back to it, as it does from a damaged checkpoint)
+
+
+def holding_model_lock(model: Path) -> Path:
+    holding(model.with_name(model.name + ".lock"), "pid 4242")  # as the run writing it holds it
+    return model
 
 
 # ---- the cases: (message as on the troubleshooting page, argv builder) -----------------------------
@@ -865,9 +937,31 @@ CASES = [
         lambda e, t, mp: ["info", write(e.copy(t, e.store) / "manifest.json", '{"format": "blocksvm-st').parent],
     ),
     (
-        "<store>/manifest.json is corrupted: it lacks <keys>",
+        "<store>/manifest.json: field '<field>' <problem>: restore the store from a copy, or convert it again",
         "error",
         lambda e, t, mp: ["info", edit_manifest(e.copy(t, e.store), blocks=None)],
+    ),
+    (
+        "<store>/manifest.json: field '<field>' <problem>: restore the store from a copy, or convert it again",
+        "error",
+        lambda e, t, mp: ["train", edit_manifest(e.copy(t, e.store), rows="1200"), t / "m.h5"],
+    ),
+    (
+        "<store>: block <n> (<file>) is inconsistent: <problem>",
+        "error",
+        lambda e, t, mp: ["train", labels_cut_short(e.copy(t, e.store)), t / "m.h5"],
+    ),
+    (
+        "<store>: block <n> (<file>) cannot be read, the file is damaged (<reason>): convert the store again",
+        "error",
+        lambda e, t, mp: ["train", heap_damaged(older_store(e, t, mp)), t / "m.h5"],
+    ),
+    (
+        "<store>: block <n> (<file>) was not read in <s> s: its file or the disk under it does not answer (a network "
+        "file system that stopped?); no model or predictions were written (BLOCKSVM_READ_STALL_SECONDS sets how long "
+        "a read may take)",
+        "error",
+        a_read_that_stalls,
     ),
     (
         "<file>: permission denied",
@@ -1109,7 +1203,7 @@ CASES = [
     (
         "<model> is not a readable LIBLINEAR model file: <reason>",
         "error",
-        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "x", ""), e.test_store],
+        lambda e, t, mp: ["predict", write(t / "ll.txt", LIBLINEAR_HEADER + b"0.5\n\xff\n"), e.test_store],
     ),
     (
         "<model>: expected <n> weight rows of <k> values, found <shape>",
@@ -1190,8 +1284,7 @@ CASES = [
         lambda e, t, mp: ["stream", e.text, t / "m.h5", "--classes", "5,6"],
     ),
     (
-        "checkpoint <ck> was made for the stream <path> (<n> bytes, modified <time>), not for the stream <path> "
-        "(<n> bytes, modified <time>)",
+        "checkpoint <ck> was made for the stream <path> (<facts>), not for the stream <path> (<facts>)",
         "error",
         lambda e, t, mp: ["stream", e.root / "test.txt", t / "m.h5", "--resume", stream_checkpoint(e, t)],
     ),
@@ -1498,6 +1591,53 @@ CASES = [
         "(a shared file system)",
         "error",
         shipped_to_a_worker_with_another_store,
+    ),
+    # -- files that lie: checkpoints, models, histories and text, damaged or edited
+    ("<ck>: field '<field>' <problem>", "error", resume_with(prepare=lambda e, t, ck: forge(ck, outer="3"))),
+    (
+        "checkpoint <ck>: field '<field>' <problem>",
+        "error",
+        resume_with(prepare=lambda e, t, ck: forge(ck, alpha=lambda alpha: alpha[:, :700])),
+    ),
+    (
+        "<model>: field '<field>' <problem>",
+        "error",
+        lambda e, t, mp: ["predict", set_h5_attr(e.copy(t, e.model), bias="high"), e.test_store],
+    ),
+    (
+        "<model>: field '<field>' <problem>",
+        "error",
+        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "two", "0.5\n"), e.test_store],
+    ),
+    (
+        "<model> is damaged: <problem>",
+        "error",
+        lambda e, t, mp: ["predict", heap_damaged_file(e.copy(t, e.model)), e.test_store],
+    ),
+    (
+        "<model>: a weight among rows <a> to <b> is <what>",
+        "error",
+        lambda e, t, mp: ["predict", liblinear_model(t, "L2R_L2LOSS_SVC_DUAL", "2", "0.5\nnan\n"), e.test_store],
+    ),
+    (
+        "the model <model> is being written by another run (pid <n>): predict with it once that run has ended",
+        "error",
+        lambda e, t, mp: ["predict", holding_model_lock(e.copy(t, e.model)), e.test_store],
+    ),
+    (
+        "<history>:<line>: field '<field>' <problem>",
+        "error",
+        lambda e, t, mp: [
+            "plot",
+            write(t / "h.jsonl", '{"outer": 1, "time": "late", "primal": 1, "train_accuracy": 0.5}\n'),
+            "-o",
+            t / "p.png",
+        ],  # fmt: skip
+    ),
+    (
+        "<file>:<line>: is not UTF-8 text (a binary file, or another encoding?)",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "d.csv", b"label,a\n1,2\n\xff\xfe,3\n"), t / "o.bsvm", "--csv", "label"],
     ),
 ]
 
