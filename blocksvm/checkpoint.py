@@ -210,15 +210,26 @@ _SUMS = Schema(
     )
 )
 _NEGATIVE_GAP = -1e-10  # blocksvm.train.records.NEGATIVE_GAP: a gap below is no pass's (a run refuses it)
+
+
+def _no_exact_negative_gap(record: dict) -> tuple[str, str] | None:
+    """An exact duality gap below a run's own refusal is no pass's (a pass's estimate may be, and is kept)."""
+    gap = record.get("gap")
+    if record["primal_exact"] and gap is not None and gap < _NEGATIVE_GAP:
+        return "gap", f"is {gap:g}, an exact gap below {_NEGATIVE_GAP:g}, which no run records"
+    return None
+
+
 _RECORD = Schema(
     (
         Field("outer", "int", low=1),
         Field("primal", "real"),
         Field("primal_exact", "bool"),
-        Field("gap", "real", optional=True, null=True, low=_NEGATIVE_GAP),
+        Field("gap", "real", optional=True, null=True),
         Field("pg_violation", "real", optional=True, null=True),
         Field("stop", "str", optional=True, null=True),
-    )
+    ),
+    rules=(_no_exact_negative_gap,),
 )
 _POSITION = (
     Field("outer", "int", low=1),
