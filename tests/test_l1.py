@@ -564,3 +564,43 @@ def test_a_run_stopped_and_resumed_ends_where_an_uninterrupted_one_does(in_piece
     assert cuts >= 2
     np.testing.assert_array_equal(result.model.coef, whole.model.coef)
     assert [r["primal"] for r in result.history] == [r["primal"] for r in whole.history]
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared-hinge"])
+def test_features_screened_as_zero_are_not_read_again_and_the_model_is_the_same(generated, monkeypatch, loss):
+    """Gap-safe screening: with many irrelevant features, most are proven zero at the optimum within a few
+    iterations and their columns are not read again; the model is the one without screening (to the stopping
+    rule's precision). Fewer passes where they are proven early (logistic; the squared hinge's come late here and
+    the check before the stop reads them once more: about even)."""
+    import blocksvm.solvers.glmnet
+
+    store = generated[0]
+    params = {"solver": "glmnet", "penalty": "l1", "loss": loss, "C": 0.1, "eps": 1e-4, "verbose": 0}
+    screening = train(store, **params)
+    assert max(r["screened_features"] for r in screening.history) > FEATURES // 2
+    monkeypatch.setattr(blocksvm.solvers.glmnet.GLMNETSolver, "_screen", lambda self, k: None)
+    plain = train(store, **params)
+    assert max(r["screened_features"] for r in plain.history) == 0
+    f_screened, f_plain = screening.model.summary["primal"], plain.model.summary["primal"]
+    assert abs(f_screened - f_plain) <= 1e-6 * f_plain
+    assert screening.model.nonzero_weights == plain.model.nonzero_weights
+    passes = [sum(r["column_passes"] for r in run.history) for run in (screening, plain)]
+    assert passes[0] < (0.85 if loss == "logistic" else 1.1) * passes[1]
+
+
+def test_a_feature_screened_wrongly_comes_back_at_the_check_before_the_stop(generated, monkeypatch):
+    """The check before the stop reads the screened features' columns: a feature screened by mistake (here: every
+    zero weight, at every iteration) comes back, and the model still reaches LIBLINEAR's optimum."""
+    import blocksvm.solvers.glmnet
+
+    store, X, y, *_ = generated
+
+    def screen_every_zero(self, k):
+        self.screened[k] |= (self.w[k] == 0.0) & (self.norms >= 0)
+
+    monkeypatch.setattr(blocksvm.solvers.glmnet.GLMNETSolver, "_screen", screen_every_zero)
+    result = train(store, solver="glmnet", penalty="l1", loss="logistic", C=1.0, eps=1e-5, verbose=0)
+    _, w_lib, b_lib = liblinear_l1(X, y, "logistic", 1.0)
+    coef, intercept = ours(result.model, FEATURES)
+    f_lib = objective(w_lib, b_lib, X, y, 1.0, "logistic")
+    assert abs(objective(coef, intercept, X, y, 1.0, "logistic") - f_lib) <= 1e-5 * f_lib

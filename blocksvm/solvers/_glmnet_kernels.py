@@ -21,9 +21,12 @@ trained on), as in CDN's kernel. ``loss`` is a loss table of :mod:`blocksvm.loss
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
+from blocksvm.losses import LOGISTIC
 from blocksvm.solvers._cdn_kernels import active_columns
 from blocksvm.solvers._common import shuffle_prefix
 from blocksvm.solvers._newton_kernels import decision_curvature, decision_loss, decision_slope
@@ -35,19 +38,23 @@ N_TOTALS = 3
 
 
 @njit(cache=True, nogil=True)
-def gradient(features, indptr, rows, data, tau, D, first, stop, grad, hdiag):
-    """``Grad_j`` and ``Hdiag_j`` (see the module docstring) of the block's columns ``first .. stop - 1`` into
-    ``grad`` and ``hdiag`` (indexed by feature); returns the column entries read."""
+def gradient(features, indptr, rows, data, tau, D, first, stop, wanted, grad, hdiag, norms):
+    """``Grad_j`` and ``Hdiag_j`` (see the module docstring) of the block's columns ``first .. stop - 1`` whose
+    feature is ``wanted`` into ``grad`` and ``hdiag`` (indexed by feature), and each one's ``sum_i x_ij^2`` into
+    ``norms`` (its squared norm over every row: screening's); returns the column entries read."""
     read = 0
     for c in range(first, stop):
         j = features[c]
-        h, g = NU, 0.0
+        if not wanted[j]:
+            continue
+        h, g, sq = NU, 0.0, 0.0
         for p in range(indptr[c], indptr[c + 1]):
             r = rows[p]
             x = np.float64(data[p])
             h += x * x * D[r]
             g += x * tau[r]
-        grad[j], hdiag[j] = g, h
+            sq += x * x
+        grad[j], hdiag[j], norms[j] = g, h, sq
         read += indptr[c + 1] - indptr[c]
     return read
 
@@ -149,3 +156,30 @@ def slope_at_zero(loss, y):
 def curvature_at_zero(loss, y):
     """``l''`` of a row of target ``y`` at decision value 0."""
     return decision_curvature(loss, y, 0.0)
+
+
+@njit(cache=True, nogil=True)
+def dual_value(t, yc, loss, scale):
+    """The dual objective ``-sum_i f_i*(tau_i / scale)`` of the dual point ``theta = -tau / scale`` (``f_i(t) = C_i
+    l(y_i t)``, ``tau_i = f_i'(t_i)``; ``scale >= 1`` makes it feasible: ``|X' theta| <= 1``): Fenchel's conjugates,
+    for the logistic loss ``C [p log p + (1 - p) log(1 - p)]`` at ``p = sigma(-y t) / scale``, for the squared hinge
+    ``-2 C b / scale + C (b / scale)^2`` at ``b = max(0, 1 - y t)``."""
+    total = 0.0
+    for r in range(t.shape[0]):
+        yci = yc[r]
+        if yci == 0.0:
+            continue
+        y, cost = (1.0, yci) if yci > 0 else (-1.0, -yci)
+        m = y * t[r]
+        if loss[3] == LOGISTIC:
+            p = (1.0 / (1.0 + math.exp(m)) if m >= 0 else math.exp(-m) / (1.0 + math.exp(-m))) / scale
+            entropy = 0.0
+            if p > 0.0:
+                entropy += p * math.log(p)
+            if p < 1.0:
+                entropy += (1.0 - p) * math.log1p(-p)
+            total -= cost * entropy
+        else:
+            b = max(0.0, 1.0 - m) / scale
+            total -= cost * (b * b - 2.0 * b)
+    return total

@@ -43,7 +43,9 @@ DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 6
 SIGMA = 0.01  # the line search's sufficient decrease (LIBLINEAR's sigma)
 MAX_HALVINGS = 20  # LIBLINEAR's max_num_linesearch
 MAX_CYCLES = 1000  # the quadratic's cycles at most (LIBLINEAR's max_iter)
-GRADIENT_KIND, QUADRATIC_KIND = 1, 2
+GRADIENT_KIND, QUADRATIC_KIND, CHECK_KIND = 1, 2, 3
+# the loss's l'' at most, per unit of cost: the smoothness of C_i l, which sizes the gap-safe sphere
+CURVATURE_BOUND = {"logistic": 0.25, "squared-hinge": 2.0}
 
 STAGES = (
     Stage("START", "the gradient at the start"),
@@ -51,8 +53,9 @@ STAGES = (
     Stage("GRADIENT", "the gradient"),
     Stage("WAIT", asks=False),
     Stage("DONE", asks=False),
+    Stage("CHECK", "the screened features' gradient"),
 )
-START, QP, GRADIENT, WAIT, DONE = range(len(STAGES))
+START, QP, GRADIENT, WAIT, DONE, CHECK = range(len(STAGES))
 # A problem's numbers, columns of ``numbers``.
 F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS, INNER_EPS, LOSS_SUM, CYCLES = range(12)
 N_NUMBERS = 12
@@ -66,10 +69,12 @@ class GLMNETWorker(ColumnWorker):
 
     def round(self, piece, request) -> dict:
         kinds, W = request.kinds, request.W
-        gradient_ks = np.flatnonzero(kinds == GRADIENT_KIND)
+        gradient_ks = np.flatnonzero((kinds == GRADIENT_KIND) | (kinds == CHECK_KIND))
         quadratic_ks = np.flatnonzero(kinds == QUADRATIC_KIND)
         tau, D = request.rows["tau"], request.rows["D"]
-        grad, hdiag = np.zeros_like(W), np.zeros_like(W)
+        screened = request.features["screened"]
+        wanted = np.where((kinds == CHECK_KIND)[:, None], screened, ~screened)  # a check reads the screened only
+        grad, hdiag, norms = np.zeros_like(W), np.zeros_like(W), np.full(W.shape[1], -1.0)
         active = request.features["active"]
         wpd, xTd = W.copy(), np.zeros((len(kinds), self.n_rows))
         quadratic = _Quadratic(request, piece, quadratic_ks)
@@ -79,7 +84,7 @@ class GLMNETWorker(ColumnWorker):
             for block in piece.blocks():
                 columns = (block.features, block.indptr, block.rows, block.data)
                 for k in gradient_ks if cycle == 0 else ():
-                    read += _gradient(piece, columns, tau[k], D[k], grad[k], hdiag[k])
+                    read += _gradient(piece, columns, tau[k], D[k], wanted[k], grad[k], hdiag[k], norms)
                 for k in quadratic.running_problems():
                     seed = block_seed((*request.key, cycle), block.index, int(k))
                     K.quadratic_cycle(*columns, D[k], request.features["grad"][k], request.features["hdiag"][k], W[k],
@@ -89,18 +94,18 @@ class GLMNETWorker(ColumnWorker):
             quadratic.end_cycle(totals, active)
             cycle += 1
         ix = piece.weights
-        return {"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix], "wpd": wpd[:, ix], "xTd": xTd,
-                "cycles": quadratic.cycles, "read": read}  # fmt: skip
+        return {"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix], "norms": norms[ix], "wpd": wpd[:, ix],
+                "xTd": xTd, "cycles": quadratic.cycles, "read": read}  # fmt: skip
 
 
-def _gradient(piece, columns, tau, D, grad, hdiag) -> int:
-    """The gradient of a block's columns, split among the piece's threads (each column's sum is its own: the same
-    bits for any split); entries read."""
+def _gradient(piece, columns, tau, D, wanted, grad, hdiag, norms) -> int:
+    """The gradient of a block's ``wanted`` columns, split among the piece's threads (each column's sum is its own:
+    the same bits for any split); entries read."""
     n = columns[0].shape[0]
     threads = max(1, min(piece.threads, n // 64))
     cuts = np.linspace(0, n, threads + 1).astype(np.int64)
     parts = piece.engine.map(
-        lambda i: K.gradient(*columns, tau, D, cuts[i], cuts[i + 1], grad, hdiag), list(range(threads))
+        lambda i: K.gradient(*columns, tau, D, cuts[i], cuts[i + 1], wanted, grad, hdiag, norms), list(range(threads))
     )
     return int(sum(parts))
 
@@ -153,7 +158,9 @@ class GLMNETSolver(ColumnSolver):
     losses = ("logistic", "squared-hinge")
     penalties = ("l1",)
     stop_rules = frozenset({"solver"})
-    state_names = ("w", "t", "grad", "hdiag", "active", "piece_norms", "numbers", "stage", "why", "counts")
+    state_names = (
+        "w", "t", "grad", "hdiag", "active", "screened", "norms", "piece_norms", "numbers", "stage", "why", "counts"
+    )  # fmt: skip
     worker_class = GLMNETWorker
     STAGES = STAGES
     F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
@@ -167,11 +174,14 @@ class GLMNETSolver(ColumnSolver):
         ("step_size", "step {:.2g}"),
         ("column_passes", "passes {:.2f}"),
         ("nonzero_weights", "nonzeros {}"),
+        ("screened_features", "screened {}"),
     )
 
     def __init__(self, problem, params, store=None):
         super().__init__(problem, params, store)
         n_k, n_w = problem.n_problems, problem.n_weights
+        self.screened = np.zeros((n_k, n_w), np.bool_)  # proven zero at the optimum (gap safe): not read again
+        self.norms = np.full(n_w, -1.0)  # each feature's squared column norm, once read (-1: not yet)
         self.t = np.zeros((n_k, self.n_rows))
         self.tau, self.D = np.zeros((n_k, self.n_rows)), np.zeros((n_k, self.n_rows))
         self.grad, self.hdiag = np.zeros((n_k, n_w)), np.zeros((n_k, n_w))
@@ -200,14 +210,17 @@ class GLMNETSolver(ColumnSolver):
     # ---- rounds -------------------------------------------------------------------------------------
 
     def kinds(self) -> np.ndarray:
-        return np.select([np.isin(self.stage, (START, GRADIENT)), self.stage == QP], [GRADIENT_KIND, QUADRATIC_KIND])
+        return np.select(
+            [np.isin(self.stage, (START, GRADIENT)), self.stage == QP, self.stage == CHECK],
+            [GRADIENT_KIND, QUADRATIC_KIND, CHECK_KIND],
+        )
 
     def request_for(self, kinds: np.ndarray) -> dict:
         n = self.numbers
         tolerances = n[:, INNER_EPS, None] * n[:, GNORM1_INIT, None] * self._piece_shares()
         return {
             "rows": {"tau": self.tau, "D": self.D},
-            "features": {"grad": self.grad, "hdiag": self.hdiag, "active": self.active},
+            "features": {"grad": self.grad, "hdiag": self.hdiag, "active": self.active, "screened": self.screened},
             "numbers": np.column_stack([n[:, ROWS], tolerances]),
         }
 
@@ -231,6 +244,8 @@ class GLMNETSolver(ColumnSolver):
         pieces = total["pieces"]
         if self.stage[k] == QP:
             self._line_search(k, pieces)
+        elif self.stage[k] == CHECK:
+            self._check_screened(k, pieces)
         else:
             self._at_w(k, pieces, start=self.stage[k] == START)
 
@@ -240,7 +255,12 @@ class GLMNETSolver(ColumnSolver):
         n = self.numbers[k]
         self.grad[k] = self.combined(pieces, "grad", self.grad)[k]
         self.hdiag[k] = self.combined(pieces, "hdiag", self.hdiag)[k]
+        if "norms" in pieces[0]:  # (from the statistics at the start: none yet)
+            read = self.combined([{**p, "norms": p["norms"][None, :]} for p in pieces], "norms", self.norms[None, :])
+            self.norms = np.where(read[0] >= 0, read[0], self.norms)
+        self._screen(k)
         violation, shrunk = _violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS])
+        shrunk |= self.screened[k]
         self.active[k] = ~shrunk
         kept = np.where(shrunk, 0.0, violation)
         n[GNORM1], n[GMAX] = kept.sum(), kept.max(initial=0.0)
@@ -248,6 +268,33 @@ class GLMNETSolver(ColumnSolver):
         if start:
             n[GNORM1_INIT] = n[GNORM1]
         self.stage[k] = WAIT
+
+    def _screen(self, k: int) -> None:
+        """Gap-safe screening (Ndiaye, Fercoq, Gramfort & Salmon, JMLR 2017): the dual point ``theta = -tau / s``
+        (``s = max(1, |X' tau|_inf)`` over the features not screened: the problem without the screened ones has the
+        same optimum) and the duality gap ``G`` bound the optimal dual point in a sphere of radius ``sqrt(2 G L)``
+        (``L``: the largest ``C_i l''``), and a zero weight whose column keeps ``|x_j' theta| + r ||x_j|| < 1`` over
+        that sphere is zero at the optimum: it is not read again (until C moves)."""
+        n, w, g = self.numbers[k], self.w[k], self.grad[k]
+        scale = max(1.0, float(np.abs(g[~self.screened[k]]).max(initial=0.0)))
+        gap = max(n[F] - K.dual_value(self.t[k], self.yc[k], self.problem.loss.table, scale), 0.0)
+        smooth = CURVATURE_BOUND[self.problem.loss.name] * float(np.abs(self.yc[k]).max(initial=0.0))
+        radius = np.sqrt(2.0 * gap * smooth)
+        known = self.norms >= 0
+        safe = np.abs(g) / scale + radius * np.sqrt(np.where(known, self.norms, 0.0)) < 1.0
+        self.screened[k] |= (w == 0.0) & known & safe
+
+    def _check_screened(self, k: int, pieces: list) -> None:
+        """Before the stop, the screened features' gradient at ``w`` (one read of their columns): with their
+        violations counted the stopping rule still holds (done), or those that violate come back."""
+        n = self.numbers[k]
+        g = self.combined(pieces, "grad", self.grad)[k]
+        violation = np.where(self.screened[k], np.maximum(np.abs(g) - 1.0, 0.0), 0.0)
+        if n[GNORM1] + violation.sum() <= n[TOL] * n[GNORM1_INIT]:
+            self.stage[k], self.why[k] = DONE, 1
+            return
+        self.screened[k] &= violation == 0.0
+        self.stage[k] = GRADIENT
 
     def _line_search(self, k: int, pieces: list) -> None:
         """LIBLINEAR's line search on the rows along ``d = wpd - w``, halving ``d`` (and ``X d``) until the
@@ -284,10 +331,11 @@ class GLMNETSolver(ColumnSolver):
         self.stage[k] = GRADIENT
 
     def _judge(self, k: int, started: bool) -> None:
-        """LIBLINEAR's stopping rule (the violations' sum against the start's)."""
+        """LIBLINEAR's stopping rule (the violations' sum against the start's), checked over the screened features
+        too before the stop (no feature is left at zero wrongly)."""
         n = self.numbers[k]
         if n[GNORM1] <= n[TOL] * n[GNORM1_INIT]:
-            self.stage[k], self.why[k] = DONE, 1
+            self.stage[k], self.why[k] = (CHECK, 0) if self.screened[k].any() else (DONE, 1)
 
     def _begin(self, k: int) -> None:
         self.stage[k] = QP
@@ -300,6 +348,7 @@ class GLMNETSolver(ColumnSolver):
             "qp_cycles": int(self.numbers[:, CYCLES].max()),
             "column_passes": round(self.passes_read(), 4),
             "active_features": int(self.active.sum()),
+            "screened_features": int(self.screened.sum()),
             "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
             "train_accuracy": self.accuracy(0, self.yc[0] * self.t[0] > 0) if one else None,
         }
@@ -308,6 +357,7 @@ class GLMNETSolver(ColumnSolver):
         super().restart()
         self.t[:] = self.decisions() if np.any(self.w) else 0.0
         self.active[:] = True
+        self.screened[:] = False
         self._start_numbers()
 
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:
