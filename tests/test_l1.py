@@ -590,13 +590,16 @@ def test_features_screened_as_zero_are_not_read_again_and_the_model_is_the_same(
 
 def test_a_feature_screened_wrongly_comes_back_at_the_check_before_the_stop(generated, monkeypatch):
     """The check before the stop reads the screened features' columns: a feature screened by mistake (here: every
-    zero weight, at every iteration) comes back, and the model still reaches LIBLINEAR's optimum."""
+    zero weight, the first time its column is read) comes back, and the model still reaches LIBLINEAR's optimum."""
     import blocksvm.solvers.glmnet
 
     store, X, y, *_ = generated
+    seen = np.zeros(FEATURES + 1, np.bool_)
 
     def screen_every_zero(self, k):
-        self.screened[k] |= (self.w[k] == 0.0) & (self.norms >= 0)
+        new = (self.w[k] == 0.0) & (self.norms >= 0) & ~seen
+        seen[self.norms >= 0] = True
+        self.screened[k] |= new
 
     monkeypatch.setattr(blocksvm.solvers.glmnet.GLMNETSolver, "_screen", screen_every_zero)
     result = train(store, solver="glmnet", penalty="l1", loss="logistic", C=1.0, eps=1e-5, verbose=0)
