@@ -420,10 +420,12 @@ CACHE_MB = Param(
     "cache_mb",
     64.0,
     "Megabytes of rows kept in memory. dual-cd: its cache working set; newton: the whole store when it fits (its "
-    "passes after the first then read nothing; on shards, each shard's share within its part of it).",
+    "passes after the first then read nothing; on shards, each shard's share within its part of it); cdn, glmnet: "
+    "the store's columns when they fit (their rounds after the first then read nothing; each piece its share).",
     positive,
     "a positive number of megabytes",
     metavar="MB",
+    solver_defaults=(("cdn", 1024.0), ("glmnet", 1024.0)),
 )
 
 COLUMN_PIECES = Param(

@@ -12,7 +12,7 @@ then:
   1, 0.1, 0.01, 0.001, 0.0001 (each ``-e`` a run of its own: its coordinate descent has no trajectory to read): its
   time to a relative objective of 1e-3 is the train time of the first ``-e`` within 1e-3 of the best found (its
   transpose is inside its train time);
-- **blocksvm**: ``blocksvm train STORE -s CODE -e 1e-5`` from the store with columns, in a child process (peak RSS
+- **blocksvm**: ``blocksvm train STORE -s CODE -e 1e-4 --max-outer 300`` from the store with columns, in a child process (peak RSS
   from ``os.wait4``), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads over 2 pieces
   (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and column entries
   read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration within 1e-3 of
@@ -105,9 +105,9 @@ def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y, threads: in
     from blocksvm.model import LinearModel
 
     model_path = root / f"m{code}-{C:g}-{threads}-{pieces}.h5"
-    seconds, rss = child(blocksvm("train", str(store), str(model_path), "-s", str(code), "-c", str(C), "-e", "1e-5",
+    seconds, rss = child(blocksvm("train", str(store), str(model_path), "-s", str(code), "-c", str(C), "-e", "1e-4",
                                   "--threads", str(threads), "--column-pieces", str(pieces), "--cache-mb",
-                                  str(cache_mb), "-q"))  # fmt: skip
+                                  str(cache_mb), "--max-outer", "300", "-q"))  # fmt: skip
     history = [json.loads(line) for line in open(f"{model_path}.history.jsonl")]
     history = [r for r in history if "primal" in r and "time" in r]
     model = LinearModel.load(model_path)
