@@ -12,11 +12,11 @@ then:
   1, 0.1, 0.01, 0.001, 0.0001 (each ``-e`` a run of its own: its coordinate descent has no trajectory to read): its
   time to a relative objective of 1e-3 is the train time of the first ``-e`` within 1e-3 of the best found (its
   transpose is inside its train time);
-- **blocksvm**: ``blocksvm train STORE -s CODE -e 1e-4 --max-outer 300`` from the store with columns, in a child process (peak RSS
-  from ``os.wait4``), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads over 2 pieces
-  (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and column entries
-  read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration within 1e-3 of
-  the best found; ``--cache-mb`` large enough to keep the columns in memory (``--cache-mb``);
+- **blocksvm**: ``blocksvm train STORE -s CODE -e 1e-4 --max-outer 300`` from the store with columns, in a child
+  process (peak RSS from ``os.wait4``), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads
+  over 2 pieces (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and
+  column entries read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration
+  within 1e-3 of the best found; ``--cache-mb`` large enough to keep the columns in memory (``--cache-mb``);
 - **text to model**: ``blocksvm train TEXT -s CODE`` (conversion, columns and training in one command) against
   LIBLINEAR's load and train at its default ``-e``.
 

@@ -66,7 +66,7 @@ from blocksvm.store.column_layout import (
 )
 from blocksvm.store.readahead import read_in_order
 from blocksvm.store.reader import BlockStore
-from blocksvm.store.writer import chunk_shape, write_chunked, write_json_atomic
+from blocksvm.store.writer import chunk_shape, fixed_strings, write_chunked, write_json_atomic
 
 __all__ = [  # the reading side lives in column_layout (the store opens its layout with it): one place to import
     "ColumnBlock",
@@ -644,11 +644,10 @@ def _write_column_block(path: Path, block: ColumnBlock, chunks_of: dict, filters
     are, h5py only copies the bytes), each as soon as it is ready; its manifest entry."""
 
     def fill(f: h5py.File) -> None:
-        f.attrs["format"] = F.FORMAT_NAME
-        f.attrs["layout"] = COLUMNS_KEY
+        fixed_strings(f, format=F.FORMAT_NAME, layout=COLUMNS_KEY)  # (not in the heap: nothing checks it)
         f.attrs["version"] = COLUMNS_VERSION
         if store_id is not None:
-            f.attrs["store_id"] = store_id
+            fixed_strings(f, store_id=store_id)
         for name in ("first", "stop", "n_columns", "nnz"):
             f.attrs[name] = getattr(block, name)
         f.attrs["block"] = block.index
@@ -720,11 +719,10 @@ class _ChunkedArray:
 
 def _write_rows_file(path: Path, labels: _ChunkedArray, weights: _ChunkedArray | None, store_id, n_rows: int) -> dict:
     def fill(f: h5py.File) -> None:
-        f.attrs["format"] = F.FORMAT_NAME
-        f.attrs["layout"] = COLUMNS_KEY
+        fixed_strings(f, format=F.FORMAT_NAME, layout=COLUMNS_KEY)  # (not in the heap: nothing checks it)
         f.attrs["version"] = COLUMNS_VERSION
         if store_id is not None:
-            f.attrs["store_id"] = store_id
+            fixed_strings(f, store_id=store_id)
         f.attrs["rows"] = n_rows
         labels.write(f, "labels")
         if weights is not None:
