@@ -19,46 +19,35 @@ table gives the median and the best::
 
     python tools/bench_io.py                     # about 3 minutes on 2 cores
     python tools/bench_io.py --threads 1,2,4 --skip train,convert
+    python tools/bench_io.py --quick             # test the script: a small store
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from unittest import mock
 
-REPO = Path(__file__).resolve().parents[1]
+from harness import OUT, data, report, run
 
 
 @contextmanager
-def h5py_reads():
-    """Blocks read as before: h5py reads and decodes every array (the chunks are never planned here)."""
+def before(read: bool):
+    """Blocks read (``read``) or written as before: h5py decodes every array itself (the chunks are never planned
+    here), or compresses every chunk, under its lock."""
     from blocksvm.store import chunks
 
-    with mock.patch.object(chunks, "plan", lambda f, names: None):
-        yield
-
-
-@contextmanager
-def h5py_writes():
-    """Blocks written as before: h5py compresses every chunk, under its lock."""
-    from blocksvm.store import chunks
-
-    with mock.patch.object(chunks, "encode", lambda array, filters, length: None):
-        yield
-
-
-def timed(work) -> tuple[float, float]:
-    """Wall seconds and CPU seconds (all threads of the process) of ``work()``."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    work()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    if read:
+        with mock.patch.object(chunks, "plan", lambda f, names: None):
+            yield
+    else:
+        with mock.patch.object(chunks, "encode", lambda array, filters, length: None):
+            yield
 
 
 def parallel_capacity(threads: int) -> float:
@@ -77,140 +66,99 @@ def parallel_capacity(threads: int) -> float:
     return min(sort_all(1) for _ in range(3)) / min(sort_all(threads) for _ in range(3))
 
 
-def decoded_bytes(store) -> int:
-    block = store.read_block(0)
-    arrays = (block.indptr, block.indices, block.data, block.labels, block.lines)
-    per_row = sum(a.nbytes for a in arrays) / block.n_rows
-    return round(per_row * store.n_rows)
+def busy(runs: list[tuple[float, float]]) -> float:
+    return statistics.median(cpu / wall for wall, cpu in runs)
 
 
-def summary(runs: list[tuple[float, float]], scale: float) -> str:
-    walls = [w for w, _ in runs]
-    busy = statistics.median(c / w for w, c in runs)
-    return f"{scale / statistics.median(walls):,.0f} | {scale / min(walls):,.0f} | {busy:.2f}"
-
-
-def bench_read(store_path: Path, threads: list[int], repeat: int) -> None:
+def bench_read(store_path, threads: list[int], repeat: int) -> None:
     from blocksvm.store import BlockStore
 
     configs = [("h5py (before)", 1, 1, True)]
-    for prefetch in (1, 2):
-        configs += [(f"chunks, read_threads {t}", t, prefetch, False) for t in threads]
+    configs += [(f"chunks, read_threads {t}", t, prefetch, False) for prefetch in (1, 2) for t in threads]
     stores = {t: BlockStore(store_path, read_threads=t) for t in {c[1] for c in configs}}
-    mb = decoded_bytes(stores[1]) / 1e6
+    block = stores[1].read_block(0)
+    per_row = sum(a.nbytes for a in (block.indptr, block.indices, block.data, block.labels, block.lines)) / block.n_rows
+    mb = per_row * stores[1].n_rows / 1e6
     for store in stores.values():
         for _ in store.iter_blocks(prefetch=1):  # the page cache, numba's kernels, the decoding threads
             pass
-    runs = {c: [] for c in configs}
-    for _ in range(repeat):
-        for config in configs:
-            _, t, prefetch, before = config
 
-            def read_all(store=stores[t], prefetch=prefetch):
-                for _ in store.iter_blocks(prefetch=prefetch):
-                    pass
+    def read_all(config):
+        _, t, prefetch, old = config
+        with before(read=True) if old else nullcontext():
+            return run.timed(lambda: [None for _ in stores[t].iter_blocks(prefetch=prefetch)])
 
-            if before:
-                with h5py_reads():
-                    runs[config].append(timed(read_all))
-            else:
-                runs[config].append(timed(read_all))
+    runs = run.in_turns(configs, repeat, read_all)
     print(f"\n### Read: {stores[1].n_blocks} blocks, {mb:,.0f} MB decoded, {repeat} runs each\n")
-    print("| read | prefetch | MB/s, median | MB/s, best | cores busy |\n|---|---:|---:|---:|---:|")
-    for config in configs:
-        name, _, prefetch, _ = config
-        print(f"| {name} | {prefetch} | {summary(runs[config], mb)} |", flush=True)
+    walls = {c: [w for w, _ in runs[c]] for c in configs}
+    print(report.table(["read", "prefetch", "MB/s, median", "MB/s, best", "cores busy"], [
+        [c[0], c[2], f"{mb / statistics.median(walls[c]):,.0f}", f"{mb / min(walls[c]):,.0f}", f"{busy(runs[c]):.2f}"]
+        for c in configs]), flush=True)  # fmt: skip
 
 
-def bench_train(store_path: Path, threads: list[int], passes: int, repeat: int) -> None:
+def bench_train(store, threads: list[int], passes: int, repeat: int) -> None:
     from blocksvm.train import train
 
     def one(t: int):
-        return train(
-            str(store_path),
-            loss="hinge",
-            C=1.0,
-            bias=-1.0,
-            tol=0.0,
-            max_outer=passes,
-            read_threads=t,
-            verbose=0,
-            progress=False,
-        )
+        options = {"loss": "hinge", "C": 1.0, "bias": -1.0, "tol": 0.0, "max_outer": passes, "read_threads": t}
+        return train(str(store), **options, verbose=0, progress=False).history
 
     one(1)  # numba's caches
-    records = {t: [] for t in threads}
-    for _ in range(repeat):
-        for t in threads:
-            records[t].append(one(t).history)
+    records = run.in_turns(threads, repeat, one)
     print(f"\n### Train: dual CD, {passes} passes, {repeat} runs each (seconds a pass, median over passes and runs)\n")
-    print("| read_threads | read s | wait s | compute s |\n|---:|---:|---:|---:|")
+    rows = []
     for t in threads:
-        rows = [r for history in records[t] for r in history]
-        read, wait, compute = (statistics.median(r[f"{k}_seconds"] for r in rows) for k in ("read", "wait", "compute"))
-        print(f"| {t} | {read:.3f} | {wait:.3f} | {compute:.3f} |", flush=True)
+        history = [r for h in records[t] for r in h]
+        rows.append([t] + [f"{statistics.median(r[f'{k}_seconds'] for r in history):.3f}"
+                           for k in ("read", "wait", "compute")])  # fmt: skip
+    print(report.table(["read_threads", "read s", "wait s", "compute s"], rows, "rrrr"), flush=True)
 
 
-def bench_convert(text: Path, out: Path, block_rows: int, repeat: int) -> None:
+def bench_convert(text, out, block_rows: int, repeat: int) -> None:
     from blocksvm.io import convert
 
     configs = [("--jobs 1", 1, False), ("--jobs 2", 2, False), ("--jobs 2, h5py compresses (before)", 2, True)]
-    runs = {c: [] for c in configs}
     target = out / "bench-io-convert.bsvm"
 
-    def once(jobs: int) -> None:
-        convert(text, target, block_rows=block_rows, jobs=jobs, overwrite=True, progress=False)
+    def once(config) -> tuple[float, float]:
+        _, jobs, old = config
+        with before(read=False) if old else nullcontext():
+            return run.timed(lambda: convert(text, target, block_rows=block_rows, jobs=jobs, overwrite=True,
+                                             progress=False))  # fmt: skip
 
-    once(2)  # numba's caches, the page cache
-    for _ in range(repeat):
-        for config in configs:
-            _, jobs, before = config
-            if before:
-                with h5py_writes():
-                    runs[config].append(timed(lambda jobs=jobs: once(jobs)))
-            else:
-                runs[config].append(timed(lambda jobs=jobs: once(jobs)))
+    once(configs[1])  # numba's caches, the page cache
+    runs = run.in_turns(configs, repeat, once)
     shutil.rmtree(target, ignore_errors=True)
     mb = text.stat().st_size / 1e6
     print(f"\n### Convert: {text.name} ({mb:,.0f} MB), {repeat} runs each\n")
-    print("| convert | seconds, median | seconds, best | MB/s, median | cores busy |\n|---|---:|---:|---:|---:|")
+    rows = []
     for config in configs:
         walls = [w for w, _ in runs[config]]
-        busy = statistics.median(c / w for w, c in runs[config])
         median = statistics.median(walls)
-        print(f"| {config[0]} | {median:.2f} | {min(walls):.2f} | {mb / median:,.0f} | {busy:.2f} |", flush=True)
+        rows.append(
+            [config[0], f"{median:.2f}", f"{min(walls):.2f}", f"{mb / median:,.0f}", f"{busy(runs[config]):.2f}"]
+        )
+    print(report.table(["convert", "seconds, median", "seconds, best", "MB/s, median", "cores busy"], rows), flush=True)
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rows", type=int, default=400_000)
-    p.add_argument("--features", type=int, default=100_000)
-    p.add_argument("--nnz", type=int, default=60)
-    p.add_argument("--block-rows", type=int, default=50_000)
+    p = run.parser(__doc__)
+    data.generated_args(p, rows=400_000, features=100_000, nnz=60, block_rows=50_000)
     p.add_argument("--threads", default="1,2", help="read_threads to compare")
     p.add_argument("--passes", type=int, default=3, help="training passes a run")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--skip", default="", help="comma-separated parts to leave out: read, train, convert")
-    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "parallel")
-    args = p.parse_args()
+    p.add_argument("--out", type=Path, default=OUT / "parallel")
+    run.add_quick(p)
+    args = run.quick(p, p.parse_args(), rows=40_000, features=20_000, nnz=40, block_rows=5_000, repeat=2, passes=2)
     skip = set(filter(None, args.skip.split(",")))
     threads = [int(t) for t in args.threads.split(",")]
-
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-    from blocksvm.io import convert
+    text, store = data.generated(args, args.out)
     from blocksvm.params import cores
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"gen-{args.rows}x{args.features}x{args.nnz}"  # tools/bench_parallel.py's names
-    text, store = args.out / f"{stem}.svm", args.out / f"{stem}-b{args.block_rows}.bsvm"
-    if not text.exists():
-        write_libsvm(text, SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11), progress=False)
-    if not store.exists():
-        convert(text, store, block_rows=args.block_rows, progress=False)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     most = max(threads)
     print(
-        f"{store.name}: {cores()} cores, load average {load:.2f} at the start; numpy sorts ran "
+        f"{store.name}: {cores()} cores, load average {os.getloadavg()[0]:.2f} at the start; numpy sorts ran "
         f"{parallel_capacity(most):.2f}x faster on {most} threads than on 1 (what the machine gave a second thread)"
     )
     if "read" not in skip:
@@ -219,8 +167,10 @@ def main() -> None:
         bench_train(store, threads, args.passes, max(1, args.repeat // 2))
     if "convert" not in skip:
         bench_convert(text, args.out, args.block_rows, max(1, args.repeat // 2))
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"\nload average {load:.2f} at the end; numpy sorts {parallel_capacity(most):.2f}x faster on {most} threads")
+    print(
+        f"\nload average {os.getloadavg()[0]:.2f} at the end; numpy sorts {parallel_capacity(most):.2f}x faster on "
+        f"{most} threads"
+    )
 
 
 if __name__ == "__main__":

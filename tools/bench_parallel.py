@@ -25,18 +25,11 @@ Every timed job runs in its own process. ::
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-MULTICORE = Path(os.environ.get("LIBLINEAR_MULTICORE", REPO.parent / "peers" / "liblinear-multicore"))
-
+from harness import OUT, data, peers, report, run
 
 # ---- jobs, each in a child process ------------------------------------------------------------------------
 
@@ -104,25 +97,7 @@ def job_kernel_classes(store: str, sweeps: int, classes: int, threads: list[int]
 
 def job_blocksvm(store: str, options: dict, scheduler_workers: int = 0) -> dict:
     """One training run from the store to the gap; its record (train seconds, rounds, gap)."""
-    from blocksvm.train import train
-
-    def one(**extra):
-        return train(store, verbose=0, progress=False, **{**options, **extra})
-
-    one(max_outer=1, **({"tol": 0.0} if "tol" in options else {}))  # numba's caches loaded before the clock
-    if scheduler_workers:
-        from distributed import Client, LocalCluster
-
-        with (
-            LocalCluster(
-                n_workers=scheduler_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-            ) as cluster,
-            Client(cluster) as client,
-        ):
-            one(client=client, max_outer=1)  # the workers' caches
-            result = one(client=client)
-    else:
-        result = one()
+    result = run.train(store, options, scheduler_workers)
     history = result.history
     return {
         "passes": len(history),
@@ -135,58 +110,40 @@ def job_blocksvm(store: str, options: dict, scheduler_workers: int = 0) -> dict:
     }
 
 
-def primal_of(X, y, w, C: float) -> float:
-    import numpy as np
-
-    return float(0.5 * w @ w + C * np.maximum(0.0, 1.0 - y * (X @ w)).sum())
-
-
 def job_liblinear(text: str, threads: int, fstar: float, tol: float, C: float) -> dict:
     """liblinear-multicore ``-s 3 -m threads``: load, then ``-e`` down a ladder until the primal is within tol."""
-    sys.path.insert(0, str(MULTICORE))
-    import numpy as np
-    from liblinear import liblinearutil
-
-    assert str(MULTICORE) in liblinearutil.__file__, liblinearutil.__file__
+    liblinear = peers.liblinear(multicore=True)
     start = time.perf_counter()
-    y, X = liblinearutil.svm_read_problem(text, return_scipy=True)
+    y, X = liblinear.svm_read_problem(text, return_scipy=True)
     load = time.perf_counter() - start
-    problem = liblinearutil.problem(y, X)
-    tried = []
-    for eps in (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001):
+    problem = liblinear.problem(y, X)
+
+    def fit(eps):
         start = time.perf_counter()
-        model = liblinearutil.train(problem, f"-s 3 -c {C} -B -1 -e {eps} -m {threads} -q")
-        seconds = time.perf_counter() - start
-        w, _ = model.get_decfun()
-        sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-        rel = (primal_of(X, y, sign * np.array(w), C) - fstar) / fstar
-        tried.append({"eps": eps, "seconds": seconds, "rel": rel})
-        if rel <= tol:
-            break
-    return {"load_seconds": load, "tried": tried}
+        model = liblinear.train(problem, f"-s 3 -c {C} -B -1 -e {eps} -m {threads} -q")
+        return time.perf_counter() - start, peers.objective(peers.weights(model)[0], 0.0, X, y, C, "hinge", bias=-1)
+
+    eps = (1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+    return {"load_seconds": load, "tried": peers.ladder(eps, fit, fstar, tol, "eps")}
 
 
 def job_snapml(text: str, threads: int, fstar: float, tol: float, C: float) -> dict:
     """Snap ML's SupportVectorMachine (regularizer 1/C, tight tol): max_iter up a ladder until within tol."""
-    from sklearn.datasets import load_svmlight_file
     from snapml import SupportVectorMachine
 
     start = time.perf_counter()
-    X, y = load_svmlight_file(text)
+    X, y = data.arrays(Path(text))
     load = time.perf_counter() - start
-    tried = []
-    for iterations in (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144):
-        model = SupportVectorMachine(
-            regularizer=1.0 / C, max_iter=iterations, tol=1e-12, n_jobs=threads, fit_intercept=False
-        )
+
+    def fit(iterations):
+        model = SupportVectorMachine(regularizer=1.0 / C, max_iter=iterations, tol=1e-12, n_jobs=threads,
+                                     fit_intercept=False)  # fmt: skip
         start = time.perf_counter()
         model.fit(X, y)
-        seconds = time.perf_counter() - start
-        rel = (primal_of(X, y, model.coef_.ravel(), C) - fstar) / fstar
-        tried.append({"max_iter": iterations, "seconds": seconds, "rel": rel})
-        if rel <= tol:
-            break
-    return {"load_seconds": load, "tried": tried}
+        return time.perf_counter() - start, peers.objective(model.coef_.ravel(), 0.0, X, y, C, "hinge", bias=-1)
+
+    iterations = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144)
+    return {"load_seconds": load, "tried": peers.ladder(iterations, fit, fstar, tol, "max_iter")}
 
 
 JOBS = {
@@ -198,55 +155,24 @@ JOBS = {
 }
 
 
-def run_job(kind: str, **kwargs) -> dict:
-    """``kind`` in a child process; its JSON result (or the error)."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--job", kind, "--job-args", json.dumps(kwargs)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"rc {done.returncode}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 # ---- the run ------------------------------------------------------------------------------------------
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rows", type=int, default=400_000)
-    p.add_argument("--features", type=int, default=100_000)
-    p.add_argument("--nnz", type=int, default=60)
-    p.add_argument("--block-rows", type=int, default=50_000)
+    run.serve(JOBS)
+    p = run.parser(__doc__)
+    data.generated_args(p, rows=400_000, features=100_000, nnz=60, block_rows=50_000)
     p.add_argument("--tol", type=float, default=1e-3)
     p.add_argument("--sweeps", type=int, default=10, help="passes of the kernel measurement")
     p.add_argument("--ks", default="1,2,4,8", help="shard counts whose rounds to count")
     p.add_argument("--skip", default="", help="comma-separated parts to leave out: kernel, e2e, peers, rounds")
-    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "parallel")
-    p.add_argument("--quick", action="store_true", help="a small data set, to test the script")
-    p.add_argument("--job", help=argparse.SUPPRESS)
-    p.add_argument("--job-args", help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.job:
-        print(json.dumps(JOBS[args.job](**json.loads(args.job_args))))
-        return
-    if args.quick:
-        args.rows, args.features, args.nnz, args.block_rows = 40_000, 20_000, 40, 5_000
+    p.add_argument("--out", type=Path, default=OUT / "parallel")
+    run.add_quick(p, "a small data set, to test the script")
+    args = run.quick(p, p.parse_args(), rows=40_000, features=20_000, nnz=40, block_rows=5_000)
     skip = set(filter(None, args.skip.split(",")))
-
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-    from blocksvm.io import convert
+    text, store = data.generated(args, args.out)
     from blocksvm.store import BlockStore
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"gen-{args.rows}x{args.features}x{args.nnz}"
-    text, store = args.out / f"{stem}.svm", args.out / f"{stem}-b{args.block_rows}.bsvm"
-    if not text.exists():
-        write_libsvm(text, SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11), progress=False)
-    if not store.exists():
-        convert(text, store, block_rows=args.block_rows, progress=False)
     s = BlockStore(store)
     print(
         f"{s.n_rows:,} rows x {s.n_features:,} features, {s.nnz:,} nnz, {s.n_blocks} blocks; {os.cpu_count()} "
@@ -254,10 +180,10 @@ def main() -> None:
         flush=True,
     )
     base = {"loss": "hinge", "C": 1.0, "bias": -1.0}
-    results: dict = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}, "store": str(store)}
+    results: dict = {"machine": report.machine(), "store": str(store)}
 
     if "kernel" not in skip:
-        k = run_job("kernel", store=str(store), sweeps=args.sweeps, threads=[2, 4, 8])
+        k = run.job("kernel", store=str(store), sweeps=args.sweeps, threads=[2, 4, 8])
         results["kernel"] = k
         if "error" in k:
             print(f"kernel: {k['error']}")
@@ -267,7 +193,7 @@ def main() -> None:
             print("| threads | seconds | speed-up | dual reached |\n|---:|---:|---:|---:|")
             for t, seconds in k["seconds"].items():
                 print(f"| {t} | {seconds:.3f} | {one / seconds:.2f}x | {k['dual'][t]:.6e} |")
-        m = run_job("kernel_classes", store=str(store), sweeps=args.sweeps, classes=4, threads=[2])
+        m = run.job("kernel_classes", store=str(store), sweeps=args.sweeps, classes=4, threads=[2])
         results["kernel_classes"] = m
         if "error" not in m:
             one = m["seconds"]["1"]
@@ -289,7 +215,7 @@ def main() -> None:
         print("| run | passes / rounds | train seconds | vs serial | stop |\n|---|---:|---:|---:|---|")
         rows = []
         for label, options, cluster in e2e:
-            r = run_job(
+            r = run.job(
                 "blocksvm",
                 store=str(store),
                 options={**base, "tol": args.tol, "max_outer": 300, **options},
@@ -307,7 +233,7 @@ def main() -> None:
         results["end_to_end"] = rows
 
     if "peers" not in skip:
-        fstar = run_job("blocksvm", store=str(store), options={**base, "tol": 1e-7, "max_outer": 2000})
+        fstar = run.job("blocksvm", store=str(store), options={**base, "tol": 1e-7, "max_outer": 2000})
         results["fstar"] = fstar
         print(
             f"\n### Peers, to a primal within {args.tol:g} of f* = {fstar.get('primal', float('nan')):.6e} "
@@ -315,29 +241,29 @@ def main() -> None:
             flush=True,
         )
         print("| peer | load seconds | setting reached | train seconds | vs its 1 thread |\n|---|---:|---|---:|---:|")
-        peers = []
+        found = []
         for label, kind, threads in (
             ("liblinear-multicore -s 3 -m 1", "liblinear", 1),
             ("liblinear-multicore -s 3 -m 2", "liblinear", 2),
             ("Snap ML SupportVectorMachine n_jobs=1", "snapml", 1),
             ("Snap ML SupportVectorMachine n_jobs=2", "snapml", 2),
         ):
-            r = run_job(kind, text=str(text), threads=threads, fstar=fstar["primal"], tol=args.tol, C=1.0)
+            r = run.job(kind, text=str(text), threads=threads, fstar=fstar["primal"], tol=args.tol, C=1.0)
             r["run"] = label
-            peers.append(r)
+            found.append(r)
             if "error" in r:
                 print(f"| {label} | failed: {r['error']} | | | |", flush=True)
                 continue
             last = r["tried"][-1]
             setting = f"-e {last['eps']}" if "eps" in last else f"max_iter {last['max_iter']}"
             reached = "" if last["rel"] <= args.tol else f" (not reached: {last['rel']:.1e})"
-            first = peers[-2] if threads == 2 and "error" not in peers[-2] else None
+            first = found[-2] if threads == 2 and "error" not in found[-2] else None
             speed = f"{first['tried'][-1]['seconds'] / last['seconds']:.2f}x" if first else ""
             print(
                 f"| {label} | {r['load_seconds']:.1f} | {setting}{reached} | {last['seconds']:.2f} | {speed} |",
                 flush=True,
             )
-        results["peers"] = peers
+        results["peers"] = found
 
     if "rounds" not in skip:
         print(f"\n### Rounds to a gap of {args.tol:g} by shard count (simulated on threads)\n", flush=True)
@@ -351,7 +277,7 @@ def main() -> None:
         for k in map(int, args.ks.split(",")):
             row = {"K": k}
             for label, options in steps:
-                r = run_job(
+                r = run.job(
                     "blocksvm",
                     store=str(store),
                     options={**base, "tol": args.tol, "max_outer": 400, "workers": k, **options},
@@ -361,8 +287,7 @@ def main() -> None:
             print(f"| {k} | " + " | ".join(str(row[label]) for label, _ in steps) + " |", flush=True)
         results["rounds"] = rounds
 
-    (args.out / "results.json").write_text(json.dumps(results, indent=1))
-    print(f"\nresults in {args.out / 'results.json'}")
+    print(f"\nresults in {report.write_json(args.out / 'results.json', results)}")
 
 
 if __name__ == "__main__":

@@ -25,16 +25,12 @@ Every timed job runs in its own process. ::
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from harness import OUT, data, peers, report, run
+
 BASE = {"loss": "squared-hinge", "C": 1.0, "bias": 1.0}
 
 
@@ -84,23 +80,7 @@ def job_kernel(store: str, threads: list[int]) -> dict:
 
 def job_train(store: str, options: dict, fstar: float, target: float, cluster: int = 0) -> dict:
     """One run from the store; its passes and train seconds to the target (the first record within it)."""
-    from blocksvm.train import train
-
-    def one(**extra):
-        return train(store, verbose=0, progress=False, **{**options, **extra})
-
-    one(max_outer=1)  # numba's caches loaded before the clock
-    if cluster:
-        from distributed import Client, LocalCluster
-
-        with (
-            LocalCluster(n_workers=cluster, threads_per_worker=1, processes=True, dashboard_address=":0") as lc,
-            Client(lc) as client,
-        ):
-            one(client=client, max_outer=1)  # the workers' caches
-            result = one(client=client)
-    else:
-        result = one()
+    result = run.train(store, options, cluster)
     passes = 0
     for record in result.history:
         passes += record.get("newton_passes", 1)
@@ -120,103 +100,66 @@ def job_fstar(store: str) -> dict:
 
 def job_liblinear(text: str, fstar: float, target: float) -> dict:
     """LIBLINEAR -s 2: load, then -e down a ladder until the primal is within the target."""
-    import numpy as np
-    from liblinear import liblinearutil
-    from sklearn.datasets import load_svmlight_file
-
     start = time.perf_counter()
-    X, y = load_svmlight_file(text)
+    X, y = data.arrays(Path(text))
     load = time.perf_counter() - start
-    problem = liblinearutil.problem(y, X)
-    tried = []
-    for eps in (0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0005, 0.0002, 0.0001):
+    liblinear = peers.liblinear()
+    problem = liblinear.problem(y, X)
+
+    def fit(eps):
         start = time.perf_counter()
-        model = liblinearutil.train(problem, f"-s 2 -c {BASE['C']} -B 1 -e {eps} -q")
+        model = liblinear.train(problem, f"-s 2 -c {BASE['C']} -B 1 -e {eps} -q")
         seconds = time.perf_counter() - start
-        w, b = model.get_decfun()
-        sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-        z = y * (X @ (sign * np.array(w)) + sign * b)
-        primal = 0.5 * (np.dot(w, w) + b * b) + BASE["C"] * float(np.sum(np.maximum(0.0, 1.0 - z) ** 2))
-        tried.append({"eps": eps, "seconds": seconds, "rel": (primal - fstar) / fstar})
-        if tried[-1]["rel"] <= target:
-            break
-    return {"load_seconds": load, "tried": tried}
+        return seconds, peers.objective(*peers.weights(model), X, y, BASE["C"], BASE["loss"])
+
+    eps = (0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 0.0005, 0.0002, 0.0001)
+    return {"load_seconds": load, "tried": peers.ladder(eps, fit, fstar, target, "eps")}
 
 
 JOBS = {"kernel": job_kernel, "train": job_train, "fstar": job_fstar, "liblinear": job_liblinear}
-
-
-def run_job(kind: str, **kwargs) -> dict:
-    """``kind`` in a child process; its JSON result (or the error)."""
-    done = subprocess.run(
-        [sys.executable, __file__, "--job", kind, "--job-args", json.dumps(kwargs)], capture_output=True, text=True
-    )
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"rc {done.returncode}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # ---- the run ------------------------------------------------------------------------------------------------
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--rows", type=int, default=400_000)
-    p.add_argument("--features", type=int, default=100_000)
-    p.add_argument("--nnz", type=int, default=60)
-    p.add_argument("--block-rows", type=int, default=50_000)
+    run.serve(JOBS)
+    p = run.parser(__doc__)
+    data.generated_args(p, rows=400_000, features=100_000, nnz=60, block_rows=50_000)
     p.add_argument("--target", type=float, default=1e-3, help="relative objective to reach")
     p.add_argument("--cache-mb", type=float, default=1024.0, help="newton's --cache-mb where the store is kept")
     p.add_argument("--threads", default="1,2,4,8,16", help="thread counts of the pass kernel")
     p.add_argument("--skip", default="", help="comma-separated parts to leave out: kernel, e2e, liblinear")
-    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "parallel")
-    p.add_argument("--quick", action="store_true", help="a small data set, to test the script")
-    p.add_argument("--job", help=argparse.SUPPRESS)
-    p.add_argument("--job-args", help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.job:
-        print(json.dumps(JOBS[args.job](**json.loads(args.job_args))))
-        return
-    if args.quick:
-        args.rows, args.features, args.nnz, args.block_rows = 40_000, 20_000, 40, 5_000
+    p.add_argument("--out", type=Path, default=OUT / "parallel")
+    run.add_quick(p, "a small data set, to test the script")
+    args = run.quick(p, p.parse_args(), rows=40_000, features=20_000, nnz=40, block_rows=5_000)
     skip = set(filter(None, args.skip.split(",")))
-
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-    from blocksvm.io import convert
+    text, store = data.generated(args, args.out)
     from blocksvm.store import BlockStore
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = f"gen-{args.rows}x{args.features}x{args.nnz}"
-    text, store = args.out / f"{stem}.svm", args.out / f"{stem}-b{args.block_rows}.bsvm"
-    if not text.exists():
-        write_libsvm(text, SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=11), progress=False)
-    if not store.exists():
-        convert(text, store, block_rows=args.block_rows, progress=False)
     s = BlockStore(store)
     print(
         f"{s.n_rows:,} rows x {s.n_features:,} features, {s.nnz:,} nnz, {s.n_blocks} blocks; {os.cpu_count()} "
         f"cores; squared hinge, C = 1, bias 1; target {args.target:g} relative objective",
         flush=True,
     )
-    results: dict = {"machine": {"cores": os.cpu_count(), "python": platform.python_version()}, "store": str(store)}
+    results: dict = {"machine": report.machine(), "store": str(store)}
 
     if "kernel" not in skip:
-        k = run_job("kernel", store=str(store), threads=[int(t) for t in args.threads.split(",")])
+        k = run.job("kernel", store=str(store), threads=[int(t) for t in args.threads.split(",")])
         results["kernel"] = k
-        if "error" in k:
-            print(f"kernel: {k['error']}")
-        else:
+        if "error" not in k:
             print(
                 f"\n### Pass kernel: one pass over the store in memory ({k['pieces']} pieces of {k['piece_rows']} rows)"
             )
             for kind, r in k["passes"].items():
                 one = r["seconds"]["1"]
                 print(f"\n{kind}; every thread count the same bits: {r['same_bits']}\n")
-                print("| threads | seconds | M nnz/s | speed-up |\n|---:|---:|---:|---:|")
-                for t, seconds in r["seconds"].items():
-                    print(f"| {t} | {seconds:.3f} | {k['nnz'] / seconds / 1e6:.0f} | {one / seconds:.2f}x |")
+                print(report.table(["threads", "seconds", "M nnz/s", "speed-up"], [
+                    [t, f"{seconds:.3f}", f"{k['nnz'] / seconds / 1e6:.0f}", f"{one / seconds:.2f}x"]
+                    for t, seconds in r["seconds"].items()], "rrrr"))  # fmt: skip
 
-    fstar = run_job("fstar", store=str(store))
+    fstar = run.job("fstar", store=str(store))
     results["fstar"] = fstar
     print(f"\nf* = {fstar.get('primal')} ({fstar.get('stop', fstar.get('error'))})", flush=True)
     kept = {"solver": "newton", "eps": 1e-6, "cache_mb": args.cache_mb}
@@ -234,10 +177,8 @@ def main() -> None:
         print("| run | iterations | passes | train seconds | vs newton 1 thread |\n|---|---:|---:|---:|---:|")
         rows = []
         for label, options, cluster in runs:
-            r = run_job(
-                "train", store=str(store), options={**BASE, **options}, fstar=fstar["primal"], target=args.target,
-                cluster=cluster,
-            )  # fmt: skip
+            r = run.job("train", store=str(store), options={**BASE, **options}, fstar=fstar["primal"],
+                        target=args.target, cluster=cluster)  # fmt: skip
             r["run"] = label
             rows.append(r)
             if "error" in r:
@@ -246,26 +187,18 @@ def main() -> None:
             base = next((x for x in rows if x["run"] == "newton, 1 thread" and "error" not in x), None)
             speed = f"{base['train_seconds'] / r['train_seconds']:.2f}x" if base else ""
             reached = "" if r["ok"] else " (not reached)"
-            print(
-                f"| {label} | {r['iterations']} | {r['passes']} | {r['train_seconds']:.2f}{reached} | {speed} |",
-                flush=True,
-            )
+            print(f"| {label} | {r['iterations']} | {r['passes']} | {r['train_seconds']:.2f}{reached} | {speed} |",
+                  flush=True)  # fmt: skip
         results["end_to_end"] = rows
 
     if "liblinear" not in skip and "primal" in fstar:
-        r = run_job("liblinear", text=str(text), fstar=fstar["primal"], target=args.target)
+        r = run.job("liblinear", text=str(text), fstar=fstar["primal"], target=args.target)
         results["liblinear"] = r
-        if "error" in r:
-            print(f"\nLIBLINEAR: {r['error']}")
-        else:
+        if "error" not in r:
             last = r["tried"][-1]
-            print(
-                f"\nLIBLINEAR -s 2 (1 thread): load {r['load_seconds']:.1f} s; -e {last['eps']} reaches "
-                f"{last['rel']:.1e} in {last['seconds']:.2f} s of training",
-                flush=True,
-            )
-    (args.out / "passes.json").write_text(json.dumps(results, indent=1))
-    print(f"\nresults in {args.out / 'passes.json'}")
+            print(f"\nLIBLINEAR -s 2 (1 thread): load {r['load_seconds']:.1f} s; -e {last['eps']} reaches "
+                  f"{last['rel']:.1e} in {last['seconds']:.2f} s of training", flush=True)  # fmt: skip
+    print(f"\nresults in {report.write_json(args.out / 'passes.json', results)}")
 
 
 if __name__ == "__main__":

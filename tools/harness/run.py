@@ -1,0 +1,132 @@
+"""Running what a bench measures: commands and jobs in fresh interpreters, timings in this one, runs in turns."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from harness import REPO
+
+
+def command(argv: list[str], log: Path | None = None, timeout: float | None = None) -> dict:
+    """Run ``argv`` from the repository root: its wall ``seconds``, ``peak_rss_mb`` (the child's own, from
+    ``os.wait4``: keep the parent light, a child's peak starts from its parent's RSS) and ``stdout``; its standard
+    error goes to ``log``. A failed or killed run (past ``timeout`` seconds) adds ``error``: why, and the log's
+    last lines."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    with open(log, "w+") if log else tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, cwd=REPO, env=env, text=True)
+        timer = threading.Timer(timeout, child.kill) if timeout else None
+        if timer:
+            timer.start()
+        stdout = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        if timer:
+            timer.cancel()
+        result = {"seconds": time.perf_counter() - start, "peak_rss_mb": usage.ru_maxrss / 1024, "stdout": stdout}
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            tail = " / ".join(err.read().strip().splitlines()[-3:])
+            result["error"] = f"{'killed after the time limit' if code < 0 else f'exit status {code}'}: {tail}"
+    return result
+
+
+def cli(*args: str) -> list[str]:
+    """The command line of ``blocksvm ARGS`` in this checkout."""
+    return [sys.executable, "-m", "blocksvm.cli", *map(str, args)]
+
+
+def job(kind: str, log: Path | None = None, timeout: float | None = None, **kwargs) -> dict:
+    """Run the calling script's job ``kind`` (see :func:`serve`) with ``kwargs`` in a fresh interpreter: its
+    result, with the child's ``seconds``, ``peak_rss_mb`` and ``output`` (its standard output), or ``error``."""
+    script = str(Path(sys.modules["__main__"].__file__).resolve())
+    with tempfile.TemporaryDirectory(prefix="bench-job-") as folder:
+        result_file = Path(folder) / "result.json"
+        run = command([sys.executable, script, "--job", kind, json.dumps(kwargs, default=str), str(result_file)],
+                      log, timeout)  # fmt: skip
+        if "error" not in run:
+            run.update(json.loads(result_file.read_text()))
+    run["output"] = run.pop("stdout")[-4000:]
+    if "error" in run:
+        print(f"  {kind} failed ({run['error']})", file=sys.stderr)
+    return run
+
+
+def serve(jobs: dict) -> None:
+    """In a child started by :func:`job`: run the job its command line names, write its result, exit."""
+    if len(sys.argv) == 5 and sys.argv[1] == "--job":
+        result = jobs[sys.argv[2]](**json.loads(sys.argv[3]))
+        Path(sys.argv[4]).write_text(json.dumps(result, default=str))
+        sys.exit(0)
+
+
+def timed(work) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (every thread of this process) of ``work()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def in_turns(configs: list, repeat: int, run) -> dict:
+    """``run(config)`` ``repeat`` times for each config, in turns (A B A B ...), so that a load that comes and goes
+    on a shared machine hits each alike: config -> its results."""
+    results = {config: [] for config in configs}
+    for _ in range(repeat):
+        for config in configs:
+            results[config].append(run(config))
+    return results
+
+
+def peak_rss_mb(field: str = "VmHWM") -> float:
+    """This process's peak RSS (``VmHWM``) or RSS now (``VmRSS``), in MB."""
+    with open("/proc/self/status") as f:
+        return next((int(line.split()[1]) / 1024 for line in f if line.startswith(field + ":")), float("nan"))
+
+
+def parser(doc: str, full: bool = False) -> argparse.ArgumentParser:
+    """A bench's parser: its docstring's first paragraph (``full``: all of it) as the description."""
+    return argparse.ArgumentParser(
+        description=doc if full else doc.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+
+
+def add_quick(p: argparse.ArgumentParser, what: str = "small sizes, to test the script") -> None:
+    p.add_argument("--quick", action="store_true", help=what)
+
+
+def quick(p: argparse.ArgumentParser, args: argparse.Namespace, **small) -> argparse.Namespace:
+    """With ``--quick``: each option of ``small`` that was left at its default takes the small value."""
+    for name, value in small.items():
+        if args.quick and getattr(args, name) == p.get_default(name):
+            setattr(args, name, value)
+    return args
+
+
+def train(store, options: dict, workers: int = 0):
+    """One training run from ``store``, after a pass that loads numba's caches (and the workers'): on a dask
+    ``LocalCluster`` of ``workers`` processes when ``workers``. Its ``TrainResult``."""
+    from blocksvm.train import train as fit
+
+    def one(**extra):
+        return fit(str(store), verbose=0, progress=False, **{**options, **extra})
+
+    one(max_outer=1)
+    if not workers:
+        return one()
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        Client(cluster) as client,
+    ):
+        one(client=client, max_outer=1)
+        return one(client=client)
