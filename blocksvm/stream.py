@@ -24,7 +24,7 @@ import numpy as np
 
 from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import BlocksvmError, CheckpointError, ModelError
-from blocksvm.io.libsvm import CHUNK_BYTES
+from blocksvm.io.text import CHUNK_BYTES
 from blocksvm.io.vw import describe, iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel, load_warm_start

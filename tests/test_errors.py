@@ -581,7 +581,7 @@ CASES = [
     (
         "<file>: permission denied",
         "error",
-        patched("blocksvm.io.libsvm", "open", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]),
+        patched("blocksvm.io.text", "open", fail_with(EACCES), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]),
     ),
     (
         "<file>: cannot be read: <reason>",

@@ -19,10 +19,8 @@ key, so ``a|x`` and ``b|x`` are different columns, and different names may share
 Each row's entries are then sorted by column and the entries of one column summed (a repeated name, or a
 collision, adds up as it does in VW's dot product); a sum of 0 is dropped.
 
-Numbers go through :func:`blocksvm.io._float_kernels.parse_float`; those it leaves to Python (``SLOW``: over 19
-significant digits) are recorded as ``(kind, index, start, end, scale)`` slots for the caller to convert before
-:func:`merge_rows`. As in the LIBSVM tokenizer, the first error is returned as ``(code, line, token start, token
-end)`` for Python to phrase.
+The line loop is :mod:`._text_kernels`' (this module is the grammar it runs: :func:`parse_vw_lines`); the numbers
+left to Python (``SLOW``: over 19 significant digits) are converted by the caller before :func:`merge_rows`.
 """
 
 from __future__ import annotations
@@ -30,10 +28,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.io._float_kernels import FAST, MALFORMED, NONFINITE, SLOW, byte_at, parse_float
+from blocksvm.io._float_kernels import FAST, SLOW, byte_at, parse_float
+from blocksvm.io._text_kernels import (
+    NO_COMMENT,
+    OK,
+    SLOW_LABEL,
+    SLOW_VALUE,
+    SLOW_WEIGHT,
+    is_blank,
+    number_error,
+    parse_lines,
+    skip_blanks,
+    slow_number,
+)
 
-# Error codes; blocksvm.io.vw turns them into sentences.
-OK = 0
+# Error codes (OK is 0); blocksvm.io.vw turns them into sentences.
 BAD_LABEL = 1
 NONFINITE_LABEL = 2
 NO_LABEL = 3
@@ -45,11 +54,6 @@ BAD_NAMESPACE_WEIGHT = 8
 EMPTY_NAME = 9
 BAD_VALUE = 10
 NONFINITE_VALUE = 11
-
-# Kinds of the numbers left to Python (slots).
-SLOW_LABEL = 0
-SLOW_WEIGHT = 1
-SLOW_VALUE = 2
 
 _M32 = np.uint64(0xFFFFFFFF)
 _C1 = np.uint64(0xCC9E2D51)
@@ -72,15 +76,9 @@ _SHORT_ROW = 32  # rows up to this many entries are sorted by insertion, longer 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _is_blank(c):
-    """White space between words: space, tab, and the other ASCII blanks (``\\r`` too, for Windows lines)."""
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _ends_word(c):
     """White space, the bar or the newline."""
-    return c == 124 or c == 10 or _is_blank(c)
+    return c == 124 or c == 10 or is_blank(c)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -162,18 +160,11 @@ def count_vw_bounds(buf):
     words = 0
     between = True
     for c in buf:
-        gap = c == 10 or c == 124 or _is_blank(c)
+        gap = c == 10 or c == 124 or is_blank(c)
         words += between and not gap
         between = gap
         newlines += c == 10
     return newlines, words
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _skip_blanks(buf, p):
-    while _is_blank(byte_at(buf, p)):
-        p += 1
-    return p
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -183,165 +174,34 @@ def _word_end(buf, p):
     return p
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _line_end(buf, p):
-    while byte_at(buf, p) != 10:
-        p += 1
-    return p
-
-
 @njit(cache=True, nogil=True)
-def parse_vw_lines(
-    buf,
-    first_line,
-    mask,
-    hash_all,
-    skip_bad,
-    indptr,
-    columns,
-    values,
-    labels,
-    weights,
-    lines,
-    slow_kind,
-    slow_at,
-    slow_span,
-    slow_scale,
-    error,
-    powers,
-    exact_tens,
-):
-    """Parse every line of ``buf`` (uint8) into hashed CSR rows, each row's entries in the order met.
+def parse_vw_lines(buf, first_line, mask, hash_all, skip_bad, out, slow, error, tables):
+    """Parse every line of ``buf`` into hashed CSR rows, each row's entries in the order met
+    (:func:`._text_kernels.parse_lines`, whose arguments these are).
 
-    Parameters
-    ----------
-    buf : ndarray of uint8
-        Whole lines; the last byte must be a newline (it stops every scan without bounds checks).
-    first_line : int
-        Line number of ``buf``'s first line (1-based).
-    mask : uint64
-        ``2**bits - 1``: a column is a hash's lowest ``bits`` bits.
-    hash_all : bool
-        Hash names of digits too (VW's ``--hash all``).
-    skip_bad : bool
-        Skip a malformed line (and count it) instead of stopping at it.
-    indptr : ndarray of int64, shape (max_rows + 1,)
-    columns : ndarray of int32, shape (max_nnz,)
-    values : ndarray of float64, shape (max_nnz,)
-        Each value times its namespace's weight (unsorted, unmerged: :func:`merge_rows` follows).
-    labels, weights : ndarray of float64, shape (max_rows,)
-        Each row's label and importance weight (1 when the line has none).
-    lines : ndarray of int64, shape (max_rows,)
-    slow_kind, slow_at : ndarray of int64, shape (capacity,)
-        Out: each number left to Python: its kind (label, weight or value) and its row or entry.
-    slow_span : ndarray of int64, shape (capacity, 2)
-        Out: where its text starts and ends in ``buf``.
-    slow_scale : ndarray of float64, shape (capacity,)
-        Out: the namespace weight a value is to be multiplied by.
-    error : ndarray of int64, shape (4,)
-        Out: code, line, token start, token end of the first bad line (code 0 if none).
-    powers, exact_tens : tables of :mod:`blocksvm.io._float_kernels`.
-
-    Returns
-    -------
-    n_rows, nnz, n_slow, n_skipped : int
-        ``n_slow`` may exceed the capacity of the slot arrays: then only the first ones were recorded, and the
-        caller parses again with room for all.
+    ``mask``: ``2**bits - 1`` (uint64), a column is a hash's lowest ``bits`` bits; ``hash_all``: hash names of
+    digits too (VW's ``--hash all``). ``values`` are float64, each times its namespace's weight (unsorted, unmerged:
+    :func:`merge_rows` follows); ``weights`` each row's importance weight (1 when the line has none).
     """
-    n = buf.shape[0]
-    pos = 0
-    line = first_line - 1
-    row = np.int64(0)
-    n_slow = np.int64(0)
-    n_skipped = 0
-    capacity = slow_kind.shape[0]
-    indptr[0] = 0
-    error[0] = OK
-    while pos < n:
-        line += 1
-        p = _skip_blanks(buf, pos)
-        if byte_at(buf, p) == 10:  # a blank line: not a row
-            pos = p + 1
-            continue
-        k = indptr[row]
-        code, t_start, k_end, n_slow_end = _parse_vw_row(
-            buf,
-            p,
-            row,
-            k,
-            n_slow,
-            capacity,
-            mask,
-            hash_all,
-            columns,
-            values,
-            labels,
-            weights,
-            slow_kind,
-            slow_at,
-            slow_span,
-            slow_scale,
-            powers,
-            exact_tens,
-        )
-        if code != OK:
-            if error[0] == OK:
-                error[0], error[1], error[2], error[3] = code, line, t_start, _word_end(buf, t_start)
-            if not skip_bad:
-                return row, k, n_slow, n_skipped
-            n_skipped += 1
-            pos = _line_end(buf, t_start) + 1
-            continue
-        lines[row] = line
-        row += 1
-        indptr[row] = k_end
-        n_slow = n_slow_end
-        pos = _line_end(buf, p) + 1
-    return row, indptr[row], n_slow, n_skipped
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _slow_slot(n_slow, capacity, kind, at, start, end, scale, slow_kind, slow_at, slow_span, slow_scale):
-    """Record a number left to Python (if there is room), and count it."""
-    if n_slow < capacity:
-        slow_kind[n_slow] = kind
-        slow_at[n_slow] = at
-        slow_span[n_slow, 0] = start
-        slow_span[n_slow, 1] = end
-        slow_scale[n_slow] = scale
-    return n_slow + 1
+    return parse_lines(
+        buf, first_line, skip_bad, (mask, hash_all), out, slow, error, tables, _parse_vw_row, _word_end, NO_COMMENT
+    )
 
 
 @njit(cache=True, nogil=True)
-def _parse_vw_row(
-    buf,
-    p,
-    row,
-    k,
-    n_slow,
-    capacity,
-    mask,
-    hash_all,
-    columns,
-    values,
-    labels,
-    weights,
-    slow_kind,
-    slow_at,
-    slow_span,
-    slow_scale,
-    powers,
-    exact_tens,
-):
+def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow, tables):
     """Parse one line from its first word at ``p``. Returns ``(code, p, k, n_slow)``: on success ``k`` and
     ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad word."""
+    mask, hash_all = grammar
+    columns, values, labels, weights = out[1], out[2], out[3], out[4]
+    powers, exact_tens = tables
     # the header: up to the first bar, words [label [importance [base]]] [tag]
     starts = np.empty(4, np.int64)
     ends = np.empty(4, np.int64)
     n_words = 0
     q = p
     while True:
-        q = _skip_blanks(buf, q)
+        q = skip_blanks(buf, q)
         c = byte_at(buf, q)
         if c == 124 or c == 10:
             break
@@ -362,28 +222,22 @@ def _parse_vw_row(
     if n_words > 2:
         return EXTRA_HEADER, starts[2], k, n_slow
     status, label, end = parse_float(buf, starts[0], powers, exact_tens)
-    if status == MALFORMED or end != ends[0]:
-        return BAD_LABEL, starts[0], k, n_slow
-    if status == NONFINITE:
-        return NONFINITE_LABEL, starts[0], k, n_slow
+    code = number_error(status, end == ends[0], BAD_LABEL, NONFINITE_LABEL)
+    if code != OK:
+        return code, starts[0], k, n_slow
     if status == SLOW:
-        n_slow = _slow_slot(
-            n_slow, capacity, SLOW_LABEL, row, starts[0], end, 1.0, slow_kind, slow_at, slow_span, slow_scale
-        )
+        n_slow = slow_number(slow, n_slow, SLOW_LABEL, row, starts[0], end, 1.0)
     labels[row] = label
     weight = 1.0
     if n_words == 2:
         status, weight, end = parse_float(buf, starts[1], powers, exact_tens)
-        if status == MALFORMED or end != ends[1]:
-            return BAD_WEIGHT, starts[1], k, n_slow
-        if status == NONFINITE:
-            return NONFINITE_WEIGHT, starts[1], k, n_slow
+        code = number_error(status, end == ends[1], BAD_WEIGHT, NONFINITE_WEIGHT)
+        if code != OK:
+            return code, starts[1], k, n_slow
         if byte_at(buf, starts[1]) == 45 and weight != 0.0:  # '-': refused, as a negative slow weight is by Python
             return NEGATIVE_WEIGHT, starts[1], k, n_slow
         if status == SLOW:
-            n_slow = _slow_slot(
-                n_slow, capacity, SLOW_WEIGHT, row, starts[1], end, 1.0, slow_kind, slow_at, slow_span, slow_scale
-            )
+            n_slow = slow_number(slow, n_slow, SLOW_WEIGHT, row, starts[1], end, 1.0)
     weights[row] = weight
     # the namespaces
     q = bar
@@ -402,7 +256,7 @@ def _parse_vw_row(
                     return BAD_NAMESPACE_WEIGHT, name_start, k, n_slow
                 q = end
         while True:  # its features, up to the next bar or the newline
-            q = _skip_blanks(buf, q)
+            q = skip_blanks(buf, q)
             c = byte_at(buf, q)
             if c == 124 or c == 10:
                 break
@@ -415,14 +269,11 @@ def _parse_vw_row(
             value = scale
             if byte_at(buf, q) == 58:
                 status, value, end = parse_float(buf, q + 1, powers, exact_tens)
-                if status == MALFORMED or not _ends_word(byte_at(buf, end)):
-                    return BAD_VALUE, t_start, k, n_slow
-                if status == NONFINITE:
-                    return NONFINITE_VALUE, t_start, k, n_slow
+                code = number_error(status, _ends_word(byte_at(buf, end)), BAD_VALUE, NONFINITE_VALUE)
+                if code != OK:
+                    return code, t_start, k, n_slow
                 if status == SLOW:
-                    n_slow = _slow_slot(
-                        n_slow, capacity, SLOW_VALUE, k, q + 1, end, scale, slow_kind, slow_at, slow_span, slow_scale
-                    )
+                    n_slow = slow_number(slow, n_slow, SLOW_VALUE, k, q + 1, end, scale)
                     value = 1.0  # a placeholder, not 0: the entry is kept for Python's value
                 else:
                     value *= scale

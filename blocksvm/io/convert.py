@@ -35,8 +35,9 @@ from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.features import FeatureSet, compact_space
 from blocksvm.io.delimited import iter_csv
-from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, resolve_index_base
+from blocksvm.io.libsvm import resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
+from blocksvm.io.text import CHUNK_BYTES, ParsedChunk
 from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.io.weights import check_weights, with_weights
 from blocksvm.params import cores

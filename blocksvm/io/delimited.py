@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from blocksvm.errors import InputFormatError
-from blocksvm.io.libsvm import open_input
+from blocksvm.io.text import open_input
 
 CSV_CHUNK_ROWS = 1 << 14
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from blocksvm.errors import InputFormatError, ParameterError
+from blocksvm.errors import ParameterError
 from blocksvm.io import _vw_kernels as K
-from blocksvm.io._float_kernels import EXACT_POWERS_OF_TEN, POWERS_OF_FIVE
-from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, _check_finite, _line_text, iter_chunks, iter_parsed
+from blocksvm.io.libsvm import LibsvmGrammar
+from blocksvm.io.text import CHUNK_BYTES, FLOAT_TABLES, ParsedChunk, parse_text, read_text
 from blocksvm.io.weights import check_weights
 
 FORMATS = ("libsvm", "vw")
@@ -33,8 +33,6 @@ DEFAULT_BITS = 18
 """VW's default ``-b``: 2**18 columns."""
 MAX_BITS = 30
 """At most 2**30 columns: a store's width must fit its int32 columns (2**31 - 1)."""
-
-_INITIAL_SLOW = 64  # slots for numbers left to Python; a chunk with more is parsed again with room for all
 
 _REASONS = {
     K.BAD_LABEL: "label {token!r} is not a number",
@@ -129,6 +127,37 @@ def text_format_of(text_format: str = "libsvm", hash_bits: int | None = None, ha
     return Hashing(DEFAULT_BITS if hash_bits is None else hash_bits, bool(hash_all)).to_dict()
 
 
+@dataclass(frozen=True)
+class VWGrammar:
+    """VW's line grammar (:class:`~blocksvm.io.text.Grammar`), names hashed by ``hashing``."""
+
+    hashing: Hashing = Hashing()  # noqa: RUF009 - frozen
+    weighted = True
+
+    def bounds(self, buf: np.ndarray) -> tuple[int, int, int]:
+        rows, words = K.count_vw_bounds(buf)
+        return rows, words, words
+
+    def values_dtype(self, dtype) -> np.dtype:
+        return np.dtype(np.float64)  # summed by merge_rows, then rounded to dtype
+
+    def parse(self, buf, first_line, skip_bad, out, slow, error) -> tuple:
+        mask = np.uint64((1 << self.hashing.bits) - 1)
+        return K.parse_vw_lines(buf, first_line, mask, self.hashing.hash_all, skip_bad, out, slow, error, FLOAT_TABLES)
+
+    def finish(self, out: tuple, n_rows: int) -> int:
+        indptr, columns, values = out[0], out[1], out[2]
+        return K.merge_rows(indptr, columns, values, n_rows)
+
+    def reason(self, code: int, token: str) -> tuple[str, bool]:
+        looks_libsvm = code in (K.BAD_WEIGHT, K.EXTRA_HEADER) and ":" in token
+        return (_LIBSVM_LOOK if looks_libsvm else _REASONS[code]).format(token=token), True
+
+    def check(self, chunk: ParsedChunk, path: str, n_slow: int) -> None:
+        if n_slow:
+            check_weights(chunk.weights, chunk.lines, path)  # a slow weight's sign is only known now
+
+
 def parse_vw_chunk(
     text: bytes | np.ndarray,
     first_line: int,
@@ -139,117 +168,12 @@ def parse_vw_chunk(
     dtype=np.float32,
     source_pos: int = 0,
 ) -> ParsedChunk:
-    """Parse whole lines of VW text into hashed rows with their importance weights.
-
-    Parameters
-    ----------
-    text : bytes or ndarray of uint8
-        Whole lines; the last may lack its newline.
-    first_line : int
-        Line number of the first line of ``text`` (for messages and ``ParsedChunk.lines``).
-    path : str
-        File name for messages.
-    hashing : Hashing
-    skip_bad_lines : bool, default=False
-        Skip malformed lines and count them instead of raising.
-    dtype : float32 or float64
-        Type of the returned values. Values overflowing it are errors.
-
-    Returns
-    -------
-    ParsedChunk
-        Zero-based columns in ``0 .. 2**bits - 1``, increasing along each row; ``weights`` (1 where a line has
-        none).
-
-    Raises
-    ------
-    InputFormatError
-        On the first malformed line, naming file, line and what is wrong.
-    """
-    buf = np.frombuffer(text, dtype=np.uint8)
-    text_bytes = len(buf)
-    if not text_bytes or buf[-1] != 10:  # the kernel's scans stop at a final newline
-        buf = np.append(buf, np.uint8(10))
-    buf = buf.view()
-    buf.flags.writeable = False  # one array type whatever the text came in: one compilation
-    max_rows, max_words = K.count_vw_bounds(buf)
-    indptr = np.empty(max_rows + 1, np.int64)
-    columns = np.empty(max_words, np.int32)
-    values = np.empty(max_words, np.float64)
-    labels = np.empty(max_rows, np.float64)
-    weights = np.empty(max_rows, np.float64)
-    lines = np.empty(max_rows, np.int64)
-    error = np.zeros(4, np.int64)
-    capacity = _INITIAL_SLOW
-    while True:
-        slow_kind, slow_at = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
-        slow_span, slow_scale = np.empty((capacity, 2), np.int64), np.empty(capacity, np.float64)
-        n_rows, nnz, n_slow, n_skipped = K.parse_vw_lines(
-            buf,
-            first_line,
-            np.uint64((1 << hashing.bits) - 1),
-            hashing.hash_all,
-            skip_bad_lines,
-            indptr,
-            columns,
-            values,
-            labels,
-            weights,
-            lines,
-            slow_kind,
-            slow_at,
-            slow_span,
-            slow_scale,
-            error,
-            POWERS_OF_FIVE,
-            EXACT_POWERS_OF_TEN,
-        )
-        if n_slow <= capacity:
-            break
-        capacity = int(n_slow)  # rare: parse again with room for every number left to Python
-    skipped = []
-    if error[0] != K.OK:
-        err = _error_at(path, buf, *error)
-        if not skip_bad_lines:
-            raise err
-        skipped.append(err)
-    with np.errstate(over="ignore"):
-        for kind, at, (start, end), scale in zip(slow_kind[:n_slow], slow_at[:n_slow], slow_span[:n_slow], slow_scale):
-            number = float(bytes(buf[start:end]))  # exact where the kernel's 19 digits were not enough
-            (labels if kind == K.SLOW_LABEL else weights if kind == K.SLOW_WEIGHT else values)[at] = number * scale
-    nnz = K.merge_rows(indptr, columns, values, n_rows)
-    columns = columns[:nnz]
-    with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused by _check_finite below
-        data = values[:nnz].astype(dtype)
-    chunk = ParsedChunk(
-        indptr[: n_rows + 1],
-        columns,
-        data,
-        labels[:n_rows],
-        lines[:n_rows],
-        weights[:n_rows],
-        max_index=int(columns.max()) if nnz else -1,
-        min_index=int(columns.min()) if nnz else 2**31,
-        skipped=skipped,
-        n_skipped=int(n_skipped),
-        text_bytes=text_bytes,
-        source_pos=source_pos,
+    """Parse whole lines of VW text into hashed rows with their importance weights: :func:`~blocksvm.io.text.
+    parse_text` (the parameters, the errors) by :class:`VWGrammar` of ``hashing``. The chunk's columns are zero-based,
+    in ``0 .. 2**bits - 1`` and increasing along each row; its ``weights`` are 1 where a line has none."""
+    return parse_text(
+        VWGrammar(hashing), text, first_line, path, skip_bad_lines=skip_bad_lines, dtype=dtype, source_pos=source_pos
     )
-    if n_slow:
-        check_weights(chunk.weights, chunk.lines, path)  # a slow weight's sign is only known now
-    _check_finite(chunk, path, skip_bad_lines)
-    return chunk
-
-
-def _error_at(path: str, buf: np.ndarray, code: int, line: int, t_start: int, t_end: int) -> InputFormatError:
-    token = bytes(buf[t_start:t_end]).decode("utf-8", "replace")
-    reason = (_LIBSVM_LOOK if code in (K.BAD_WEIGHT, K.EXTRA_HEADER) and ":" in token else _REASONS[code]).format(
-        token=token
-    )
-    line_start = int(t_start)
-    while line_start > 0 and buf[line_start - 1] != 10:
-        line_start -= 1
-    return InputFormatError(path, line, reason, _line_text(buf, line_start))
 
 
 def iter_vw(
@@ -263,14 +187,8 @@ def iter_vw(
 ) -> Iterator[ParsedChunk]:
     """Parse a VW text file (plain, .gz, .bz2, .xz, or ``-``) chunk by chunk, in file order, as
     :func:`~blocksvm.io.libsvm.iter_parsed` reads LIBSVM text; see :func:`parse_vw_chunk`."""
-    path = os.fspath(path)
-
-    def parse(text, first_line, pos):
-        return parse_vw_chunk(
-            text, first_line, path, hashing=hashing, skip_bad_lines=skip_bad_lines, dtype=dtype, source_pos=pos
-        )
-
-    return iter_chunks(path, parse, chunk_bytes=chunk_bytes, workers=workers)
+    options = {"skip_bad_lines": skip_bad_lines, "dtype": dtype, "chunk_bytes": chunk_bytes, "workers": workers}
+    return read_text(path, VWGrammar(hashing), **options)
 
 
 def iter_text(
@@ -288,5 +206,5 @@ def iter_text(
     record)."""
     options = {"skip_bad_lines": skip_bad_lines, "dtype": dtype, "chunk_bytes": chunk_bytes, "workers": workers}
     if text_format is None:
-        return iter_parsed(path, one_based=one_based, **options)
-    return iter_vw(path, Hashing.from_dict(text_format, os.fspath(path)), **options)
+        return read_text(path, LibsvmGrammar(one_based), **options)
+    return read_text(path, VWGrammar(Hashing.from_dict(text_format, os.fspath(path))), **options)

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from blocksvm.errors import InputFormatError
-from blocksvm.io.libsvm import CHUNK_BYTES, ParsedChunk, iter_line_chunks, open_input
+from blocksvm.io.text import CHUNK_BYTES, ParsedChunk, iter_line_chunks, open_input
 
 
 def check_weights(weights: np.ndarray, lines: np.ndarray, path: str) -> None:
