@@ -19,27 +19,27 @@ pass 2 writes the blocks' columns compactly and the store keeps the feature map 
 
 from __future__ import annotations
 
-import itertools
+import inspect
 import math
 import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from blocksvm._interrupt import sigint_held
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.features import FeatureSet, compact_space
+from blocksvm.io.arrays import NAME, given_rows, rows_as_chunk
 from blocksvm.io.delimited import iter_csv
 from blocksvm.io.libsvm import resolve_index_base
 from blocksvm.io.spill import Record, SpillWriter, permute_rows, read_bucket
-from blocksvm.io.text import CHUNK_BYTES, ParsedChunk
+from blocksvm.io.text import CHUNK_BYTES
 from blocksvm.io.vw import iter_text, text_format_of
-from blocksvm.io.weights import check_weights, with_weights
+from blocksvm.io.weights import with_weights
 from blocksvm.params import cores
 from blocksvm.store import format as F
 from blocksvm.store.columns import FeatureCounts, write_columns_unlocked
@@ -143,30 +143,117 @@ class _WeightTally:
         return {"sum": self.sum, "min": self.min, "max": self.max, "zero_rows": self.zero_rows}
 
 
-def convert(
-    input: str | os.PathLike,
-    output: str | os.PathLike,
-    *,
-    block_rows: int | None = None,
-    block_mb: float | None = None,
-    shuffle: bool = True,
-    seed: int = 0,
-    dtype: str = "float32",
-    compression: str = F.DEFAULT_COMPRESSION,
-    zero_based: bool | str = "auto",
-    n_features: int | None = None,
-    skip_bad_lines: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    jobs: int | None = None,
-    chunk_bytes: int = CHUNK_BYTES,
-    csv_label: str | None = None,
-    text_format: str = "libsvm",
-    hash_bits: int | None = None,
-    hash_all: bool = False,
-    weights: str | os.PathLike | None = None,
-    columns: bool = False,
-) -> ConvertSummary:
+@dataclass(frozen=True)
+class StoreLayout:
+    """How a store is cut and written: the options :func:`convert` and :func:`write_store` share (documented with
+    :func:`convert`), checked once when made."""
+
+    block_rows: int | None = None
+    block_mb: float | None = None
+    shuffle: bool = True
+    seed: int = 0
+    dtype: str = "float32"
+    compression: str = F.DEFAULT_COMPRESSION
+    n_features: int | None = None
+    overwrite: bool = False
+    progress: bool | None = None
+    jobs: int | None = None
+    columns: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse bad options before any work."""
+        _block_target(self.block_rows, self.block_mb, self.dtype)
+        F.compression_filters(self.compression)
+        if self.width is not None and self.width < 1:
+            raise ParameterError(f"n_features must be a positive integer (--n-features), not {self.width}")
+        if self.width is not None and self.width > np.iinfo(np.int32).max:
+            raise ParameterError(f"a store holds at most {np.iinfo(np.int32).max:,} features, not {self.width:,}")
+        if self.jobs is not None and self.jobs < 1:
+            raise ParameterError(f"jobs must be a positive integer (--jobs), not {self.jobs}")
+
+    @property
+    def width(self) -> int | None:
+        """The store's features, when given (else the rows' largest index says)."""
+        return self.n_features
+
+    @property
+    def threads(self) -> int:
+        """Parser threads, and block writers: ``jobs``, or one a core."""
+        return self.jobs or cores()
+
+
+@dataclass(frozen=True)
+class ConvertOptions(StoreLayout):
+    """Every option of :func:`convert` (documented there) as one value: the store's layout, and how the text is
+    read. Checked once when made, in the order :func:`convert` documents them."""
+
+    zero_based: bool | str = "auto"
+    skip_bad_lines: bool = False
+    chunk_bytes: int = CHUNK_BYTES
+    csv_label: str | None = None
+    text_format: str = "libsvm"
+    hash_bits: int | None = None
+    hash_all: bool = False
+    weights: str | os.PathLike | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse options that are wrong, or do not go together, before any work."""
+        if self.zero_based not in ("auto", True, False):
+            raise ParameterError(f"zero_based must be 'auto', True or False, not {self.zero_based!r}")
+        text = self.text
+        if text is not None and self.csv_label is not None:
+            raise ParameterError("give --csv or --format vw, not both: the input is CSV or VW text")
+        if self.weights is not None and text is not None:
+            raise ParameterError("VW text carries its weights after each label: --weights is for LIBSVM and CSV text")
+        if self.weights is not None and self.skip_bad_lines:
+            raise ParameterError(
+                "--weights pairs the k-th weight with the k-th row: it cannot be kept in step past skipped lines "
+                "(--skip-bad-lines)"
+            )
+        super().__post_init__()
+
+    @property
+    def text(self) -> dict | None:
+        """The manifest's ``text`` record (VW's hashing), or None for LIBSVM's indices (and CSV's columns)."""
+        return text_format_of(self.text_format, self.hash_bits, self.hash_all)
+
+    @property
+    def width(self) -> int | None:
+        """VW text: the space of the hash (or ``n_features``, when larger), whatever the rows use."""
+        if self.text is None:
+            return self.n_features
+        return max(self.n_features or 0, 1 << self.text["bits"])
+
+    @property
+    def index_base(self) -> bool | str:
+        """``zero_based`` as the store records it: hashed columns and a CSV's columns are numbered from 0."""
+        return True if self.text is not None or self.csv_label is not None else self.zero_based
+
+    @property
+    def recorded(self) -> dict:
+        """How the rows were read, as the manifest's ``params`` keep it (beside the layout's)."""
+        return {
+            "skip_bad_lines": self.skip_bad_lines,
+            **({"csv_label": self.csv_label} if self.csv_label is not None else {}),
+            **({"weights": str(Path(self.weights).resolve())} if self.weights is not None else {}),
+        }
+
+
+def _keywords(*leading: inspect.Parameter, options: type) -> inspect.Signature:
+    """The signature of a function of ``leading`` parameters and ``**options`` that makes ``options`` of them: its
+    fields as keywords (for ``help``, and for the readers of the signature)."""
+    keywords = [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+        for f in fields(options)
+    ]
+    return inspect.Signature([*leading, *keywords])
+
+
+def _positional(name: str, annotation: str = "str | os.PathLike") -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation)
+
+
+def convert(input: str | os.PathLike, output: str | os.PathLike, **options) -> ConvertSummary:
     """Convert a LIBSVM/svmlight file (plain, .gz, .bz2 or .xz), or Vowpal Wabbit text, into a block store.
 
     Parameters
@@ -235,81 +322,35 @@ def convert(
     StoreError
         The output cannot be written; nothing that looks like a store is left behind.
     """
+    options = ConvertOptions(**options)
     input = Path(input)
-    if zero_based not in ("auto", True, False):
-        raise ParameterError(f"zero_based must be 'auto', True or False, not {zero_based!r}")
-    text = text_format_of(text_format, hash_bits, hash_all)
-    _check_sources(text, csv_label, weights, skip_bad_lines)
-    if text is not None:
-        zero_based = True  # hashed columns are numbered from 0
-        n_features = max(n_features or 0, 1 << text["bits"])  # the space of the hash, whatever the rows use
-    layout = _Layout(
-        block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs, columns
-    )
     source_size = _source_size(input)
-    if csv_label is not None:
-        zero_based = True  # a CSV's columns are numbered from 0
-        chunks = _csv_chunks(input, csv_label, np.dtype(dtype))
+    if options.csv_label is not None:
+        chunks = _csv_chunks(input, options.csv_label, np.dtype(options.dtype))
     else:
-        chunks = iter_text(
-            input,
-            text,
-            one_based=zero_based is False,
-            skip_bad_lines=skip_bad_lines,
-            dtype=dtype,
-            chunk_bytes=chunk_bytes,
-            workers=layout.threads,
-        )
-    if weights is not None:
-        chunks = with_weights(chunks, weights, input)
+        read = {"skip_bad_lines": options.skip_bad_lines, "dtype": options.dtype, "chunk_bytes": options.chunk_bytes}
+        chunks = iter_text(input, options.text, one_based=options.zero_based is False, workers=options.threads, **read)
+    if options.weights is not None:
+        chunks = with_weights(chunks, options.weights, input)
     return _build_store(
         chunks,
         input,
         output,
-        layout,
+        options,
         source={"path": str(input.resolve()), "bytes": source_size},
         source_size=source_size,
-        zero_based=zero_based,
-        params={
-            "skip_bad_lines": skip_bad_lines,
-            **({"csv_label": csv_label} if csv_label is not None else {}),
-            **({"weights": str(Path(weights).resolve())} if weights is not None else {}),
-        },
-        weighted=text is not None or weights is not None,
-        text=text,
+        zero_based=options.index_base,
+        params=options.recorded,
+        weighted=options.text is not None or options.weights is not None,
+        text=options.text,
     )
 
 
-def _check_sources(text: dict | None, csv_label, weights, skip_bad_lines: bool) -> None:
-    """Refuse options that do not go together, before any work."""
-    if text is not None and csv_label is not None:
-        raise ParameterError("give --csv or --format vw, not both: the input is CSV or VW text")
-    if weights is not None and text is not None:
-        raise ParameterError("VW text carries its weights after each label: --weights is for LIBSVM and CSV text")
-    if weights is not None and skip_bad_lines:
-        raise ParameterError(
-            "--weights pairs the k-th weight with the k-th row: it cannot be kept in step past skipped lines "
-            "(--skip-bad-lines)"
-        )
+convert.__signature__ = _keywords(_positional("input"), _positional("output"), options=ConvertOptions)
 
 
 def write_store(
-    data,
-    output: str | os.PathLike,
-    *,
-    sample_weight=None,
-    chunk_rows: int = 1 << 16,
-    block_rows: int | None = None,
-    block_mb: float | None = None,
-    shuffle: bool = True,
-    seed: int = 0,
-    dtype: str = "float32",
-    compression: str = F.DEFAULT_COMPRESSION,
-    n_features: int | None = None,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    jobs: int | None = None,
-    columns: bool = False,
+    data, output: str | os.PathLike, *, sample_weight=None, chunk_rows: int = 1 << 16, **layout
 ) -> ConvertSummary:
     """Write rows that are not LIBSVM text into a block store, with :func:`convert`'s shuffling and blocks.
 
@@ -345,31 +386,15 @@ def write_store(
         Labels and rows that do not pair up, or values or weights that are not finite, or a negative weight
         (the row named by its number).
     """
-    if chunk_rows < 1:
-        raise ParameterError(f"chunk_rows must be a positive integer, not {chunk_rows}")
-    column = sample_weight if isinstance(sample_weight, str) else None
-    if isinstance(data, tuple):
-        X, y = data
-        n_features = n_features or _width(X) - (column is not None)
-        w = sample_weight if column is None else None
-        triples = _partitions(X, y, w) if _is_dask_frame(X) else _row_chunks(X, y, chunk_rows, w)
-        weighted = sample_weight is not None
-    else:
-        if sample_weight is not None and column is None:
-            raise ParameterError(
-                "sample_weight of an iterable of chunks is the name of their weight column: give each chunk's "
-                "weights as the third item of (X, y, sample_weight)"
-            )
-        triples, weighted = _peek_weighted(iter(data))
-        weighted = weighted or column is not None
-    layout = _Layout(
-        block_rows, block_mb, shuffle, seed, dtype, compression, n_features, overwrite, progress, jobs, columns
+    layout = StoreLayout(**layout)
+    chunks, weighted, n_features = given_rows(
+        data, sample_weight, chunk_rows, layout.n_features, np.dtype(layout.dtype)
     )
     return _build_store(
-        _parsed_chunks(triples, np.dtype(dtype), column=column),
-        "the rows given",
+        chunks,
+        NAME,
         output,
-        layout,
+        replace(layout, n_features=n_features),  # X's width, when not given
         source={"path": None, "bytes": 0},
         source_size=None,
         zero_based=True,
@@ -378,165 +403,26 @@ def write_store(
     )
 
 
-def _peek_weighted(items):
-    """The items of an iterable of chunks as ``(X, y, sample_weight or None)``, and whether the first has weights
-    (then every chunk must)."""
-    first = next(items, None)
-    if first is None:
-        return iter(()), False
-    weighted = len(first) == 3
-
-    def triples():
-        for item in itertools.chain([first], items):
-            if (len(item) == 3) != weighted:
-                raise ParameterError(
-                    "give every chunk as (X, y, sample_weight) or every chunk as (X, y): some have weights, some not"
-                )
-            yield item if weighted else (*item, None)
-
-    return triples(), weighted
-
-
-def _row_chunks(X, y, chunk_rows: int, weights=None):
-    """``(X, y, weights)`` in slices of ``chunk_rows`` rows (weights None: none)."""
-    n_rows = int(np.shape(X)[0])
-    if len(y) != n_rows:
-        raise ParameterError(f"X has {n_rows:,} rows and y {len(y):,} labels: give one label a row")
-    if weights is not None and len(weights) != n_rows:
-        raise ParameterError(f"X has {n_rows:,} rows and sample_weight {len(weights):,} weights: give one weight a row")
-    for start in range(0, n_rows, chunk_rows):
-        stop = min(start + chunk_rows, n_rows)
-        w = None if weights is None else _rows(weights, start, stop)
-        yield _rows(X, start, stop), _rows(y, start, stop), w  # a dask slice is computed by _parsed_chunks
-
-
-def _rows(a, start: int, stop: int):
-    """Rows ``start:stop`` of an array, a matrix or a pandas frame or series (by position, not by label)."""
-    return a.iloc[start:stop] if hasattr(a, "iloc") else a[start:stop]
-
-
-def _width(X) -> int:
-    """Columns of an array, a matrix or a (dask) data frame (whose shape's rows may be unknown)."""
-    return len(X.columns) if hasattr(X, "columns") else int(np.shape(X)[1])
-
-
-def _is_dask_frame(X) -> bool:
-    return hasattr(X, "columns") and hasattr(X, "npartitions")
-
-
-def _partitions(X, y, weights=None):
-    """A dask data frame and its labels, partition by partition (each computed by _parsed_chunks, never the
-    whole): the labels must be partitioned as the rows are, as ``frame[label]`` beside ``frame.drop(columns=
-    label)`` is."""
-    if getattr(y, "npartitions", None) != X.npartitions:
-        raise ParameterError(
-            f"X is a dask data frame of {X.npartitions} partitions: give y as a dask series partitioned as X "
-            "(frame[label] of the same frame)"
-        )
-    if weights is not None and getattr(weights, "npartitions", None) != X.npartitions:
-        raise ParameterError(
-            f"X is a dask data frame of {X.npartitions} partitions: give sample_weight as a dask series partitioned "
-            "as X, or as the name of its weight column"
-        )
-    for i in range(X.npartitions):
-        yield X.partitions[i], y.partitions[i], None if weights is None else weights.partitions[i]
-
-
-def _computed(part):
-    """A dask collection's values (one slice: never the whole), anything else as it is."""
-    return part.compute() if hasattr(part, "dask") and hasattr(part, "compute") else part
-
-
-def _parsed_chunks(triples, dtype: np.dtype, name: str = "the rows given", column: str | None = None):
-    """Parsed chunks (zero-based columns, rows numbered from 1 on) of ``(X, y, weights or None)``; ``column``
-    names ``X``'s weight column, if it has one."""
-    first = 1
-    for X, y, w in triples:
-        X = _computed(X)
-        if column is not None:
-            w, X = X[column], X.drop(columns=column)
-        chunk = _parsed(X, _computed(y), first, dtype, name, None if w is None else _computed(w))
-        first += chunk.n_rows
-        yield chunk
+write_store.__signature__ = _keywords(
+    _positional("data", "object"),
+    _positional("output"),
+    inspect.Parameter("sample_weight", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("chunk_rows", inspect.Parameter.KEYWORD_ONLY, default=1 << 16, annotation="int"),
+    options=StoreLayout,
+)
 
 
 def _csv_chunks(path, label: str, dtype: np.dtype):
     """Parsed chunks of a CSV file, each row numbered by its line."""
     for X, y, first_line, consumed in iter_csv(path, label):
-        yield replace(_parsed(X, y, first_line, dtype, path), source_pos=consumed)
-
-
-def _parsed(X, y, first: int, dtype: np.dtype, name="the rows given", weights=None) -> ParsedChunk:
-    """``(X, y)`` (with the rows' ``weights``, if given) as a parsed chunk whose first row is line ``first`` of
-    ``name``."""
-    X = sp.csr_matrix(X if sp.issparse(X) else np.asarray(X, dtype=dtype), dtype=dtype)  # a pandas frame too
-    X.sum_duplicates()
-    X.eliminate_zeros()
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if len(y) != X.shape[0]:
-        raise InputFormatError(name, first, f"a chunk of {X.shape[0]:,} rows has {len(y):,} labels")
-    bad = np.flatnonzero(~np.isfinite(y))
-    if len(bad) == 0 and not np.all(np.isfinite(X.data)):
-        bad = np.flatnonzero(~np.isfinite(X.sum(axis=1).A.ravel()))
-    if len(bad):
-        raise InputFormatError(name, first + int(bad[0]), "holds a value that is not finite")
-    if weights is not None:
-        weights = np.asarray(weights, dtype=np.float64).ravel()
-        if len(weights) != len(y):
-            raise InputFormatError(name, first, f"a chunk of {len(y):,} rows has {len(weights):,} weights")
-        check_weights(weights, np.arange(first, first + len(y)), name)
-    indices = X.indices.astype(np.int32)
-    return ParsedChunk(
-        X.indptr.astype(np.int64),
-        indices,
-        X.data,
-        y,
-        np.arange(first, first + X.shape[0], dtype=np.int64),
-        weights,
-        max_index=int(indices.max()) if len(indices) else -1,
-        min_index=int(indices.min()) if len(indices) else 2**31,
-        source_pos=first + X.shape[0] - 1,
-    )
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """How a store is cut and written: the options :func:`convert` and :func:`write_store` share."""
-
-    block_rows: int | None
-    block_mb: float | None
-    shuffle: bool
-    seed: int
-    dtype: str
-    compression: str
-    n_features: int | None
-    overwrite: bool
-    progress: bool | None
-    jobs: int | None
-    columns: bool = False
-
-    def __post_init__(self) -> None:
-        """Refuse bad options before any work."""
-        _block_target(self.block_rows, self.block_mb, self.dtype)
-        F.compression_filters(self.compression)
-        if self.n_features is not None and self.n_features < 1:
-            raise ParameterError(f"n_features must be a positive integer (--n-features), not {self.n_features}")
-        if self.n_features is not None and self.n_features > np.iinfo(np.int32).max:
-            raise ParameterError(f"a store holds at most {np.iinfo(np.int32).max:,} features, not {self.n_features:,}")
-        if self.jobs is not None and self.jobs < 1:
-            raise ParameterError(f"jobs must be a positive integer (--jobs), not {self.jobs}")
-
-    @property
-    def threads(self) -> int:
-        """Parser threads, and block writers: ``jobs``, or one a core."""
-        return self.jobs or cores()
+        yield replace(rows_as_chunk(X, y, first_line, dtype, path), source_pos=consumed)
 
 
 def _build_store(
     chunks,
     name,
     output,
-    layout: _Layout,
+    layout: StoreLayout,
     *,
     source: dict,
     source_size: int | None,
@@ -570,13 +456,13 @@ def _build_store(
             raise InputFormatError(name, 0, "contains no data rows")
         base = resolve_index_base(zero_based, facts.min_index)
         width = max(facts.max_index - base + 1, 0)
-        if layout.n_features is not None:
-            if layout.n_features < width:
+        if layout.width is not None:
+            if layout.width < width:
                 raise ParameterError(
-                    f"n_features={layout.n_features} is smaller than the file's {width} features (its largest "
+                    f"n_features={layout.width} is smaller than the file's {width} features (its largest "
                     f"index is {facts.max_index}, {base}-based; --n-features)"
                 )
-            width = layout.n_features
+            width = layout.width
         used = facts.features.sorted()  # as written in the source
         compact = used if compact_space(len(used), width) else None
         del facts.features
@@ -650,7 +536,7 @@ def _build_store(
     )
 
 
-def _column_writer(layout: _Layout, summaries: list, counts: FeatureCounts, output):
+def _column_writer(layout: StoreLayout, summaries: list, counts: FeatureCounts, output):
     """What writes the new store's column layout in its partial folder, before it is published (appending the
     summary to ``summaries``), from the features' ``counts`` taken as the blocks were written."""
 
