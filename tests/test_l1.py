@@ -17,7 +17,7 @@ from sklearn.datasets import load_svmlight_file
 import blocksvm.sums
 from blocksvm import BlockSVC, ParameterError, write_store
 from blocksvm.cli import main
-from blocksvm.estimator import _is_l1
+from blocksvm.estimator.twins import _is_l1
 from blocksvm.io import convert, write_columns
 from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_model
 from blocksvm.losses import LOSSES
