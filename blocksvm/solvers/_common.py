@@ -184,6 +184,14 @@ def online_pass(indptr, seed):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def visited_row(order, s, indptr, weights):
+    """Row ``order[s]`` of an online pass: its index, its instance weight (0: the row is not there, and the pass
+    skips it) and the span ``start .. stop - 1`` of its entries (unsigned, as every hot loop indexes)."""
+    i = order[s]
+    return i, row_weight(weights, i), np.uint64(indptr[i]), np.uint64(indptr[i + 1])
+
+
+@njit(cache=True, nogil=True, inline="always")
 def predicted_right(margin, label):
     """Whether the row of class ``label`` (1: positive) with the margin ``y w.x`` is predicted right, as
     ``predict`` reads a decision value: positive above 0, negative at or below it (a row whose decision is 0,
@@ -224,6 +232,19 @@ def add_row(w, u, c, indptr, indices, data, i, d, bias):
 
 
 @njit(cache=True, nogil=True)
+def drop_shrunk(active, active_size, shrunk):
+    """Drop the rows marked ``shrunk`` from the active list ``active[:active_size]``, which keeps its order, and clear
+    their marks; returns the list's new size (the dual coordinate descents' shrinking, once a pass)."""
+    kept = 0
+    for p in range(active_size):
+        if not shrunk[active[p]]:
+            active[kept] = active[p]
+            kept += 1
+        shrunk[active[p]] = False
+    return kept
+
+
+@njit(cache=True, nogil=True)
 def row_norms_squared(indptr, data):
     """``||x_i||^2`` of every row, shape (n_rows,)."""
     n_rows = indptr.shape[0] - 1
@@ -240,6 +261,13 @@ def row_norms_squared(indptr, data):
 def row_weight(weights, i):
     """Row ``i``'s instance weight: ``weights[i]``, or 1 when ``weights`` is empty (rows without weights)."""
     return weights[i] if weights.shape[0] > 0 else 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def member_weight(member, k, i, weights):
+    """Row ``i``'s instance weight in problem ``k``: 0 when ``member[k, i]`` is false (the row is held out of it,
+    as cross-validation holds a fold out), else :func:`row_weight`."""
+    return row_weight(weights, i) if member[k, i] else 0.0
 
 
 @njit(cache=True, nogil=True)

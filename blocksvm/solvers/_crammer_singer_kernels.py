@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import interleaved_runs
+from blocksvm.solvers._common import drop_shrunk, interleaved_runs
 
 INF = math.inf
 
@@ -211,13 +211,7 @@ def solve_block(a, b, w, costs, hyper, seed, losses):
         passes += 1
         last_violation = stopping
         # drop the rows left with one class, the active list staying increasing
-        kept = 0
-        for p in range(active_size):
-            if not shrunk[active[p]]:
-                active[kept] = active[p]
-                kept += 1
-            shrunk[active[p]] = False
-        active_size = kept
+        active_size = drop_shrunk(active, active_size, shrunk)
         # LIBLINEAR's rule: at eps_shrink, unshrink and halve it; at eps on the unshrunk rows, stop
         if stopping < eps_shrink:
             if stopping < eps and start_from_all:

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON, LOGISTIC, MARGIN
-from blocksvm.solvers._common import interleaved_runs, predicted_right, prefetch, row_loss
+from blocksvm.solvers._common import drop_shrunk, interleaved_runs, predicted_right, prefetch, row_loss
 
 INF = math.inf
 
@@ -348,13 +348,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
             updates += 1
         passes += 1
         # drop the rows shrunk in this pass from the active list, which stays increasing
-        kept = 0
-        for p in range(active_size):
-            if not shrunk[active[p]]:
-                active[kept] = active[p]
-                kept += 1
-            shrunk[active[p]] = False
-        active_size = kept
+        active_size = drop_shrunk(active, active_size, shrunk)
         # LIBLINEAR's stopping rule, with one pass over the unshrunk set before trusting it
         if pg_max_new - pg_min_new <= inner_eps:
             if active_size == n_members:

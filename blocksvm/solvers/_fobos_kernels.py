@@ -24,7 +24,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, row_weight
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, visited_row
 
 # Indices into the clock array (per problem): the step count t and the shrinkage U.
 STEP, SHRINK = range(2)
@@ -56,11 +56,9 @@ def fobos_block(rows, y, w, state, hyper, setup, seed):
     order, stats = online_pass(indptr, seed)
     t, owed_total = clock[STEP], clock[SHRINK]
     for s in range(order.shape[0]):
-        i = order[s]
-        own = row_weight(weights, i)  # the row's instance weight
+        i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
-        start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         t += 1.0
         eta_t = eta / math.sqrt(t) if sqrt_steps else eta
         # bring the row's weights up to date, then w.x

@@ -27,7 +27,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, row_weight
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, visited_row
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -57,11 +57,9 @@ def ftrl_block(rows, y, z, state, hyper, setup, seed):
         longest = max(longest, indptr[i + 1] - indptr[i])
     w_row = np.empty(longest, np.float64)  # the row's w_i, kept for the update
     for s in range(order.shape[0]):
-        i = order[s]
-        own = row_weight(weights, i)  # the row's instance weight
+        i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
-        start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # w.x with w_i computed from z_i, n_i
         w_bias = ftrl_weight(z[n_w], n[n_w], alpha, beta, l1, l2) if bias > 0 else 0.0
         dot = w_bias * bias

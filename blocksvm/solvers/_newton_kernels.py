@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON, LOGISTIC
-from blocksvm.solvers._common import add_scaled_row, dot, predicted_right, row_weight, slack_loss, slack_slope  # noqa: F401 (dot: the driver's)
+from blocksvm.solvers._common import add_scaled_row, dot, member_weight, predicted_right, slack_loss, slack_slope  # noqa: F401 (dot: the driver's)
 
 NONE, HV, VALUE = 0, 1, 2  # what a problem asks of a pass
 N_CANDIDATES = 4  # line-search steps valued per pass: a, a/2, a/4, a/8
@@ -110,11 +110,9 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
         w, d, a = W[k], D[k], alphas[k]
         main, diagonal, at_zero = slots[k, MAIN], slots[k, DIAGONAL], slots[k, AT_ZERO]
         for i in range(indptr.shape[0] - 1):
-            if not member[k, i]:
-                continue
-            weight = row_weight(weights, i)
+            weight = member_weight(member, k, i, weights)
             if weight == 0.0:
-                continue
+                continue  # not problem k's row, or a row of weight 0
             y = targets[k, i]
             label = 1 if (regression or y > 0) else 0
             C = (costs[k, 1] if regression else costs[k, label]) * weight

@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, row_weight
+from blocksvm.solvers._common import UPDATES, judge_slope, online_pass, visited_row
 
 # Indices into the OGD state array: w = scale * v, ||w||^2, the step t, the sum's coefficient q.
 SCALE, SQ_NORM, STEP, SUM_SCALE = range(4)
@@ -79,11 +79,9 @@ def ogd_block(rows, y, v, state, hyper, setup, seed):
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
     for s in range(order.shape[0]):
-        i = order[s]
-        own = row_weight(weights, i)  # the row's instance weight
+        i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
-        start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # v.x and ||x||^2 in one sweep of the row; w.x = scale v.x
         dot = v[n_w] * bias if bias > 0 else 0.0
         x_sq = bias_sq

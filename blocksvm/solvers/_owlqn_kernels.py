@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON
-from blocksvm.solvers._common import add_scaled_row, predicted_right, row_weight
+from blocksvm.solvers._common import add_scaled_row, member_weight, predicted_right
 from blocksvm.solvers._newton_kernels import decision_loss, decision_slope
 
 NONE, VALUE = 0, 1  # what a problem asks of a pass
@@ -34,6 +34,17 @@ N_CANDIDATES = 4  # line-search steps valued per pass: a, a/2, a/4, a/8
 CORRECT, POSITIVE, ROWS, WEIGHT = range(N_CANDIDATES, N_CANDIDATES + 4)
 N_SCALARS = N_CANDIDATES + 4
 MAIN, AT_ZERO = range(2)  # a problem's vectors: the gradient at the first candidate, g(0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_candidates(t, wi, di, x, steps, project):
+    """``t_j += v_j x`` for one feature of value ``x`` whose weight and direction are ``wi`` and ``di``, at every
+    candidate step: ``v_j = pi(wi + steps_j di)``, zero where the step crosses 0 when ``project``."""
+    for j in range(N_CANDIDATES):
+        v = wi + steps[j] * di
+        if project and v * wi < 0.0:
+            v = 0.0
+        t[j] += v * x
 
 
 @njit(cache=True, nogil=True)
@@ -77,11 +88,9 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
             steps[j] = a * 0.5**j
         main, at_zero = slots[k, MAIN], slots[k, AT_ZERO]
         for i in range(indptr.shape[0] - 1):
-            if not member[k, i]:
-                continue
-            weight = row_weight(weights, i)
+            weight = member_weight(member, k, i, weights)
             if weight == 0.0:
-                continue
+                continue  # not problem k's row, or a row of weight 0
             y = targets[k, i]
             label = 1 if y > 0 else 0
             C = costs[k, label] * weight
@@ -95,20 +104,10 @@ def piece_sums(rows, targets, costs, member, W, D, request, setup, scalars, vect
                 t[0] = total
             else:  # v_j = pi(w + a_j d), each its own dot product
                 for p in range(start, stop):
-                    column, x = np.uint32(indices[p]), np.float64(data[p])
-                    wi, di = w[column], d[column]
-                    for j in range(N_CANDIDATES):
-                        v = wi + steps[j] * di
-                        if project and v * wi < 0.0:
-                            v = 0.0
-                        t[j] += v * x
+                    column = np.uint32(indices[p])
+                    _add_candidates(t, w[column], d[column], np.float64(data[p]), steps, project)
                 if bias > 0:
-                    wi, di = w[n_w], d[n_w]
-                    for j in range(N_CANDIDATES):
-                        v = wi + steps[j] * di
-                        if project and v * wi < 0.0:
-                            v = 0.0
-                        t[j] += v * bias
+                    _add_candidates(t, w[n_w], d[n_w], bias, steps, project)
             for j in range(n_values):
                 scalars[k, j] += C * decision_loss(loss, y, t[j])
             add_scaled_row(vectors[main], indices, data, start, stop, C * decision_slope(loss, y, t[0]), bias)

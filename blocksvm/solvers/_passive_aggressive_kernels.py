@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, add_row, judge, online_pass, row_weight, slack_loss
+from blocksvm.solvers._common import UPDATES, add_row, judge, online_pass, slack_loss, visited_row
 
 
 @njit(cache=True, nogil=True)
@@ -42,11 +42,9 @@ def pa_block(rows, y, w, state, hyper, setup, seed):
     order, stats = online_pass(indptr, seed)
     c = count[0]  # the step of the row
     for s in range(order.shape[0]):
-        i = order[s]
-        weight = row_weight(weights, i)
+        i, weight, start, stop = visited_row(order, s, indptr, weights)  # its instance weight
         if weight == 0.0:
             continue  # a row of weight 0 is not there
-        start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         # w.x and ||x||^2 in one sweep of the row
         dot = w[n_w] * bias if bias > 0 else 0.0
         sq_norm = 0.0

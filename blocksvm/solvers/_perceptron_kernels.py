@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, add_row, judge, online_pass, row_weight
+from blocksvm.solvers._common import UPDATES, add_row, judge, online_pass, visited_row
 
 
 @njit(cache=True, nogil=True)
@@ -34,12 +34,11 @@ def perceptron_block(rows, y, w, state, hyper, setup, seed):
     order, stats = online_pass(indptr, seed)
     c = count[0]
     for s in range(order.shape[0]):
-        i = order[s]
-        weight = row_weight(weights, i)
+        i, weight, start, stop = visited_row(order, s, indptr, weights)
         if weight == 0.0:
             continue  # a row of weight 0 is not there
         dot = w[n_w] * bias if bias > 0 else 0.0
-        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        for k in range(start, stop):
             dot += w[np.uint32(indices[k])] * data[k]
         label = 1 if y[i] > 0 else 0
         margin = y[i] * dot

@@ -23,7 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass, row_weight
+from blocksvm.solvers._common import UPDATES, judge, online_pass, visited_row
+from blocksvm.solvers._confidence_weighted_kernels import margin_and_variance
 
 
 @njit(cache=True, nogil=True)
@@ -51,18 +52,11 @@ def scw_pass(rows, y, mu, sigma, setup, seed, step, phi, C):
     bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
     for s in range(order.shape[0]):
-        i = order[s]
-        own = row_weight(weights, i)  # the row's instance weight
+        i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
-        start, stop = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
-        dot = mu[n_w] * bias if bias > 0 else 0.0  # m = y mu.x and v = x^T Sigma x
-        v = sigma[n_w] * bias_sq if bias > 0 else 0.0
-        for k in range(start, stop):
-            j = np.uint32(indices[k])
-            x = np.float64(data[k])
-            dot += mu[j] * x
-            v += sigma[j] * x * x
+        # m = y mu.x and v = x^T Sigma x
+        dot, v = margin_and_variance(mu, sigma, indices, data, start, stop, bias, bias_sq)
         m = y[i] * dot
         label = 1 if y[i] > 0 else 0
         judge(stats, loss, cost, label, m, own)
