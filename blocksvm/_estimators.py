@@ -78,8 +78,9 @@ def declared_init(params: dict[str, Param], own: dict[str, tuple[object, str]]):
 
 
 def parameters_doc(params: dict[str, Param], own: dict[str, tuple[object, str]]) -> str:
-    """The numpydoc Parameters section, from the declarations."""
-    lines = []
+    """The numpydoc Parameters section, from the declarations (its heading indented as the docstrings' headings,
+    which their ``{parameters}`` line, indented by 4, stands for)."""
+    lines = ["    Parameters", "        ----------"]
     for name, p in params.items():
         lines += [f"    {name} : default={p.default!r}", f"        {p.help} Values: {p.range}."]
     for name, (default, text) in own.items():
@@ -87,14 +88,31 @@ def parameters_doc(params: dict[str, Param], own: dict[str, tuple[object, str]])
     return "\n".join(lines)
 
 
-class LinearDecisions:
-    """``decision_function`` of arrays and ``predict`` for a fitted ``coef_``, ``intercept_``, ``classes_``;
-    sparse input welcome."""
+def declared_parameters(params: dict[str, Param], own: dict[str, tuple[object, str]]):
+    """A class decorator: the estimator's parameters are the declared ``params`` (its ``_training``) and its ``own``
+    ones, which its ``__init__`` stores (:func:`declared_init`) and its docstring's ``{parameters}`` lists."""
+
+    def declare(estimator: type) -> type:
+        estimator.__init__ = declared_init(params, own)
+        estimator._training = params
+        estimator.__doc__ = estimator.__doc__.replace("{parameters}", parameters_doc(params, own))
+        return estimator
+
+    return declare
+
+
+class SparseInput:
+    """An estimator that takes sparse input, as scikit-learn's checks read its tags."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class LinearDecisions(SparseInput):
+    """``decision_function`` of arrays and ``predict`` for a fitted ``coef_``, ``intercept_``, ``classes_``;
+    sparse input welcome."""
 
     def _array_scores(self, X) -> np.ndarray:
         check_is_fitted(self)

@@ -22,8 +22,7 @@ from blocksvm._estimators import (
     check_weighted_classes,
     checked_sample_weight,
     declared,
-    declared_init,
-    parameters_doc,
+    declared_parameters,
     sparse_coef,
 )
 from blocksvm.features import compact_learner
@@ -50,6 +49,7 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
 _FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "n_iter_", "_learner", "_encoder", "_rng")
 
 
+@declared_parameters(TRAINING, OWN_PARAMS)
 class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
     """Linear classifier learned online: Perceptron and the other online learners of blocksvm.
 
@@ -57,8 +57,6 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
         with ``order="file"``); :meth:`fit` starts anew and makes ``max_iter`` passes. The learners
         and their parameters are those of ``blocksvm train --solver NAME`` (docs/PARAMETERS.md).
 
-        Parameters
-        ----------
     {parameters}
 
         Attributes
@@ -81,8 +79,6 @@ class OnlineClassifier(LinearDecisions, ClassifierMixin, BaseEstimator):
         >>> bool(clf.score(X, y) > 0.85)
         True
     """
-
-    __init__ = declared_init(TRAINING, OWN_PARAMS)
 
     def fit(self, X, y, sample_weight=None) -> OnlineClassifier:
         """Start anew and make ``max_iter`` passes over ``(X, y)``.
@@ -164,6 +160,3 @@ def _coef(W: np.ndarray, feature_map: np.ndarray | None, width: int):
     if feature_map is None and W.shape[1] == width:
         return W.copy()
     return sparse_coef(W, np.arange(W.shape[1]) if feature_map is None else feature_map, width)
-
-
-OnlineClassifier.__doc__ = OnlineClassifier.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))

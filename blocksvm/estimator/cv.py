@@ -7,12 +7,12 @@ import dataclasses
 
 import numpy as np
 
-from blocksvm._estimators import declared_init, declared_tune, parameters_doc
+from blocksvm._estimators import declared_parameters, declared_tune
 from blocksvm.errors import ParameterError
 from blocksvm.estimator.fitting import OWN_PARAMS, plain
 from blocksvm.estimator.svc import BlockSVC
 from blocksvm.estimator.svr import BlockSVR, for_regression
-from blocksvm.params import ESTIMATOR_NAMES, Param
+from blocksvm.params import ESTIMATOR_NAMES
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, TrainResult
@@ -88,10 +88,9 @@ def _seed_of_full_folds(n_rows: int, seed: int, folds: int) -> int:
     return seed
 
 
-def _fill_search_doc(estimator: type, params: dict[str, Param], score: str) -> None:
-    """A CV estimator's docstring with its parameters and the attributes of its search, ``score`` its metric."""
-    doc = estimator.__doc__.replace("{parameters}", parameters_doc(params, TUNED_OWN))
-    estimator.__doc__ = doc.replace("{search}", _search_attributes(score))
+def _fill_search_doc(estimator: type, score: str) -> None:
+    """A CV estimator's docstring with the attributes of its search, ``score`` its metric."""
+    estimator.__doc__ = estimator.__doc__.replace("{search}", _search_attributes(score))
 
 
 def _search_attributes(score: str) -> str:
@@ -109,6 +108,7 @@ def _search_attributes(score: str) -> str:
             The search as :func:`blocksvm.train.tune` returns it; ``tune_result_.table()`` prints it."""
 
 
+@declared_parameters(TUNED, TUNED_OWN)
 class BlockSVCCV(_Tuned, BlockSVC):
     """:class:`BlockSVC` with C chosen by K-fold cross-validation out of core, as ``blocksvm tune`` chooses it.
 
@@ -121,8 +121,6 @@ class BlockSVCCV(_Tuned, BlockSVC):
         (``predict_proba`` with ``loss="logistic"``). ``fit`` takes arrays, a store or a LIBSVM file, as
         BlockSVC's does. Dual CD only: tune scales its dual from one C to the next (docs/TUNE.md).
 
-        Parameters
-        ----------
     {parameters}
         Attributes
         ----------
@@ -147,27 +145,24 @@ class BlockSVCCV(_Tuned, BlockSVC):
         (True, (3, 3))
     """
 
-    __init__ = declared_init(TUNED, TUNED_OWN)
-    _training = TUNED
     _fitted = BlockSVC._fitted + _SEARCH_FITTED
 
     def _fit_store(self, store: BlockStore, classes: np.ndarray, params: TrainParams) -> BlockSVCCV:
         return self._keep(self._search(store, params), classes, params)
 
 
-_fill_search_doc(BlockSVCCV, TUNED, "the held-out accuracy over all rows")
+_fill_search_doc(BlockSVCCV, "the held-out accuracy over all rows")
 
 REGRESSION_TUNED = for_regression(TUNED)
 
 
+@declared_parameters(REGRESSION_TUNED, TUNED_OWN)
 class BlockSVRCV(_Tuned, BlockSVR):
     """:class:`BlockSVR` with C chosen by K-fold cross-validation out of core, as ``blocksvm tune`` chooses it.
 
         As :class:`BlockSVCCV`, for regression: the best C has the lowest cross-validated mean squared error
         (held-out squared errors over all rows), the smallest C of ties.
 
-        Parameters
-        ----------
     {parameters}
         Attributes
         ----------
@@ -178,11 +173,8 @@ class BlockSVRCV(_Tuned, BlockSVR):
             That training's passes, their records and why it stopped.
     """
 
-    __init__ = declared_init(REGRESSION_TUNED, TUNED_OWN)
-    _training = REGRESSION_TUNED
-
     def _fit_store(self, store: BlockStore, params: TrainParams) -> BlockSVRCV:
         return self._keep(self._search(store, params))
 
 
-_fill_search_doc(BlockSVRCV, REGRESSION_TUNED, "the held-out mean squared error over all rows (lower is better)")
+_fill_search_doc(BlockSVRCV, "the held-out mean squared error over all rows (lower is better)")

@@ -13,19 +13,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from blocksvm._estimators import declared_init, parameters_doc, sparse_coef_scores
-from blocksvm.estimator.fitting import (
-    OWN_PARAMS,
-    TRAINING,
-    array_store,
-    drawn_seed,
-    is_store,
-    keep_result,
-    not_default,
-    open_store,
-    training_values,
-    vector_coef_of,
-)
+from blocksvm._estimators import SparseInput, declared_parameters, sparse_coef_scores
+from blocksvm.estimator import fitting
 from blocksvm.estimator.twins import OneClassTwin
 from blocksvm.params import Param
 from blocksvm.solvers import SOLVERS
@@ -45,11 +34,12 @@ def for_one_class(params: dict[str, Param]) -> dict[str, Param]:
     }
 
 
-ONE_CLASS_TRAINING = for_one_class(TRAINING)
-ONE_CLASS_OWN = {name: own for name, own in OWN_PARAMS.items() if name != "n_jobs"}  # (no threads: one problem)
+ONE_CLASS_TRAINING = for_one_class(fitting.TRAINING)
+ONE_CLASS_OWN = {name: own for name, own in fitting.OWN_PARAMS.items() if name != "n_jobs"}  # (no threads: one problem)
 
 
-class BlockOneClassSVM(OneClassTwin, OutlierMixin, BaseEstimator):
+@declared_parameters(ONE_CLASS_TRAINING, ONE_CLASS_OWN)
+class BlockOneClassSVM(OneClassTwin, SparseInput, OutlierMixin, BaseEstimator):
     """Linear one-class SVM (novelty detection), LIBLINEAR's ``-s 21``, trained by block minimization.
 
         Solves ``min_{w, rho} 1/2 ||w||^2 - nu l rho + sum_i max(0, rho - w.x_i)`` through its dual by LIBLINEAR's
@@ -59,8 +49,6 @@ class BlockOneClassSVM(OneClassTwin, OutlierMixin, BaseEstimator):
         or a store on disk, as :class:`BlockSVC` does; at most ``nu`` of the training rows fall outside, and at
         least ``nu`` of them are support vectors.
 
-        Parameters
-        ----------
     {parameters}
         Attributes
         ----------
@@ -85,14 +73,6 @@ class BlockOneClassSVM(OneClassTwin, OutlierMixin, BaseEstimator):
         [1, -1]
     """
 
-    __init__ = declared_init(ONE_CLASS_TRAINING, ONE_CLASS_OWN)
-    _training = ONE_CLASS_TRAINING
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def fit(self, X, y=None) -> BlockOneClassSVM:
         """Train on the rows of ``X`` (``y`` is not read), or on a store on disk or a LIBSVM file (its labels unread).
 
@@ -102,23 +82,23 @@ class BlockOneClassSVM(OneClassTwin, OutlierMixin, BaseEstimator):
         """
         for name in ("coef_", "offset_", "n_iter_", "history_", "stop_reason_", "model_", "feature_names_in_"):
             self.__dict__.pop(name, None)
-        seed = drawn_seed(self.random_state)
+        seed = fitting.drawn_seed(self.random_state)
         params = self._train_params(seed)
-        if is_store(X):
-            store = open_store(X, self.verbose)
+        if fitting.is_store(X):
+            store = fitting.open_store(X, self.verbose)
             self.n_features_in_ = store.space_features
             return self._keep(train(store, params, verbose=int(self.verbose), progress=False))
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32])
-        with array_store(self, X, np.zeros(X.shape[0]), seed=seed) as store:
+        with fitting.array_store(self, X, np.zeros(X.shape[0]), seed=seed) as store:
             return self._keep(train(store, params, verbose=int(self.verbose), progress=False))
 
     def _train_params(self, seed: int) -> TrainParams:
-        given = not_default(training_values(self))
+        given = fitting.not_default(fitting.training_values(self))
         return settle("train", None, {**given, "seed": seed, "loss": "one-class"})[0]
 
     def _keep(self, result: TrainResult) -> BlockOneClassSVM:
-        keep_result(self, result)
-        self.coef_ = vector_coef_of(result.model)
+        fitting.keep_result(self, result)
+        self.coef_ = fitting.vector_coef_of(result.model)
         self.offset_ = np.array([result.model.rho])
         if result.stop_reason.startswith(("max_outer", "time limit")):
             warnings.warn(
@@ -143,8 +123,3 @@ class BlockOneClassSVM(OneClassTwin, OutlierMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """+1 (inlier: decision > 0) or -1 (outlier) for each row, shape (n_samples,)."""
         return np.where(self.decision_function(X) > 0, 1, -1)
-
-
-BlockOneClassSVM.__doc__ = BlockOneClassSVM.__doc__.replace(
-    "{parameters}", parameters_doc(ONE_CLASS_TRAINING, ONE_CLASS_OWN)
-)

@@ -17,26 +17,10 @@ from blocksvm._estimators import (
     LinearDecisions,
     check_weighted_classes,
     checked_sample_weight,
-    declared_init,
-    parameters_doc,
+    declared_parameters,
 )
 from blocksvm.errors import ModelError, ParameterError
-from blocksvm.estimator.fitting import (
-    OWN_PARAMS,
-    TRAINING,
-    array_store,
-    checked_block_rows,
-    coef_of,
-    drawn_seed,
-    is_store,
-    keep_result,
-    no_labels_for_a_store,
-    no_weights_for_a_store,
-    not_default,
-    open_store,
-    plain,
-    training_values,
-)
+from blocksvm.estimator import fitting
 from blocksvm.estimator.twins import SVCTwin
 from blocksvm.features import translate
 from blocksvm.losses import LOSSES, NOVELTY
@@ -60,6 +44,7 @@ _FITTED = (
 )
 
 
+@declared_parameters(fitting.TRAINING, fitting.OWN_PARAMS)
 class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
     """Linear SVM (L1- or L2-loss, L2-regularized) trained by block minimization.
 
@@ -68,8 +53,6 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         problem for two classes and one-vs-rest for more, by dual coordinate descent (or Pegasos)
         over blocks of rows read one at a time (Yu, Hsieh, Chang & Lin, KDD 2010).
 
-        Parameters
-        ----------
     {parameters}
         Attributes
         ----------
@@ -112,8 +95,6 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         True
     """
 
-    __init__ = declared_init(TRAINING, OWN_PARAMS)
-    _training = TRAINING  # the declared parameters __init__ stores besides OWN_PARAMS
     _fitted = _FITTED
 
     # ---- fit ------------------------------------------------------------------------------
@@ -140,12 +121,12 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         self : BlockSVC
         """
         self._reset()
-        seed = drawn_seed(self.random_state)
-        if is_store(X):
-            no_labels_for_a_store(y)
-            no_weights_for_a_store(sample_weight)
+        seed = fitting.drawn_seed(self.random_state)
+        if fitting.is_store(X):
+            fitting.no_labels_for_a_store(y)
+            fitting.no_weights_for_a_store(sample_weight)
             params = self._train_params(self.class_weight, seed)  # checked before a text file's conversion
-            store = open_store(X, self.verbose)
+            store = fitting.open_store(X, self.verbose)
             self.n_features_in_ = store.space_features
             self._store_index_base = store.index_base
             return self._fit_store(store, store.classes, params)
@@ -161,10 +142,10 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         check_weighted_classes(y, weights, type(self).__name__)
         codes = encoder.transform(y).astype(np.float64)
         params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
-        block_rows = checked_block_rows(self)
+        block_rows = fitting.checked_block_rows(self)
         if params.workers and params.workers > 1:  # each of the n_jobs shards needs blocks of its own
             block_rows = min(block_rows, -(-X.shape[0] // params.workers))
-        with array_store(self, X, codes, weights, seed=seed, block_rows=block_rows) as store:
+        with fitting.array_store(self, X, codes, weights, seed=seed, block_rows=block_rows) as store:
             return self._fit_store(store, classes, params)
 
     def _reset(self) -> None:
@@ -181,12 +162,12 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
 
     def _keep(self, result: TrainResult, classes: np.ndarray, params: TrainParams) -> BlockSVC:
         """Set the fitted attributes from a training's result; warn if it stopped before its tolerance."""
-        keep_result(self, result)
+        fitting.keep_result(self, result)
         reason, model = result.stop_reason, result.model
         if classes.dtype.kind in "biuf":  # a saved model predicts the labels themselves
             model.classes = classes.astype(np.float64)
         self.classes_ = classes
-        self.coef_ = coef_of(model)
+        self.coef_ = fitting.coef_of(model)
         self.intercept_ = model.intercept
         has_rule = StopRules(params, SOLVERS[params.solver].stop_rules).has_tolerance
         if (has_rule and reason.startswith("max_outer")) or reason.startswith("time limit"):
@@ -202,13 +183,13 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
 
     def _train_params(self, class_weight, seed: int) -> TrainParams:
         """The estimator's parameters as checked training parameters (the CLI's check)."""
-        values = training_values(self)
-        values.update(class_weight=plain(class_weight), seed=seed, threads=plain(self.n_jobs))
+        values = fitting.training_values(self)
+        values.update(class_weight=fitting.plain(class_weight), seed=seed, threads=fitting.plain(self.n_jobs))
         if isinstance(values["class_weight"], dict):
-            values["class_weight"] = {plain(k): plain(v) for k, v in values["class_weight"].items()}
+            values["class_weight"] = {fitting.plain(k): fitting.plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] in ("squared_hinge", "crammer_singer"):  # scikit-learn's spellings
             values["loss"] = values["loss"].replace("_", "-")
-        trained = self._settle(not_default(values))
+        trained = self._settle(fitting.not_default(values))
         if LOSSES[trained.loss].task == NOVELTY:
             raise ParameterError(f"{type(self).__name__} classifies: for a one-class SVM use BlockOneClassSVM")
         return trained
@@ -233,18 +214,18 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             With two classes, > 0 means ``classes_[1]``; with more, one column per class.
         """
-        if is_store(X):
+        if fitting.is_store(X):
             check_is_fitted(self)
-            return self._store_scores(open_store(X))[0]
+            return self._store_scores(fitting.open_store(X))[0]
         return self._array_scores(X)
 
     def score(self, X, y=None, sample_weight=None) -> float:
         """Mean accuracy on ``(X, y)``, or on the rows and labels of a store or a LIBSVM file (``y`` None), weighted
         by ``sample_weight`` (scikit-learn's ``score``; for a store, None: its own instance weights, if any)."""
-        if is_store(X):
-            no_labels_for_a_store(y)
+        if fitting.is_store(X):
+            fitting.no_labels_for_a_store(y)
             check_is_fitted(self)
-            scores, labels, weights = self._store_scores(open_store(X))
+            scores, labels, weights = self._store_scores(fitting.open_store(X))
             sample_weight = weights if sample_weight is None else sample_weight
             indices = (scores > 0).astype(np.intp) if scores.ndim == 1 else np.argmax(scores, axis=1)
             return float(np.average(self.classes_[indices] == labels, weights=sample_weight))
@@ -286,12 +267,9 @@ def _encoded_class_weight(class_weight, classes: np.ndarray):
     codes = {label: code for code, label in enumerate(classes.tolist())}
     encoded = {}
     for label, weight in class_weight.items():
-        if plain(label) not in codes:
+        if fitting.plain(label) not in codes:
             raise ParameterError(
                 f"class_weight names label {label!r}, which is not among the classes {classes.tolist()}"
             )
-        encoded[float(codes[plain(label)])] = weight
+        encoded[float(codes[fitting.plain(label)])] = weight
     return encoded
-
-
-BlockSVC.__doc__ = BlockSVC.__doc__.replace("{parameters}", parameters_doc(TRAINING, OWN_PARAMS))

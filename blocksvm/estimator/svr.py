@@ -11,23 +11,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from blocksvm._estimators import checked_sample_weight, declared_init, parameters_doc, sparse_coef_scores
+from blocksvm._estimators import SparseInput, checked_sample_weight, declared_parameters, sparse_coef_scores
 from blocksvm.errors import ParameterError
-from blocksvm.estimator.fitting import (
-    OWN_PARAMS,
-    TRAINING,
-    array_store,
-    drawn_seed,
-    is_store,
-    keep_result,
-    no_labels_for_a_store,
-    no_weights_for_a_store,
-    not_default,
-    open_store,
-    plain,
-    training_values,
-    vector_coef_of,
-)
+from blocksvm.estimator import fitting
 from blocksvm.estimator.svc import BlockSVC
 from blocksvm.estimator.twins import SVRTwin
 from blocksvm.losses import LOSSES, REGRESSION
@@ -53,10 +39,11 @@ def _regression_only(trained: TrainParams, regressor: str) -> TrainParams:
 
 
 # BlockSVR's training parameters: BlockSVC's but the class weights.
-REGRESSION_TRAINING = for_regression(TRAINING)
+REGRESSION_TRAINING = for_regression(fitting.TRAINING)
 
 
-class BlockSVR(SVRTwin, RegressorMixin, BaseEstimator):
+@declared_parameters(REGRESSION_TRAINING, fitting.OWN_PARAMS)
+class BlockSVR(SVRTwin, SparseInput, RegressorMixin, BaseEstimator):
     """Linear support vector regression (L1- or L2-loss, L2-regularized) trained by block minimization.
 
         Solves LIBLINEAR's ``-s 13`` (``loss="epsilon-insensitive"``) or ``-s 12``
@@ -65,8 +52,6 @@ class BlockSVR(SVRTwin, RegressorMixin, BaseEstimator):
         Computation 2012) over blocks of rows read one at a time. ``fit`` takes arrays or a store on disk, as
         :class:`BlockSVC` does.
 
-        Parameters
-        ----------
     {parameters}
         Attributes
         ----------
@@ -81,36 +66,28 @@ class BlockSVR(SVRTwin, RegressorMixin, BaseEstimator):
         model_ : LinearModel
     """
 
-    __init__ = declared_init(REGRESSION_TRAINING, OWN_PARAMS)
-    _training = REGRESSION_TRAINING
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def fit(self, X, y=None, sample_weight=None) -> BlockSVR:
         """Train on arrays ``(X, y)`` (real-valued ``y``), or on a store on disk (``y`` None: its labels);
         ``sample_weight``: each row's instance weight, which multiplies its C (None for a store: its own)."""
         self.__dict__.pop("model_", None)
-        seed = drawn_seed(self.random_state)
+        seed = fitting.drawn_seed(self.random_state)
         params = self._train_params(seed)
-        if is_store(X):
-            no_labels_for_a_store(y, "targets")
-            no_weights_for_a_store(sample_weight)
-            store = open_store(X, self.verbose)
+        if fitting.is_store(X):
+            fitting.no_labels_for_a_store(y, "targets")
+            fitting.no_weights_for_a_store(sample_weight)
+            store = fitting.open_store(X, self.verbose)
             self.n_features_in_ = store.space_features
             return self._fit_store(store, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True)
         weights = checked_sample_weight(sample_weight, X)
-        with array_store(self, X, y.astype(np.float64), weights, seed=seed) as store:
+        with fitting.array_store(self, X, y.astype(np.float64), weights, seed=seed) as store:
             return self._fit_store(store, params)
 
     def _train_params(self, seed: int) -> TrainParams:
-        values = training_values(self)
-        values.update(seed=seed, threads=plain(self.n_jobs))
+        values = fitting.training_values(self)
+        values.update(seed=seed, threads=fitting.plain(self.n_jobs))
         values["loss"] = str(values["loss"]).replace("_", "-")  # scikit-learn's spelling too
-        return _regression_only(self._settle(not_default(values)), type(self).__name__)
+        return _regression_only(self._settle(fitting.not_default(values)), type(self).__name__)
 
     _settle = BlockSVC._settle
 
@@ -119,8 +96,8 @@ class BlockSVR(SVRTwin, RegressorMixin, BaseEstimator):
 
     def _keep(self, result: TrainResult) -> BlockSVR:
         """Set the fitted attributes from a training's result."""
-        keep_result(self, result)
-        self.coef_ = vector_coef_of(result.model)
+        fitting.keep_result(self, result)
+        self.coef_ = fitting.vector_coef_of(result.model)
         self.intercept_ = float(result.model.intercept[0])
         return self
 
@@ -131,6 +108,3 @@ class BlockSVR(SVRTwin, RegressorMixin, BaseEstimator):
         if sp.issparse(self.coef_):
             return sparse_coef_scores(self.coef_.T, np.atleast_1d(self.intercept_), X)  # coef_: (n_features, 1)
         return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel() + self.intercept_
-
-
-BlockSVR.__doc__ = BlockSVR.__doc__.replace("{parameters}", parameters_doc(REGRESSION_TRAINING, OWN_PARAMS))
