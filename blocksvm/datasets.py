@@ -180,22 +180,17 @@ def _generate(seed, first_row, n_rows, features, nnz, power, noise, dense, w_tru
     return indptr, indices[:k].copy(), q[:k].copy(), labels
 
 
+def _spec_rows(spec: SyntheticSpec, w_true: np.ndarray, first_row: int, n_rows: int):
+    """:func:`_generate`'s ``(indptr, indices, q, labels)`` of rows ``first_row ..`` of ``spec``'s data set."""
+    return _generate(spec.seed, first_row, n_rows, spec.features, spec.nnz, spec.power, spec.noise, spec.dense, w_true)
+
+
 def generate_rows(
     spec: SyntheticSpec, first_row: int, n_rows: int, dtype="float32", w_true: np.ndarray | None = None
 ) -> Rows:
     """Rows ``first_row ..`` of the data set as a block (zero-based indices, ``lines`` = row + 1)."""
     w_true = _hidden_matrix(spec, w_true)
-    indptr, indices, q, labels = _generate(
-        spec.seed,
-        first_row,
-        n_rows,
-        spec.features,
-        spec.nnz,
-        spec.power,
-        spec.noise,
-        spec.dense,
-        w_true,
-    )
+    indptr, indices, q, labels = _spec_rows(spec, w_true, first_row, n_rows)
     data = (q / SCALE).astype(dtype)
     lines = np.arange(first_row + 1, first_row + n_rows + 1, dtype=np.int64)
     return Rows(indptr, indices, data, labels, lines)
@@ -258,17 +253,7 @@ def _format_libsvm(indptr, indices, q, labels, binary):
 
 
 def _text_chunk(spec: SyntheticSpec, w_true, first_row: int, n_rows: int) -> bytes:
-    indptr, indices, q, labels = _generate(
-        spec.seed,
-        first_row,
-        n_rows,
-        spec.features,
-        spec.nnz,
-        spec.power,
-        spec.noise,
-        spec.dense,
-        w_true,
-    )
+    indptr, indices, q, labels = _spec_rows(spec, w_true, first_row, n_rows)
     return _format_libsvm(indptr, indices, q, labels, spec.classes == 2).tobytes()
 
 

@@ -65,6 +65,18 @@ class Monitor:
             print(text, file=self.stream, flush=True)
 
 
+# The figures every record may hold, shown after the learner's own (``mark``: "~" on an estimate).
+_FIGURES = (
+    ("nsv", "nSV {value}"),
+    ("train_accuracy", "train acc{mark} {percent:.2f}%"),
+    ("train_inliers", "inliers{mark} {percent:.2f}%"),
+    ("train_mse", "train MSE {value:.6g}"),
+    ("validation_accuracy", "val acc {percent:.2f}%"),
+    ("validation_inliers", "val inliers {percent:.2f}%"),
+    ("validation_mse", "val MSE {value:.6g}"),
+)
+
+
 def format_record(rec: dict, shown=()) -> str:
     """One human line: LIBLINEAR-like, greppable; ``shown``: the learner's own entries, (key, format) pairs."""
     parts = [f"iter {rec['outer']:3d}", f"time {rec['time']:8.2f}s"]
@@ -77,20 +89,9 @@ def format_record(rec: dict, shown=()) -> str:
     if rec.get("pg_violation") is not None:
         parts.append(f"PG {rec['pg_violation']:.3g}")
     parts.extend(text.format(rec[key]) for key, text in shown if rec.get(key) is not None)
-    if rec.get("nsv") is not None:
-        parts.append(f"nSV {rec['nsv']}")
-    if rec.get("train_accuracy") is not None:
-        parts.append(f"train acc{mark} {100 * rec['train_accuracy']:.2f}%")
-    if rec.get("train_inliers") is not None:
-        parts.append(f"inliers{mark} {100 * rec['train_inliers']:.2f}%")
-    if rec.get("train_mse") is not None:
-        parts.append(f"train MSE {rec['train_mse']:.6g}")
-    if rec.get("validation_accuracy") is not None:
-        parts.append(f"val acc {100 * rec['validation_accuracy']:.2f}%")
-    if rec.get("validation_inliers") is not None:
-        parts.append(f"val inliers {100 * rec['validation_inliers']:.2f}%")
-    if rec.get("validation_mse") is not None:
-        parts.append(f"val MSE {rec['validation_mse']:.6g}")
+    for key, text in _FIGURES:
+        if rec.get(key) is not None:
+            parts.append(text.format(value=rec[key], percent=100 * rec[key], mark=mark))
     if rec.get("partial"):
         parts.append("(partial pass)")
     return "  ".join(parts)

@@ -379,6 +379,7 @@ def write_store(
     Returns
     -------
     ConvertSummary
+        As :func:`convert`'s, its ``output`` the store.
 
     Raises
     ------

@@ -192,19 +192,12 @@ def iter_vw(
 
 
 def iter_text(
-    path: str | os.PathLike,
-    text_format: dict | None = None,
-    *,
-    one_based: bool = False,
-    skip_bad_lines: bool = False,
-    dtype=np.float32,
-    chunk_bytes: int = CHUNK_BYTES,
-    workers: int = 2,
+    path: str | os.PathLike, text_format: dict | None = None, *, one_based: bool = False, **options
 ) -> Iterator[ParsedChunk]:
     """Parse text of either format chunk by chunk, on ``workers`` threads, in file order: LIBSVM's (``text_format``
     None; ``one_based`` as :func:`~blocksvm.io.libsvm.iter_parsed` takes it) or VW's (a :meth:`Hashing.to_dict`
-    record)."""
-    options = {"skip_bad_lines": skip_bad_lines, "dtype": dtype, "chunk_bytes": chunk_bytes, "workers": workers}
+    record). ``options``: :func:`~blocksvm.io.text.read_text`'s (``skip_bad_lines``, ``dtype``, ``chunk_bytes``,
+    ``workers``)."""
     if text_format is None:
         return read_text(path, LibsvmGrammar(one_based), **options)
     return read_text(path, VWGrammar(Hashing.from_dict(text_format, os.fspath(path))), **options)

@@ -84,6 +84,7 @@ class Solver:
     every_pass_an_iteration: ClassVar[bool] = True  # False: an iteration (a record) may take several passes
     state_names: ClassVar[tuple[str, ...]] = ()
     losses: ClassVar[tuple[str, ...]] = ROW_LOSSES  # the user's losses it minimizes (if it reads --loss)
+    fixed_loss: ClassVar[Loss | None] = None  # the loss it minimizes, when the user does not choose it
     penalties: ClassVar[tuple[str, ...]] = ("l2",)  # the penalties it minimizes (if it reads --penalty)
     # A block learner that also runs over shards of the blocks: the class that coordinates its shards ("module:Class",
     # as the registry names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
@@ -115,8 +116,8 @@ class Solver:
 
     @classmethod
     def loss_of(cls, params) -> Loss:
-        """The loss this solver minimizes under ``params`` (the user's ``loss`` by default)."""
-        return LOSSES[params.loss]
+        """The loss this solver minimizes under ``params``: its ``fixed_loss``, else the user's ``loss``."""
+        return cls.fixed_loss or LOSSES[params.loss]
 
     # ---- the per-block step ---------------------------------------------------------------
 
@@ -366,7 +367,6 @@ class OnlineSolver(Solver):
     online = True
     commands = COMMANDS
     penalties = ()  # (their penalties are their own learning parameters: l1, l2)
-    fixed_loss: ClassVar[Loss | None] = None
     losses = ("hinge", "squared-hinge", "logistic")
     arrays: ClassVar[tuple[StateArray, ...]] = ()
     kernel: ClassVar = None
@@ -383,10 +383,6 @@ class OnlineSolver(Solver):
     def hyper_parameters(self, params, problem) -> tuple[float, ...]:
         """The kernel's ``hyper`` array."""
         return ()
-
-    @classmethod
-    def loss_of(cls, params) -> Loss:
-        return cls.fixed_loss or LOSSES[params.loss]
 
     def reset(self) -> None:
         """Every state array at its start value."""

@@ -29,6 +29,7 @@ class CrammerSingerSolver(WorkingSet, Solver):
     name = "crammer-singer"
     params = (C, LOSS, TOL, EPS, WORKING_SET, CACHE_MB, INNER_PASSES, INNER_EPS)
     losses = (CRAMMER_SINGER.name,)
+    fixed_loss = CRAMMER_SINGER
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous")
     refuses_weights = "use one-vs-rest (--loss squared-hinge, -s 2) or data without weights"
@@ -41,13 +42,7 @@ class CrammerSingerSolver(WorkingSet, Solver):
         self.w = np.zeros((problem.n_weights, n_k))
         self.alpha = np.zeros((problem.n_rows, n_k))
         self.block_sums = np.zeros(problem.n_blocks)
-        cache = RowCache(params.cache_mb * 1e6, problem.dtype) if params.working_set == "cache" else None
-        self.start_working_set(params.working_set, cache)
-
-    @classmethod
-    def loss_of(cls, params):
-        return CRAMMER_SINGER
-
+        self.start_working_set(params, problem)
     # ---- the per-block step ---------------------------------------------------------------
 
     def visit(self, block, seeds) -> BlockReport:

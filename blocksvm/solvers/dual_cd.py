@@ -101,8 +101,7 @@ class DualCDSolver(WorkingSet, Solver):
         self.alpha = np.zeros((n_k, problem.n_rows))
         self.block_sums = np.zeros((n_k, problem.n_blocks, 2))
         self.tables = [problem.loss.dual_tables(*costs) for costs in problem.costs]
-        cache = RowCache(params.cache_mb * 1e6, problem.dtype, weighted=problem.weighted)
-        self.start_working_set(params.working_set, cache if params.working_set == "cache" else None)
+        self.start_working_set(params, problem)
 
     # ---- the per-block step ---------------------------------------------------------------
 

@@ -51,6 +51,7 @@ class OneClassSolver(WorkingSet, Solver):
     name = "one-class"
     params = (LOSS, NU, TOL, EPS, WORKING_SET, CACHE_MB, INNER_PASSES, INNER_EPS)
     losses = (ONE_CLASS.name,)
+    fixed_loss = ONE_CLASS
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "counted", "rho_sums", "previous")
     ignores = {
@@ -74,13 +75,7 @@ class OneClassSolver(WorkingSet, Solver):
         self.counted = np.zeros(problem.n_blocks, np.int8)
         self.rho_sums = np.zeros((problem.n_blocks, 4))
         self.rho_sums[:, AT_ONE], self.rho_sums[:, AT_ZERO] = -np.inf, np.inf
-        cache = RowCache(params.cache_mb * 1e6, problem.dtype) if params.working_set == "cache" else None
-        self.start_working_set(params.working_set, cache)
-
-    @classmethod
-    def loss_of(cls, params):
-        return ONE_CLASS
-
+        self.start_working_set(params, problem)
     # ---- the per-block step ---------------------------------------------------------------
 
     def visit(self, block, seeds) -> BlockReport:

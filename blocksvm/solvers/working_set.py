@@ -23,12 +23,15 @@ class WorkingSet:
     with the solver's (:meth:`state`, :meth:`load_state`).
     """
 
-    def start_working_set(self, working_set: str, cache: RowCache | None) -> None:
-        """No companion yet; ``cache``: the empty cache of the ``cache`` working set (None for the others)."""
-        self.working_set = working_set
+    def start_working_set(self, params, problem) -> None:
+        """No companion yet: ``params.working_set``, and for ``cache`` an empty cache of ``params.cache_mb``
+        megabytes of ``problem``'s rows (with their instance weights, if it has some)."""
+        self.working_set = params.working_set
         self.previous = np.full(1, -1, np.int64)  # "pair": the block visited last (-1: none yet)
         self._previous_block = None  # ... and its rows, once in memory
-        self.cache = cache
+        self.cache = None
+        if self.working_set == "cache":
+            self.cache = RowCache(params.cache_mb * 1e6, problem.dtype, weighted=problem.weighted)
 
     def companion_of(self, block):
         """The rows solved with ``block``: the cache less the block's own rows (a RowCache), the block visited

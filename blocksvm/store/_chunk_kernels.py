@@ -93,17 +93,7 @@ def fletcher32_matches(chunk: np.ndarray) -> bool:
 def shuffle(src: np.ndarray, item: int, out: np.ndarray) -> None:
     """HDF5's byte shuffle of ``item``-byte elements (the inverse of :func:`unshuffle`): ``out`` gets every
     element's first byte, then every second byte, ...; bytes past the last whole element stay at the end."""
-    n = len(src)
-    count = n // item
-    if item <= 1 or count <= 1:
-        out[:] = src
-        return
-    for b in range(item):
-        base = b * count
-        for i in range(count):
-            out[base + i] = src[i * item + b]
-    whole = count * item
-    out[whole:] = src[whole:]
+    _byte_planes(src, item, out, True)
 
 
 @njit(cache=True, nogil=True)
@@ -111,6 +101,14 @@ def unshuffle(src: np.ndarray, item: int, out: np.ndarray) -> None:
     """Undo HDF5's byte shuffle of ``item``-byte elements: ``src`` holds every element's first byte, then every
     second byte, ...; ``out`` (uint8, the same length) gets the elements back. Bytes past the last whole element
     stay at the end, as HDF5 leaves them; one element or one-byte elements are not shuffled at all."""
+    _byte_planes(src, item, out, False)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _byte_planes(src, item, out, to_planes):
+    """Elements of ``item`` bytes to byte planes (``to_planes``: the shuffle) or back (the unshuffle), one plane at
+    a time (the planes' side read or written in order). Inlined with ``to_planes`` a constant: each caller's loop
+    has no branch."""
     n = len(src)
     count = n // item
     if item <= 1 or count <= 1:
@@ -119,7 +117,10 @@ def unshuffle(src: np.ndarray, item: int, out: np.ndarray) -> None:
     for b in range(item):
         base = b * count
         for i in range(count):
-            out[i * item + b] = src[base + i]
+            if to_planes:
+                out[base + i] = src[i * item + b]
+            else:
+                out[i * item + b] = src[base + i]
     whole = count * item
     out[whole:] = src[whole:]
 

@@ -644,10 +644,6 @@ def _write_column_block(path: Path, block: ColumnBlock, chunks_of: dict, filters
     are, h5py only copies the bytes), each as soon as it is ready; its manifest entry."""
 
     def fill(f: h5py.File) -> None:
-        fixed_strings(f, format=F.FORMAT_NAME, layout=COLUMNS_KEY)  # (not in the heap: nothing checks it)
-        f.attrs["version"] = COLUMNS_VERSION
-        if store_id is not None:
-            fixed_strings(f, store_id=store_id)
         for name in ("first", "stop", "n_columns", "nnz"):
             f.attrs[name] = getattr(block, name)
         f.attrs["block"] = block.index
@@ -660,16 +656,8 @@ def _write_column_block(path: Path, block: ColumnBlock, chunks_of: dict, filters
             stored = None if encoded is None else ((start, *future.result()[0][1:]) for start, future in encoded)
             write_chunked(f, name, array.shape, array.dtype, filters, stored, array)
 
-    data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)
-    return {
-        "file": f"{COLUMNS_DIR}/{path.name}",
-        "first": block.first,
-        "stop": block.stop,
-        "columns": block.n_columns,
-        "nnz": block.nnz,
-        "bytes": len(data),
-        "crc32": zlib.crc32(data),
-    }
+    entry = {"first": block.first, "stop": block.stop, "columns": block.n_columns, "nnz": block.nnz}
+    return _write_columns_file(path, store_id, fill, entry)
 
 
 class _ChunkedArray:
@@ -717,19 +705,29 @@ class _ChunkedArray:
         write_chunked(f, name, (self.length,), self.dtype, self.filters, self.stored, array)
 
 
-def _write_rows_file(path: Path, labels: _ChunkedArray, weights: _ChunkedArray | None, store_id, n_rows: int) -> dict:
-    def fill(f: h5py.File) -> None:
+def _write_columns_file(path: Path, store_id: str | None, fill, entry: dict | None = None) -> dict:
+    """Write one HDF5 file of the column layout (of the store ``store_id``, if given): the attributes that say so,
+    then ``fill(f)``'s; its manifest entry, ``entry`` between its name and its bytes' size and checksum."""
+
+    def write(f: h5py.File) -> None:
         fixed_strings(f, format=F.FORMAT_NAME, layout=COLUMNS_KEY)  # (not in the heap: nothing checks it)
         f.attrs["version"] = COLUMNS_VERSION
         if store_id is not None:
             fixed_strings(f, store_id=store_id)
+        fill(f)
+
+    data = write_hdf5(path, write, libver=F.BLOCK_LIBVER)
+    return {"file": f"{COLUMNS_DIR}/{path.name}", **(entry or {}), "bytes": len(data), "crc32": zlib.crc32(data)}
+
+
+def _write_rows_file(path: Path, labels: _ChunkedArray, weights: _ChunkedArray | None, store_id, n_rows: int) -> dict:
+    def fill(f: h5py.File) -> None:
         f.attrs["rows"] = n_rows
         labels.write(f, "labels")
         if weights is not None:
             weights.write(f, "weights")
 
-    data = write_hdf5(path, fill, libver=F.BLOCK_LIBVER)
-    return {"file": f"{COLUMNS_DIR}/{path.name}", "bytes": len(data), "crc32": zlib.crc32(data)}
+    return _write_columns_file(path, store_id, fill)
 
 
 class _EntrySpill:
