@@ -42,12 +42,12 @@ from blocksvm.solvers._common import UPDATES, judge, online_pass, visited_row
 
 
 @njit(cache=True, nogil=True, inline="always")
-def margin_and_variance(mu, sigma, indices, data, start, stop, bias, bias_sq):
+def margin_and_variance(mu, sigma, indices, data, start, stop, bias):
     """``mu.x`` and ``V = x^T Sigma x`` (``Sigma`` the diagonal ``sigma``) of the row of entries ``start .. stop - 1``
     in one sweep, the bias feature's terms first (CW, AROW and SCW)."""
     n_w = mu.shape[0] - 1
     dot = mu[n_w] * bias if bias > 0 else 0.0
-    V = sigma[n_w] * bias_sq if bias > 0 else 0.0
+    V = sigma[n_w] * (bias * bias) if bias > 0 else 0.0
     for k in range(start, stop):
         j = np.uint32(indices[k])
         x = np.float64(data[k])
@@ -89,7 +89,7 @@ def confidence_pass(rows, y, mu, state, setup, seed, rule, a):
         i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
-        dot, V = margin_and_variance(mu, sigma, indices, data, start, stop, bias, bias_sq)
+        dot, V = margin_and_variance(mu, sigma, indices, data, start, stop, bias)
         M = y[i] * dot
         label = 1 if y[i] > 0 else 0
         judge(stats, loss, cost, label, M, own)

@@ -49,14 +49,13 @@ def scw_pass(rows, y, mu, sigma, setup, seed, step, phi, C):
     indptr, indices, data, weights = rows
     bias, loss, cost, weight = setup
     n_w = mu.shape[0] - 1
-    bias_sq = bias * bias if bias > 0 else 0.0
     order, stats = online_pass(indptr, seed)
     for s in range(order.shape[0]):
         i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
         # m = y mu.x and v = x^T Sigma x
-        dot, v = margin_and_variance(mu, sigma, indices, data, start, stop, bias, bias_sq)
+        dot, v = margin_and_variance(mu, sigma, indices, data, start, stop, bias)
         m = y[i] * dot
         label = 1 if y[i] > 0 else 0
         judge(stats, loss, cost, label, m, own)
