@@ -6,7 +6,7 @@ format has them) passed over, each row's entries placed in CSR arrays, the first
 or the parse stopped.
 
 The buffer ends in a newline, which stops every scan, so the loops need no bounds checks. The caller sizes the
-arrays from upper bounds (rows <= newlines; entries and numbers by the grammar's count). A grammar is two functions
+arrays from upper bounds (rows <= newlines; entries by the grammar's count). A grammar is two functions
 and a value, handed to :func:`parse_lines` by its entry point (``parse_libsvm_lines``, ``parse_vw_lines``: those are
 the functions Python calls, and the ones numba caches; :func:`parse_lines` is inlined into each, so that it calls
 its grammar's functions directly, as code written for that grammar alone would):
@@ -105,14 +105,16 @@ def number_error(status, ends, bad, nonfinite):
 
 @njit(cache=True, nogil=True, inline="always")
 def slow_number(slow, n_slow, kind, at, start, end, scale):
-    """Record the number ``buf[start:end]`` for Python to convert: it goes to entry ``at`` of the labels, the
-    weights or the values (``kind``), multiplied by ``scale``. Returns the count of such numbers."""
+    """Record the number ``buf[start:end]`` for Python to convert, if there is room: it goes to entry ``at`` of the
+    labels, the weights or the values (``kind``), multiplied by ``scale``. Returns the count of such numbers (past
+    the room: the caller parses again with room for all)."""
     where, scales = slow
-    where[n_slow, 0] = kind
-    where[n_slow, 1] = at
-    where[n_slow, 2] = start
-    where[n_slow, 3] = end
-    scales[n_slow] = scale
+    if n_slow < scales.shape[0]:
+        where[n_slow, 0] = kind
+        where[n_slow, 1] = at
+        where[n_slow, 2] = start
+        where[n_slow, 3] = end
+        scales[n_slow] = scale
     return n_slow + 1
 
 
@@ -135,8 +137,8 @@ def parse_lines(buf, first_line, skip_bad, grammar, out, slow, error, tables, pa
         and ``values`` (max_entries,); ``labels`` and ``weights`` float64 and ``lines`` int64 (max_rows,), each
         row's line number in the file.
     slow : tuple of arrays
-        ``(where, scales)``: int64 (max_numbers, 4) and float64 (max_numbers,); out: the numbers left to Python
-        (:func:`slow_number`).
+        ``(where, scales)``: int64 (room, 4) and float64 (room,); out: the numbers left to Python
+        (:func:`slow_number`), the first ``room`` of them.
     error : ndarray of int64, shape (4,)
         Out: code, line, token start, token end of the first bad line (code 0 if none).
     tables : tuple
@@ -150,6 +152,7 @@ def parse_lines(buf, first_line, skip_bad, grammar, out, slow, error, tables, pa
     -------
     n_rows, nnz, n_slow, n_skipped : int
         When ``skip_bad`` is False, parsing stops at the first bad line and ``n_rows`` counts the rows before it.
+        ``n_slow`` may exceed the room in ``slow``: then only the first were recorded.
     """
     indptr, lines = out[0], out[5]
     n = buf.shape[0]

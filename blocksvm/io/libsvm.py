@@ -45,9 +45,8 @@ class LibsvmGrammar:
     one_based: bool = False
     weighted = False
 
-    def bounds(self, buf: np.ndarray) -> tuple[int, int, int]:
-        rows, pairs = K.count_lines_and_pairs(buf)
-        return rows, pairs, rows + pairs
+    def bounds(self, buf: np.ndarray) -> tuple[int, int]:
+        return K.count_lines_and_pairs(buf)
 
     def values_dtype(self, dtype) -> np.dtype:
         return np.dtype(dtype)  # the kernel rounds to float32 as it stores

@@ -44,6 +44,7 @@ _MAGIC = {  # magic bytes -> opener of a binary stream
 }
 
 _HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+_SLOW_ROOM = 64  # numbers left to Python recorded in a parse; a chunk with more is parsed again with room for all
 
 
 @dataclass
@@ -85,8 +86,8 @@ class Grammar(Protocol):
 
     weighted: bool
 
-    def bounds(self, buf: np.ndarray) -> tuple[int, int, int]:
-        """Upper bounds on the rows, the entries and the numbers left to Python of the lines ``buf``."""
+    def bounds(self, buf: np.ndarray) -> tuple[int, int]:
+        """Upper bounds on the rows and the entries of the lines ``buf``."""
 
     def values_dtype(self, dtype) -> np.dtype:
         """The type its kernel stores values in, for chunks of ``dtype``."""
@@ -242,7 +243,7 @@ def parse_text(
         buf = np.append(buf, np.uint8(10))
     buf = buf.view()
     buf.flags.writeable = False  # one array type whatever the text came in: numba compiles the parser once, not twice
-    max_rows, max_entries, max_numbers = grammar.bounds(buf)
+    max_rows, max_entries = grammar.bounds(buf)
     out = (
         np.empty(max_rows + 1, np.int64),  # indptr
         np.empty(max_entries, np.int32),  # columns
@@ -251,9 +252,14 @@ def parse_text(
         np.empty(max_rows, np.float64),  # weights
         np.empty(max_rows, np.int64),  # lines
     )
-    slow = (np.empty((max_numbers, 4), np.int64), np.empty(max_numbers, np.float64))
     error = np.zeros(4, np.int64)
-    n_rows, _, n_slow, n_skipped = grammar.parse(buf, first_line, skip_bad_lines, out, slow, error)
+    room = _SLOW_ROOM
+    while True:
+        slow = (np.empty((room, 4), np.int64), np.empty(room, np.float64))
+        n_rows, _, n_slow, n_skipped = grammar.parse(buf, first_line, skip_bad_lines, out, slow, error)
+        if n_slow <= room:
+            break
+        room = int(n_slow)  # rare: parse again with room for every number left to Python
     skipped = []
     if error[0] != K.OK:
         err = _error_at(grammar, path, buf, *error)

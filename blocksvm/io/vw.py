@@ -134,9 +134,8 @@ class VWGrammar:
     hashing: Hashing = Hashing()  # noqa: RUF009 - frozen
     weighted = True
 
-    def bounds(self, buf: np.ndarray) -> tuple[int, int, int]:
-        rows, words = K.count_vw_bounds(buf)
-        return rows, words, words
+    def bounds(self, buf: np.ndarray) -> tuple[int, int]:
+        return K.count_vw_bounds(buf)
 
     def values_dtype(self, dtype) -> np.dtype:
         return np.dtype(np.float64)  # summed by merge_rows, then rounded to dtype

@@ -43,6 +43,7 @@ class CrammerSingerSolver(WorkingSet, Solver):
         self.alpha = np.zeros((problem.n_rows, n_k))
         self.block_sums = np.zeros(problem.n_blocks)
         self.start_working_set(params, problem)
+
     # ---- the per-block step ---------------------------------------------------------------
 
     def visit(self, block, seeds) -> BlockReport:

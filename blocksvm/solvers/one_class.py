@@ -76,6 +76,7 @@ class OneClassSolver(WorkingSet, Solver):
         self.rho_sums = np.zeros((problem.n_blocks, 4))
         self.rho_sums[:, AT_ONE], self.rho_sums[:, AT_ZERO] = -np.inf, np.inf
         self.start_working_set(params, problem)
+
     # ---- the per-block step ---------------------------------------------------------------
 
     def visit(self, block, seeds) -> BlockReport:
