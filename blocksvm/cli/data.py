@@ -11,7 +11,7 @@ from blocksvm.errors import BlocksvmError, ParameterError, check_writable
 
 @cache
 def _convert_options() -> tuple:
-    from blocksvm.params import RUN_OPTIONS
+    from blocksvm.run_options import RUN_OPTIONS
     from blocksvm.store.format import COMPRESSIONS, DEFAULT_COMPRESSION
 
     text = {p.name: p for p in RUN_OPTIONS if "convert" in p.commands}  # shared with stream and predict

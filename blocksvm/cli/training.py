@@ -24,7 +24,7 @@ from blocksvm.errors import ParameterError, check_writable
 @cache
 def _read(command: str) -> tuple:
     """The parameters and run options ``command`` reads, as its help shows them."""
-    from blocksvm.params import TUNE_OPTIONS
+    from blocksvm.run_options import TUNE_OPTIONS
     from blocksvm.train.params import for_command, tune_reads
 
     if command == "tune":

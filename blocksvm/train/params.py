@@ -3,7 +3,7 @@ checked.
 
 The fields of :class:`TrainParams` are :data:`blocksvm.params.COMMON` followed by every registered solver's
 own ``params``, in registry order, with the solvers that read each one filled in from the solvers' lists;
-:class:`RunOptions` are :data:`blocksvm.params.RUN_OPTIONS`. :func:`settle` turns what a command was given into
+:class:`RunOptions` are :data:`blocksvm.run_options.RUN_OPTIONS`. :func:`settle` turns what a command was given into
 both, checked: each value against its range, and each against its readers (a value that the command or the
 chosen solver does not read is refused with one line). Nothing here names a parameter by hand except the
 cross-parameter rules: on ``class_weight``, the solver a penalty chooses, and ``l1_ratio`` (elastic net's alone).
@@ -15,8 +15,9 @@ import math
 from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
-from blocksvm.params import COMMON, RUN_OPTIONS, TUNE_OPTIONS, Param
+from blocksvm.params import COMMON, Param
 from blocksvm.penalties import LIBLINEAR_SOLVERS, PENALTIES, liblinear_code
+from blocksvm.run_options import RUN_OPTIONS, TUNE_OPTIONS
 from blocksvm.solvers.base import PassSolver, tunable
 from blocksvm.solvers.registry import SOLVERS
 
