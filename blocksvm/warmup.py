@@ -2,10 +2,11 @@
 
 numba compiles a kernel the first time a process calls it and caches the machine code beside its module
 (``__pycache__``): a fresh installation's first run of each command pays for the kernels it uses, tens of seconds
-where the run itself takes a few. Here the very commands a user runs (the same kernels, with the same argument
-types) run once on a few hundred generated rows, each in a process of its own, as many at once as there are cores
-(numba compiles one function at a time in a process). The conversion comes first: the other commands read its
-store, and its kernels (the checksums, the encoders) are theirs too.
+where the run itself takes a few, and one process compiles one function at a time. Here the very commands a user
+runs (the same kernels, with the same argument types) run once on a few hundred generated rows, as chains of
+commands in processes of their own, as many at once as there are cores: first the chains every other command
+builds on (:data:`FIRST`: the conversion, whose store the others read, and a training and its predictions, whose
+kernels of reading and evaluating every training shares), then every other command (:data:`REST`).
 """
 
 from __future__ import annotations
@@ -21,60 +22,92 @@ from pathlib import Path
 from blocksvm.errors import BlocksvmError
 from blocksvm.params import cores
 
-# The commands whose kernels a run may need, after ``convert DATA STORE``; DATA, VW, STORE, MODEL and OUT are the
-# warm-up's files. Every -s code, the threads of dual CD and Newton, each online learner, tune, predict and info.
-CODES = (0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)
+# Chains of commands: DATA (LIBSVM text), VW (VW text), STORE (DATA's store), MODEL and OUT are the warm-up's files.
+CODES = (0, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)  # (-s 1 is dual CD's default problem: FIRST trains it)
+WAIT_SECONDS = 900
 ONLINE = ("perceptron", "pa", "pa1", "pa2", "cw", "arow", "ogd", "ftrl", "fobos", "scw1", "scw2")
-FIRST = (["train", "STORE", "MODEL", "-s", "1"],)  # the kernels every other run shares: reading and evaluating
-JOBS = (
-    ["predict", "MODEL", "DATA", "-o", "OUT"],
-    ["predict", "MODEL", "STORE"],
-    ["info", "STORE", "--verify"],
-    ["convert", "VW", "OUT.bsvm", "--format", "vw"],
-    *(["train", "STORE", "OUT", "-s", str(code)] for code in CODES if code != 1),
-    ["train", "STORE", "OUT", "--threads", "2"],
-    ["train", "STORE", "OUT", "-s", "2", "--threads", "2"],
-    ["train", "STORE", "OUT", "--solver", "pegasos"],
-    ["tune", "STORE", "--C-grid", "0.5,1", "--folds", "2"],
-    *(["stream", "DATA", "OUT", "--solver", solver] for solver in ONLINE),
-    ["stream", "DATA", "OUT", "--solver", "ftrl", "--loss", "logistic"],
+FIRST = (
+    (
+        ["generate", "GENERATED", "--store", "--rows", "600", "--features", "60", "--nnz", "8", "--block-rows", "200"],
+        ["train", "GENERATED", "MODEL", "--cache-mb", "16"],
+        ["predict", "MODEL", "GENERATED"],
+    ),
+    (["convert", "DATA", "STORE", "--block-rows", "200"], ["predict", "MODEL", "DATA", "-o", "OUT"]),
+)
+REST = (
+    (["info", "STORE", "--verify"],),
+    (["convert", "VW", "OUT.bsvm", "--format", "vw"],),
+    *((["train", "STORE", "OUT", "-s", str(code)],) for code in CODES),
+    (["train", "STORE", "OUT", "--threads", "2"],),
+    (["train", "STORE", "OUT", "-s", "2", "--threads", "2"],),
+    (["train", "STORE", "OUT", "--solver", "pegasos"],),
+    (["tune", "STORE", "--C-grid", "0.5,1", "--folds", "2"],),
+    *((["stream", "DATA", "OUT", "--solver", solver],) for solver in ONLINE),
+    (["stream", "DATA", "OUT", "--solver", "ftrl", "--loss", "logistic"],),
 )
 
 
-def warmup(jobs: int | None = None, say=print) -> dict:
-    """Run every command of :data:`FIRST` and :data:`JOBS` once on generated rows, ``jobs`` processes at a time
-    (default: one a core); return the seconds and the commands run."""
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-
+def warmup(jobs: int | None = None, say=print, demo_only: bool = False) -> dict:
+    """Run the chains of :data:`FIRST`, then of :data:`REST` (unless ``demo_only``: the demo runs FIRST's kernels
+    alone), ``jobs`` processes at a time (default: one a core); return the seconds and the commands run. The
+    conversion's chain predicts with the training chain's model: it comes second, and waits for it."""
     jobs = jobs or cores()
+    phases = (FIRST,) if demo_only else (FIRST, REST)
+    commands = sum(len(chain) for phase in phases for chain in phase)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="blocksvm-warmup-") as tmp:
-        root = Path(tmp)
-        files = {name: str(root / name.lower()) for name in ("DATA", "VW", "STORE", "MODEL")}
-        spec = SyntheticSpec(rows=600, features=60, nnz=8, classes=2, seed=1)
-        write_libsvm(files["DATA"], spec, progress=False)
-        with open(files["DATA"]) as text, open(files["VW"], "w") as vw:
-            vw.writelines(line.replace(" ", " |f ", 1) for line in text)
-        say(f"compiling the kernels of {len(FIRST) + len(JOBS) + 1} commands, {jobs} at a time")
-        _run(["convert", "DATA", "STORE", "--block-rows", "200"], files, root, 0)
-        for phase in (FIRST, JOBS):
+        files = _files(Path(tmp))
+        say(f"compiling the kernels of {commands} commands, {jobs} at a time")
+        for phase in phases:
             with ThreadPoolExecutor(jobs) as pool:
-                list(pool.map(lambda job: _run(job[1], files, root, job[0]), enumerate(phase)))
+                list(pool.map(lambda chain: _chain(chain[1], files, chain[0]), enumerate(phase)))
     seconds = time.perf_counter() - started
-    say(f"warm: every command's kernels compiled and cached in {seconds:.0f} s")
-    return {"seconds": round(seconds, 1), "commands": len(FIRST) + len(JOBS) + 1, "jobs": jobs}
+    say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
+    return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
 
 
-def _run(args: list[str], files: dict, root: Path, index: int) -> None:
-    """``blocksvm ARGS`` in a child process, the warm-up's files in place of their names."""
-    out = str(root / f"out-{index}.h5")
-    argv = [files.get(a, out if a == "OUT" else f"{out}.bsvm" if a == "OUT.bsvm" else a) for a in args]
-    done = subprocess.run(
-        [sys.executable, "-m", "blocksvm.cli", *argv, "--quiet"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-        raise BlocksvmError(f"warmup: 'blocksvm {' '.join(args)}' failed: {said[0]}")
+def compiled() -> bool:
+    """Whether this installation's kernels of the demo's commands are cached (numba's index files are there)."""
+    from blocksvm.io import _parse_kernels
+    from blocksvm.solvers import _dual_cd_kernels
+
+    kernels = (_parse_kernels.parse_lines, _dual_cd_kernels.solve_block)
+    try:
+        return all(os.path.exists(kernel._cache._cache_file._index_path) for kernel in kernels)
+    except AttributeError:  # numba's cache laid out otherwise: say no, and compile
+        return False
+
+
+def _files(root: Path) -> dict:
+    """The warm-up's data: 600 generated rows as LIBSVM text and as VW text (the README's recipe)."""
+    from blocksvm.datasets import SyntheticSpec, write_libsvm
+
+    files = {name: str(root / name.lower()) for name in ("DATA", "VW", "STORE", "MODEL", "GENERATED")}
+    files["GENERATED"] += ".bsvm"
+    write_libsvm(files["DATA"], SyntheticSpec(rows=600, features=60, nnz=8, seed=1), progress=False)
+    with open(files["DATA"]) as text, open(files["VW"], "w") as vw:
+        vw.writelines(line.replace(" ", " |f ", 1) for line in text)
+    files["root"] = root
+    return files
+
+
+def _chain(chain: tuple, files: dict, index: int) -> None:
+    """The commands of ``chain`` in turn, each ``blocksvm ARGS`` in a child process, the warm-up's files in place of
+    their names (OUT: this chain's own). A conversion's predictions wait for the training chain's model."""
+    out = str(files["root"] / f"out-{index}.h5")
+    for args in chain:
+        waited = time.perf_counter()
+        while "MODEL" in args and not Path(files["MODEL"]).exists():  # (FIRST's conversion chain: the other's model)
+            if time.perf_counter() - waited > WAIT_SECONDS:
+                raise BlocksvmError(f"warmup: no model from 'blocksvm train' after {WAIT_SECONDS} s")
+            time.sleep(0.2)
+        argv = [files.get(a, out if a == "OUT" else f"{out}.bsvm" if a == "OUT.bsvm" else a) for a in args]
+        done = subprocess.run(
+            [sys.executable, "-m", "blocksvm.cli", *argv, "--quiet"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
+        if done.returncode != 0:
+            said = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise BlocksvmError(f"warmup: 'blocksvm {' '.join(args)}' failed: {said[0]}")
