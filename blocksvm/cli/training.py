@@ -72,8 +72,10 @@ def given_flags(out, command: str, flags: dict) -> dict:
             if value is None:
                 continue
             if not _offers(command).get(alias.flag):
-                raise ParameterError(f"{alias.flag} is LIBLINEAR's solver code, read by train and tune; {command} runs "
-                                     "online learners: give --solver")  # fmt: skip
+                raise ParameterError(
+                    f"{alias.flag} is LIBLINEAR's solver code, read by train and tune; {command} runs online "
+                    "learners: give --solver"
+                )
             values = value if isinstance(value, dict) else {param.name: value}
             changed = {key: given[key] for key in values if key in given and given[key] != values[key]}
             if changed:
@@ -87,10 +89,9 @@ def _override_note(flag: str, alias: dict, changed: dict) -> str:
     from blocksvm.penalties import LIBLINEAR_SOLVERS
 
     code = next(row.code for row in LIBLINEAR_SOLVERS if _sets(row) == alias)
-    problem = {"penalty": "l2", **alias, **changed}
-    became = next(
-        (row for row in LIBLINEAR_SOLVERS if (row.loss, row.penalty) == (problem["loss"], problem["penalty"])), None
-    )
+    problem = {"penalty": "l2", "solver": "dual-cd", **alias, **changed}
+    same = [row for row in LIBLINEAR_SOLVERS if (row.loss, row.penalty) == (problem["loss"], problem["penalty"])]
+    became = next((row for row in same if row.solver == problem["solver"]), same[0] if same else None)
     flags = " ".join(f"--{key.replace('_', '-')} {value}" for key, value in changed.items())
     what = f"LIBLINEAR's -s {became.code}" if became else "a problem LIBLINEAR has no code for"
     return f"{flag} {code} with {flags} trains {what} ({problem['loss']} loss, {problem['penalty']} penalty)"
