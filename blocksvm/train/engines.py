@@ -400,7 +400,7 @@ class PiecePasses:
         if self.kept.fits:
             return f"{self.learner.name} keeps the store in memory ({needed:,.0f} MB): its later passes read nothing"
         budget = (
-            f"the store needs {needed:,.0f} MB in memory, more than --cache-mb {self.learner.memory_budget / 1e6:g}"
+            f"the store needs {needed:,.3g} MB in memory, more than --cache-mb {self.learner.memory_budget / 1e6:g}"
         )
         available = available_mb()
         if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
@@ -422,8 +422,8 @@ def available_mb() -> float | None:
 
 
 def _round_up(mb: float) -> int:
-    """A budget a little above ``mb``, in round figures: 180.3 -> 190, 1234 -> 1300."""
-    step = 10 ** max(1, len(str(int(mb))) - 2)
+    """A budget a little above ``mb``, in round figures: 0.3 -> 1, 63 -> 67, 180.3 -> 190, 1234 -> 1300."""
+    step = 10 ** max(0, len(str(int(mb))) - 2)
     return int((mb * 1.05 // step + 1) * step)
 
 
