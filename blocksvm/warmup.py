@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +25,6 @@ from blocksvm.params import cores
 
 # Chains of commands: DATA (LIBSVM text), VW (VW text), STORE (DATA's store), MODEL and OUT are the warm-up's files.
 CODES = (0, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)  # (-s 1 is dual CD's default problem: FIRST trains it)
-WAIT_SECONDS = 900
 ONLINE = ("perceptron", "pa", "pa1", "pa2", "cw", "arow", "ogd", "ftrl", "fobos", "scw1", "scw2")
 FIRST = (
     (
@@ -58,9 +58,10 @@ def warmup(jobs: int | None = None, say=print, demo_only: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="blocksvm-warmup-") as tmp:
         files = _files(Path(tmp))
         say(f"compiling the kernels of {commands} commands, {jobs} at a time")
+        failed = threading.Event()  # a chain that failed: the others stop waiting for its model
         for phase in phases:
             with ThreadPoolExecutor(jobs) as pool:
-                list(pool.map(lambda chain: _chain(chain[1], files, chain[0]), enumerate(phase)))
+                list(pool.map(lambda chain: _chain(chain[1], files, chain[0], failed), enumerate(phase)))
     seconds = time.perf_counter() - started
     say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
     return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
@@ -91,23 +92,31 @@ def _files(root: Path) -> dict:
     return files
 
 
-def _chain(chain: tuple, files: dict, index: int) -> None:
+def _chain(chain: tuple, files: dict, index: int, failed: threading.Event) -> None:
     """The commands of ``chain`` in turn, each ``blocksvm ARGS`` in a child process, the warm-up's files in place of
-    their names (OUT: this chain's own). A conversion's predictions wait for the training chain's model."""
+    their names (OUT: this chain's own). A prediction waits for the training chain's model (the conversion chain's:
+    the other's), unless that chain failed (its error is the warm-up's)."""
     out = str(files["root"] / f"out-{index}.h5")
     for args in chain:
-        waited = time.perf_counter()
-        while "MODEL" in args and not Path(files["MODEL"]).exists():  # (FIRST's conversion chain: the other's model)
-            if time.perf_counter() - waited > WAIT_SECONDS:
-                raise BlocksvmError(f"warmup: no model from 'blocksvm train' after {WAIT_SECONDS} s")
-            time.sleep(0.2)
-        argv = [files.get(a, out if a == "OUT" else f"{out}.bsvm" if a == "OUT.bsvm" else a) for a in args]
-        done = subprocess.run(
-            [sys.executable, "-m", "blocksvm.cli", *argv, "--quiet"],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        )
-        if done.returncode != 0:
-            said = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-            raise BlocksvmError(f"warmup: 'blocksvm {' '.join(args)}' failed: {said[0]}")
+        while args[0] == "predict" and not Path(files["MODEL"]).exists():
+            if failed.wait(0.2):
+                return
+        try:
+            _run(args, files, out)
+        except BlocksvmError:
+            failed.set()
+            raise
+
+
+def _run(args: list[str], files: dict, out: str) -> None:
+    """``blocksvm ARGS`` in a child process."""
+    argv = [files.get(a, out if a == "OUT" else f"{out}.bsvm" if a == "OUT.bsvm" else a) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-m", "blocksvm.cli", *argv, "--quiet"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        raise BlocksvmError(f"warmup: 'blocksvm {' '.join(args)}' failed: {said[0]}")

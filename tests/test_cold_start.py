@@ -60,3 +60,19 @@ def test_the_demo_s_warmup_runs_its_commands(capsys):
     figures = warmup(jobs=2, say=print, demo_only=True)
     assert figures["commands"] == sum(len(chain) for chain in FIRST) == 5
     assert capsys.readouterr().out.splitlines()[-1].startswith("warm: the kernels of 5 commands compiled and cached")
+
+
+def test_a_failed_chain_fails_the_warmup_without_a_wait(monkeypatch):
+    """A prediction waits for the training chain's model: when that chain fails, the warm-up ends with its error
+    (the demo's warm-up waited for a model no command would write)."""
+    import blocksvm.warmup
+    from blocksvm.errors import BlocksvmError
+
+    def run(args, files, out):
+        if args[0] == "train":
+            raise BlocksvmError("warmup: 'blocksvm train' failed: on purpose")
+
+    monkeypatch.setattr(blocksvm.warmup, "_run", run)
+    monkeypatch.setattr(blocksvm.warmup, "_files", lambda root: {"root": root, "MODEL": str(root / "never.h5")})
+    with pytest.raises(BlocksvmError, match="on purpose"):
+        warmup(jobs=2, say=lambda text: None, demo_only=True)
