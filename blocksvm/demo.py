@@ -8,9 +8,7 @@ so that its peak memory can be read::
     blocksvm predict model.h5 test.svm --output predictions.txt
 
 and prints accuracy, objective, seconds and peak memory. The same commands on a tiny data set
-give the fixed memory cost of Python, numba and HDF5, so the cost of the data shows apart. On an installation whose
-kernels are not compiled yet, those of these commands compile first, in processes of their own while the data is
-written (:mod:`blocksvm.warmup`): numba compiles one function at a time in a process.
+give the fixed memory cost of Python, numba and HDF5, so the cost of the data shows apart.
 
 Each step's peak memory is its own high-water mark, ``VmHWM`` of ``/proc/self/status``, which the
 step writes at its exit. ``ru_maxrss`` from ``wait4`` is not the step's own: Linux does not reset
@@ -32,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from blocksvm.datasets import SyntheticSpec, write_libsvm
@@ -87,19 +84,13 @@ def training_memory_mb(rows: int, features: int, block_mb: float) -> float:
     return 2 * block_mb + 2 * CACHE_MB + 8 * (features + 1 + rows) / 1e6
 
 
-def _write(root: Path, spec: SyntheticSpec, rows: int, test_rows: int) -> dict:
-    """The training and test text of ``spec`` in ``root``: their seconds and bytes."""
+def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -> dict:
     root.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    text_bytes = write_libsvm(root / "train.svm", spec, rows=range(rows), progress=False)
-    write_libsvm(root / "test.svm", spec, rows=range(rows, rows + test_rows), progress=False)
-    return {"generate": {"seconds": time.perf_counter() - start}, "text_bytes": text_bytes}
-
-
-def _pipeline(root: Path, written: dict, say) -> dict:
-    """convert, train and predict the text in ``root``, each in its own process: their output, seconds and peak."""
-    steps = dict(written)
     train_text, test_text = root / "train.svm", root / "test.svm"
+    start = time.perf_counter()
+    text_bytes = write_libsvm(train_text, spec, rows=range(rows), progress=False)
+    write_libsvm(test_text, spec, rows=range(rows, rows + test_rows), progress=False)
+    steps = {"generate": {"seconds": time.perf_counter() - start}}
     commands = {
         "convert": ["convert", str(train_text), str(root / "train.bsvm"), "--block-mb", str(BLOCK_MB), "--overwrite"],
         "train": ["train", str(root / "train.bsvm"), str(root / "model.h5"), "-C", str(C), "--cache-mb", str(CACHE_MB)],
@@ -109,23 +100,8 @@ def _pipeline(root: Path, written: dict, say) -> dict:
         say(f"  $ blocksvm {' '.join(args)}")
         output, seconds, rss = run_measured(args)
         steps[name] = {"seconds": seconds, "peak_rss_mb": rss, "output": output}
+    steps["text_bytes"] = text_bytes
     return steps
-
-
-def _write_while_compiling(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -> tuple[dict, float]:
-    """The demo's text, written while the kernels of its commands compile in processes of their own when this
-    installation has not cached them (:mod:`blocksvm.warmup`); the seconds the compiling took (0: cached)."""
-    from blocksvm.warmup import compiled, warmup
-
-    if compiled():
-        return _write(root, spec, rows, test_rows), 0.0
-    say("0. compiling the kernels of the demo's commands (once per installation), while the data is written")
-    with ThreadPoolExecutor(1) as pool:
-        compiling = pool.submit(warmup, say=lambda text: None, demo_only=True)
-        written = _write(root, spec, rows, test_rows)
-        seconds = compiling.result()["seconds"]
-    say(f"   {seconds:.0f} s; 'blocksvm warmup' compiles every other command's")
-    return written, seconds
 
 
 def run_demo(
@@ -160,15 +136,15 @@ def run_demo(
             + ("" if keep or workdir else " while it runs (removed at the end: --keep or --workdir keeps them)")
         )
         say()
-        spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, noise=0.05, seed=1)
-        written, compiling = _write_while_compiling(root / "data", spec, rows, test_rows, say)
         say("1. the fixed cost: the same commands on 2,000 rows")
-        tiny_spec = SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2)
-        tiny = _pipeline(root / "tiny", _write(root / "tiny", tiny_spec, 2000, 1000), lambda text: None)
+        tiny = _pipeline(
+            root / "tiny", SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2), 2000, 1000, lambda text: None
+        )
         fixed = ", ".join(f"{k} {tiny[k]['peak_rss_mb']:.0f} MB" for k in ("convert", "train", "predict"))
         say(f"   peak RSS {fixed} (Python, numba, HDF5)")
         say(f"2. the demo data ({rows:,} + {test_rows:,} held-out rows)")
-        steps = _pipeline(root / "data", written, say)
+        spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, noise=0.05, seed=1)
+        steps = _pipeline(root / "data", spec, rows, test_rows, say)
         trained = steps["train"]["output"]
         predicted = steps["predict"]["output"]
         figures = {
@@ -183,8 +159,7 @@ def run_demo(
             "gap": trained["gap"],
             "outer_iterations": trained["outer_iterations"],
             "test_accuracy": predicted["accuracy"],
-            "seconds": {k: round(steps[k]["seconds"], 1) for k in ("generate", "convert", "train", "predict")}
-            | {"compile": round(compiling, 1)},
+            "seconds": {k: round(steps[k]["seconds"], 1) for k in ("generate", "convert", "train", "predict")},
             "peak_rss_mb": {k: round(steps[k]["peak_rss_mb"], 1) for k in ("convert", "train", "predict")},
             "fixed_rss_mb": {k: round(tiny[k]["peak_rss_mb"], 1) for k in ("convert", "train", "predict")},
         }
@@ -195,10 +170,9 @@ def run_demo(
             f"{trained['outer_iterations']} passes over the blocks)"
         )
         s = figures["seconds"]
-        compiled = f" (and compiling the kernels, once: {s['compile']})" if s["compile"] else ""
         say(
             f"seconds         generate {s['generate']}, convert {s['convert']}, train {s['train']}, "
-            f"predict {s['predict']}{compiled}"
+            f"predict {s['predict']}"
         )
         peak, base = figures["peak_rss_mb"], figures["fixed_rss_mb"]
         say(

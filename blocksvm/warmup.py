@@ -47,12 +47,12 @@ REST = (
 )
 
 
-def warmup(jobs: int | None = None, say=print, demo_only: bool = False) -> dict:
-    """Run the chains of :data:`FIRST`, then of :data:`REST` (unless ``demo_only``: the demo runs FIRST's kernels
-    alone), ``jobs`` processes at a time (default: one a core); return the seconds and the commands run. The
-    conversion's chain predicts with the training chain's model: it comes second, and waits for it."""
+def warmup(jobs: int | None = None, say=print) -> dict:
+    """Run the chains of :data:`FIRST`, then of :data:`REST`, ``jobs`` processes at a time (default: one a core);
+    return the seconds and the commands run. The conversion's chain predicts with the training chain's model: it
+    comes second, and waits for it."""
     jobs = jobs or cores()
-    phases = (FIRST,) if demo_only else (FIRST, REST)
+    phases = (FIRST, REST)
     commands = sum(len(chain) for phase in phases for chain in phase)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="blocksvm-warmup-") as tmp:
@@ -65,18 +65,6 @@ def warmup(jobs: int | None = None, say=print, demo_only: bool = False) -> dict:
     seconds = time.perf_counter() - started
     say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
     return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
-
-
-def compiled() -> bool:
-    """Whether this installation's kernels of the demo's commands are cached (numba's index files are there)."""
-    from blocksvm.io import _parse_kernels
-    from blocksvm.solvers import _dual_cd_kernels
-
-    kernels = (_parse_kernels.parse_lines, _dual_cd_kernels.solve_block)
-    try:
-        return all(os.path.exists(kernel._cache._cache_file._index_path) for kernel in kernels)
-    except AttributeError:  # numba's cache laid out otherwise: say no, and compile
-        return False
 
 
 def _files(root: Path) -> dict:

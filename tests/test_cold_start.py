@@ -53,18 +53,9 @@ def test_every_warmup_command_is_one_the_command_line_takes():
     assert {f"-s {code}" for code in (0, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)} <= trained  # and -s 1: FIRST's default
 
 
-@pytest.mark.slow
-def test_the_demo_s_warmup_runs_its_commands(capsys):
-    """The demo's part of the warm-up (FIRST's chains, the training chain's model read by the other) runs to its
-    end and says so."""
-    figures = warmup(jobs=2, say=print, demo_only=True)
-    assert figures["commands"] == sum(len(chain) for chain in FIRST) == 5
-    assert capsys.readouterr().out.splitlines()[-1].startswith("warm: the kernels of 5 commands compiled and cached")
-
-
 def test_a_failed_chain_fails_the_warmup_without_a_wait(monkeypatch):
     """A prediction waits for the training chain's model: when that chain fails, the warm-up ends with its error
-    (the demo's warm-up waited for a model no command would write)."""
+    (it waited for a model no command would write)."""
     import blocksvm.warmup
     from blocksvm.errors import BlocksvmError
 
@@ -75,4 +66,4 @@ def test_a_failed_chain_fails_the_warmup_without_a_wait(monkeypatch):
     monkeypatch.setattr(blocksvm.warmup, "_run", run)
     monkeypatch.setattr(blocksvm.warmup, "_files", lambda root: {"root": root, "MODEL": str(root / "never.h5")})
     with pytest.raises(BlocksvmError, match="on purpose"):
-        warmup(jobs=2, say=lambda text: None, demo_only=True)
+        warmup(jobs=2, say=lambda text: None)
