@@ -209,7 +209,8 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     if "solver" not in given and penalty is not None and penalty.sparse:
         values["solver"] = penalty.solver_for(values["loss"])
     values |= _paired(command, values, given)
-    values |= _sharded(command, values, given)
+    if params is None:  # (a TrainParams states its solver: one settled already, or a user's, whose default it keeps)
+        values |= _sharded(command, values, given)
     own = (p for p in PARAMS.values() if p.solver_defaults and p.name not in given)
     values |= {p.name: p.default_for(command, values["solver"]) for p in own}
     trained = TrainParams(**values).validate()
