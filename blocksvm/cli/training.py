@@ -59,13 +59,26 @@ def _declared(command: str) -> dict:
     }
 
 
-def given_flags(out, command: str, flags: dict) -> dict:
+def settled(out, command: str, flags: dict):
+    """The command's checked parameters (:func:`~blocksvm.train.params.settle`, tune's :func:`settle_tune`) from the
+    flags given; a flag that changes what ``-s CODE`` set is said in one line once they are checked (``-s 0 --solver
+    dual-cd``: -s 7's problem)."""
+    from blocksvm.train.params import settle, settle_tune
+
+    given, notes = given_flags(command, flags)
+    checked = settle_tune(None, given, cli=True) if command == "tune" else settle(command, None, given, cli=True)
+    for note in notes:
+        out.say(f"note: {note}")
+    return checked
+
+
+def given_flags(command: str, flags: dict) -> tuple[dict, list[str]]:
     """The parameters given on the command line: the flags, and what an alias (``-s CODE``) sets where no flag
-    gave it. A flag that changes what the alias set is said in one line (``-s 5 --loss logistic``: -s 6's
-    problem)."""
+    gave it; and a line for each flag that changes what the alias set."""
     from blocksvm.train.params import PARAMS
 
     given = {name: value for name, value in flags.items() if not name.startswith("alias_")}
+    notes = []
     for param in PARAMS.values():
         for alias in param.aliases:
             value = flags.get(alias.dest)
@@ -79,9 +92,9 @@ def given_flags(out, command: str, flags: dict) -> dict:
             values = value if isinstance(value, dict) else {param.name: value}
             changed = {key: given[key] for key in values if key in given and given[key] != values[key]}
             if changed:
-                out.say(f"note: {_override_note(alias.flag, values, changed)}")
+                notes.append(_override_note(alias.flag, values, changed))
             given |= {key: v for key, v in values.items() if key not in given}  # flags given explicitly win
-    return given
+    return given, notes
 
 
 def _override_note(flag: str, alias: dict, changed: dict) -> str:
@@ -138,9 +151,8 @@ def _stopped(out, result_reason: str, model, partial: Path | None, checkpoint) -
 def train_command(out, store: str, model: str, **flags) -> int:
     from blocksvm.checkpoint import writing
     from blocksvm.train import train
-    from blocksvm.train.params import settle
 
-    params, run = settle("train", None, given_flags(out, "train", flags), cli=True)
+    params, run = settled(out, "train", flags)
     history = run.history_path or f"{model}.history.jsonl"
     outputs = {"the model": model, "the history": history, "the checkpoint": run.checkpoint or run.resume}
     for what, path in outputs.items():  # before training, not after hours of it
@@ -181,10 +193,9 @@ def _run_options(run, command: str) -> dict:
     json="print the search as JSON",
 )
 def tune_command(out, store: str, plot: str | None = None, **flags) -> int:
-    from blocksvm.train.params import settle_tune
     from blocksvm.train.tune import tune
 
-    params, run, options = settle_tune(None, given_flags(out, "tune", flags), cli=True)
+    params, run, options = settled(out, "tune", flags)
     checkpoint = run.checkpoint or run.resume
     for path, what in ((options["refit"], "the model"), (plot, "the plot"), (checkpoint, "the checkpoint")):
         if path:
@@ -234,9 +245,8 @@ def tune_command(out, store: str, plot: str | None = None, **flags) -> int:
 def stream_command(out, input: str, model: str, **flags) -> int:
     from blocksvm.checkpoint import writing
     from blocksvm.stream import stream
-    from blocksvm.train.params import settle
 
-    params, run = settle("stream", None, given_flags(out, "stream", flags), cli=True)
+    params, run = settled(out, "stream", flags)
     check_writable(model, "the model")
     partial = partial_path(model)
     with writing({"the model": model, "the model so far": partial}):  # one run per output, until it is written

@@ -396,19 +396,25 @@ class PiecePasses:
 
     def note(self) -> str | None:
         """Where the passes' blocks come from, said once: memory, or the store at every pass."""
-        needed = self.kept.bytes / 1e6
-        if self.kept.fits:
-            return f"{self.learner.name} keeps the store in memory ({needed:,.0f} MB): its later passes read nothing"
-        budget = (
-            f"the store needs {needed:,.3g} MB in memory, more than --cache-mb {self.learner.memory_budget / 1e6:g}"
+        return memory_note(self.learner, self.kept.bytes / 1e6, self.kept.fits, ("the store", "pass", "it"))
+
+
+def memory_note(learner, needed: float, fits: bool, words: tuple[str, str, str]) -> str:
+    """Where a learner's data comes from, said once: kept in memory, or read again at every pass (or round), and then
+    the ``--cache-mb`` that would keep it when this machine has twice that memory available. ``words``: what is kept
+    ("the store"), what reads it ("pass") and its pronoun ("it")."""
+    what, each, it = words
+    if fits:
+        return f"{learner.name} keeps {what} in memory ({needed:,.0f} MB): its later {each}es read nothing"
+    need = "needs" if it == "it" else "need"
+    budget = f"{what} {need} {needed:,.3g} MB in memory, more than --cache-mb {learner.memory_budget / 1e6:g}"
+    available = available_mb()
+    if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
+        return (
+            f"{budget}: every {each} of {learner.name} reads {it} again; --cache-mb {_round_up(needed)} keeps {it} in "
+            f"memory ({available:,.0f} MB available), and its later {each}es read nothing"
         )
-        available = available_mb()
-        if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
-            return (
-                f"{budget}: every pass of {self.learner.name} reads it again; --cache-mb {_round_up(needed)} keeps it "
-                f"in memory ({available:,.0f} MB available), and its later passes read nothing"
-            )
-        return f"{budget}: every pass of {self.learner.name} reads it again (a larger --cache-mb keeps it)"
+    return f"{budget}: every {each} of {learner.name} reads {it} again (a larger --cache-mb keeps {it})"
 
 
 def available_mb() -> float | None:
@@ -577,13 +583,7 @@ class ColumnRounds:
     def note(self) -> str | None:
         """Where the rounds' columns come from, said once."""
         needed = sum(p.bytes for p in self.pieces) / 1e6
-        if all(p.fits for p in self.pieces):
-            return f"{self.learner.name} keeps the columns in memory ({needed:,.0f} MB): its later rounds read nothing"
-        return (
-            f"the columns need {needed:,.0f} MB in memory, more than --cache-mb "
-            f"{self.learner.memory_budget / 1e6:g}: every round of {self.learner.name} reads them again (a larger "
-            "--cache-mb keeps them)"
-        )
+        return memory_note(self.learner, needed, all(p.fits for p in self.pieces), ("the columns", "round", "them"))
 
 
 # ---- shards' rounds -----------------------------------------------------------------------------------------

@@ -282,6 +282,8 @@ def _sharded(command: str, values: dict, given: dict) -> dict:
     workers = given.get("workers")
     if "solver" in given or not ((isinstance(workers, int) and workers > 1) or given.get("scheduler")):
         return {}
+    if values["solver"] != PARAMS["solver"].default_for(command):  # another rule chose it (a penalty's solver)
+        return {}
     for solver in SOLVERS.values():
         reads = {p.name for p in solver.params}
         minimizes = values["loss"] in solver.losses and values["penalty"] in solver.penalties
