@@ -41,6 +41,7 @@ REST = (
     (["train", "STORE", "OUT", "--threads", "2"],),
     (["train", "STORE", "OUT", "-s", "2", "--threads", "2"],),
     (["train", "STORE", "OUT", "--solver", "pegasos"],),
+    (["train", "STORE", "OUT", "--solver", "owl-qn", "--penalty", "l1"],),
     (["tune", "STORE", "--C-grid", "0.5,1", "--folds", "2"],),
     *((["stream", "DATA", "OUT", "--solver", solver],) for solver in ONLINE),
     (["stream", "DATA", "OUT", "--solver", "ftrl", "--loss", "logistic"],),
