@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import importlib
 
-from blocksvm._jit_cache import ensure_fresh_cache
+from blocksvm._jit_cache import compile_lighter, ensure_fresh_cache
 from blocksvm._version import __version__  # noqa: F401  (blocksvm.__version__)
 
 ensure_fresh_cache()
+compile_lighter()
 
 from blocksvm.errors import (  # noqa: E402
     BlocksvmError,

@@ -7,8 +7,8 @@ and every parameter says which commands read it (``commands``: ``train``, ``stre
 the face of :class:`blocksvm.OnlineClassifier`). From these declarations come
 :class:`blocksvm.train.TrainParams` and its checks, the flags and ``--help`` of each command, the
 parameters of the estimators and the table in docs/PARAMETERS.md; a value nothing reads is refused. The
-run options (:data:`RUN_OPTIONS`: checkpoints, resume, warm start, history, ...) are declared the same way.
-tests/test_params.py fails if any of them disagree.
+run options and tune's options (:mod:`blocksvm.run_options`: checkpoints, resume, warm start, history, ...) are
+declared the same way. tests/test_params.py fails if any of them disagree.
 """
 
 from __future__ import annotations
@@ -76,12 +76,14 @@ def data_source(x) -> bool:
 @dataclass(frozen=True)
 class Alias:
     """Another command-line spelling of a parameter, with its own parser (LIBLINEAR's ``-s 1|3``). A parser may
-    return a dict of parameters instead of the value: the alias sets each (flags given explicitly win)."""
+    return a dict of parameters instead of the value: the alias sets each (flags given explicitly win).
+    ``describe(offered)`` is its help where a command offers the values ``offered`` (LIBLINEAR's codes whose solvers
+    run under it)."""
 
     flag: str
     parse: Callable[[str], Any]
     metavar: str
-    help: str
+    describe: Callable[[tuple], str]
 
     @property
     def dest(self) -> str:
@@ -90,9 +92,24 @@ class Alias:
         return "alias_" + self.flag.lstrip("-").replace("-", "_")
 
 
+# The groups of a command's options in its --help, in order (a parameter's ``group``).
+GROUPS = (
+    "data",
+    "store",
+    "problem",
+    "search",
+    "solver",
+    "stopping",
+    "parallel",
+    "checkpoint",
+    "online learners",
+    "output",
+)
+
+
 @dataclass(frozen=True)
 class Param:
-    """One training parameter.
+    """One parameter.
 
     Attributes
     ----------
@@ -111,7 +128,7 @@ class Param:
     none_ok : bool
         None is allowed (it disables what the parameter does).
     parse : callable
-        Parses the command-line text (``float``, ``int``, ``str``).
+        Parses the command-line text (``float``, ``int``, ``str``; ``bool``: ``--name`` and ``--no-name``).
     flags : tuple of str
         The command-line spellings, first the main one (default: ``--name`` with dashes).
     aliases : tuple of Alias
@@ -121,14 +138,22 @@ class Param:
         A resumed run may change it: it decides when training stops or what it prints, never
         the path the optimizer takes.
     commands : tuple of str
-        The commands that read it (of :data:`COMMANDS`, and ``tune`` for its own options and the run options it
-        reads).
+        The commands that read it (of :data:`COMMANDS`, ``tune`` for its own options and the run options it
+        reads, and the other commands of the command line for the options they share with these).
     command_defaults : tuple of (command, value)
         A default of its own for a command (``stream`` learns with the Perceptron by default).
+    command_help : tuple of (command, text)
+        A help text of its own for a command, where the general one would mislead there.
     many : callable, optional
         The flag may be repeated; ``many(values)`` folds the list of parsed values into the value.
     solver_defaults : tuple of (solver, value)
         A default of its own for a solver (OWL-QN makes hundreds of iterations where Newton makes tens).
+    off : callable, optional
+        ``off(value)``: the value turns what the parameter does off (a bias <= 0): a learner that ignores the
+        parameter (its solver's ``ignores``) accepts it given so.
+    group : str
+        Where ``--help`` lists it, one of :data:`GROUPS` (empty: ``solver``, or ``online learners`` for a parameter
+        only online learners read).
     solvers : tuple of str
         The solvers that read it (empty: every solver), filled in by the registry from the solvers' ``params``.
     """
@@ -147,8 +172,11 @@ class Param:
     safe_to_change: bool = False
     commands: tuple[str, ...] = COMMANDS
     command_defaults: tuple[tuple[str, Any], ...] = ()
+    command_help: tuple[tuple[str, str], ...] = ()
     many: Callable[[list], Any] | None = None
     solver_defaults: tuple[tuple[str, Any], ...] = ()
+    off: Callable[[Any], bool] | None = None
+    group: str = ""
     solvers: tuple[str, ...] = ()
 
     @property
@@ -173,41 +201,17 @@ class Param:
             return dict(self.solver_defaults)[solver]
         return dict(self.command_defaults).get(command, self.default)
 
+    def help_for(self, command: str) -> str:
+        """Its help in ``command``, with the default there (and the solvers' own defaults)."""
+        default = self.default_for(command)
+        others = "".join(f"; {solver}: {value}" for solver, value in self.solver_defaults)
+        text = dict(self.command_help).get(command, self.help)
+        return text + ("" if default is None or "(default" in text else f" (default {default}{others})")
+
     @property
     def label(self) -> str:
         """How a message names it on the command line."""
         return self.all_flags[0]
-
-    def add_to(self, parser, command: str) -> None:
-        """Add this parameter's flags to ``command``'s ``argparse`` parser. A flag that is not given leaves no
-        attribute (its default is the command's business); one ``command`` does not read is parsed but not
-        shown, so that it is refused with a message that says why."""
-        import argparse
-
-        shown = command in self.commands
-        text = self.cli_help(command) if shown else argparse.SUPPRESS
-        common = {"dest": self.name, "default": argparse.SUPPRESS, "help": text}
-        if self.parse is bool:
-            parser.add_argument(*self.all_flags, action=argparse.BooleanOptionalAction, **common)
-        else:  # choices are checked with the other ranges (TrainParams.validate), not by argparse
-            action = "append" if self.many else "store"
-            metavar = self.metavar or ("{" + ",".join(self.choices) + "}" if self.choices else None)
-            parser.add_argument(*self.all_flags, type=self.parse, action=action, metavar=metavar, **common)
-        for alias in self.aliases:
-            parser.add_argument(
-                alias.flag,
-                dest=alias.dest,
-                type=alias.parse,
-                metavar=alias.metavar,
-                default=argparse.SUPPRESS,
-                help=alias.help if shown else argparse.SUPPRESS,
-            )
-
-    def cli_help(self, command: str = "train") -> str:
-        default = self.default_for(command)
-        others = "".join(f"; {solver}: {value}" for solver, value in self.solver_defaults)
-        text = self.help + ("" if default is None else f" (default {default}{others})")
-        return text.replace("%", "%%")
 
 
 def _liblinear_problem(text: str) -> dict:
@@ -234,14 +238,15 @@ def _problem_words(row) -> str:
     return row.loss + ("" if row.penalty == "l2" else f", {row.penalty} penalty")
 
 
-def _liblinear_help() -> str:
-    """The ``-s`` alias's help, from the table: the codes of each problem, and the solvers they choose."""
+def _liblinear_help(offered: tuple[int, ...]) -> str:
+    """The ``-s`` alias's help where a command offers the codes ``offered``, from the table: the codes of each
+    problem, and the solvers they choose."""
     from blocksvm.penalties import LIBLINEAR_SOLVERS
 
     problems: dict[str, list[int]] = {}
     solvers: dict[str, list[int]] = {}
     own: list[int] = []  # a loss with a solver of its own (Crammer and Singer's, the one-class SVM's)
-    for row in LIBLINEAR_SOLVERS:
+    for row in (row for row in LIBLINEAR_SOLVERS if row.code in offered):
         problems.setdefault(_problem_words(row), []).append(row.code)
         if row.solver == row.loss:
             own.append(row.code)
@@ -250,10 +255,11 @@ def _liblinear_help() -> str:
     codes = sorted(problems.items(), key=lambda item: min(item[1]))
     chosen = "; ".join(f"{_listed(map(str, c))} choose --solver {name}" for name, c in solvers.items())
     return (
-        "LIBLINEAR alias: "
+        "LIBLINEAR's solver code, as the problem it names: "
         + ", ".join(f"{'|'.join(map(str, sorted(c)))} {words}" for words, c in codes)
-        + f"; {chosen}, as LIBLINEAR's primal solvers (5 and 6 also set --penalty l1); "
-        + f"{_listed(map(str, own))} choose their losses' own solvers"
+        + (f"; {chosen}, as LIBLINEAR's primal solvers" if chosen else "")
+        + (f"; {_listed(map(str, own))} choose their losses' own solvers" if own else "")
+        + ". A flag given beside it (--loss, --solver, --penalty) wins"
     )
 
 
@@ -306,6 +312,14 @@ C = Param(
     positive,
     "a positive finite number",
     flags=("-C", "-c"),
+    command_help=(
+        (
+            "stream",
+            "pa1, pa2: the aggressiveness, the largest step a row may take; ogd: the cost of a unit of loss against "
+            "the L2 penalty; scw1, scw2: the cost of a row's violation.",
+        ),
+    ),
+    group="problem",
 )
 LOSS = Param(
     "loss",
@@ -319,7 +333,17 @@ LOSS = Param(
     f"one of {', '.join(LOSSES)}",
     choices=tuple(LOSSES),
     parse=str,
-    aliases=(Alias("-s", _liblinear_problem, "CODE", _liblinear_help()),),
+    aliases=(Alias("-s", _liblinear_problem, "CODE", _liblinear_help),),
+    command_help=(
+        ("stream", "The loss the learners that read it minimize (ogd, ftrl, fobos): hinge, squared-hinge or logistic."),
+        (
+            "tune",
+            "hinge (L1-loss SVM, LIBLINEAR -s 3), squared-hinge (L2-loss SVM, -s 1), logistic (logistic regression, "
+            "-s 7 or 0), or for regression epsilon-insensitive (L1-loss SVR, -s 13), squared-epsilon-insensitive "
+            "(L2-loss SVR, -s 12 or 11).",
+        ),
+    ),
+    group="problem",
 )
 PENALTY = Param(
     "penalty",
@@ -334,6 +358,7 @@ PENALTY = Param(
     choices=("l2", "l1", "elasticnet"),
     parse=str,
     commands=("train",),
+    group="problem",
 )
 L1_RATIO = Param(
     "l1_ratio",
@@ -342,6 +367,7 @@ L1_RATIO = Param(
     lambda x: _is_number(x) and 0 < x < 1,
     "a number in (0, 1)",
     commands=("train",),
+    group="problem",
 )
 TOL = Param(
     "tol",
@@ -352,6 +378,7 @@ TOL = Param(
     "a number >= 0",
     safe_to_change=True,
     commands=("train",),
+    group="stopping",
 )
 EPS = Param(
     "eps",
@@ -370,6 +397,7 @@ EPS = Param(
     flags=("--eps", "-e"),
     safe_to_change=True,
     commands=("train",),
+    group="stopping",
 )
 AVERAGE = Param(
     "average",
@@ -381,51 +409,63 @@ AVERAGE = Param(
     boolean,
     "True or False",
     parse=bool,
+    group="online learners",
 )
 L1 = Param(
     "l1",
     0.0,
-    "L1 penalty lambda1 of the sparse learners (> 0: weights exactly zero). ftrl: against the sum of the losses "
-    "(McMahan et al.'s lambda1: it grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 rows); fobos: against the "
-    "mean loss, each step shrinks by eta_t l1 (e.g. 1e-4 to 1e-2).",
+    "The L1 strength lambda1 of the sparse online learners (> 0: weights exactly zero; --penalty l1 is the L1 "
+    "problem of the SVMs, OWL-QN's). ftrl: against the sum of the losses (McMahan et al.'s lambda1: it grows with the "
+    "rows, e.g. 10 to 300 for 10^4 to 10^5 rows); fobos: against the mean loss, each step shrinks by eta_t lambda1 "
+    "(e.g. 1e-4 to 1e-2).",
     non_negative,
     "a number >= 0",
+    flags=("--lambda1",),
+    metavar="LAMBDA1",
+    group="online learners",
 )
 
 THREADS = Param(
     "threads",
     1,
     "Threads working on each block at once. dual-cd: one-vs-rest problems a thread each (the same model, bit for "
-    "bit); one problem's rows in shares on one shared w without locks, w made exact again at the block's end. "
-    "newton: each thread sums a share of the block's pieces into its own vectors (the same model, bit for bit). "
-    "docs/PARALLEL.md. 1 is the serial trainer.",
+    "bit); one problem's rows in shares, each thread on its own replica of w, the replicas' steps added and scaled "
+    "by the dual's line search after every sweep. newton, owl-qn: each thread sums a share of the block's pieces "
+    "into its own vectors (the same model, bit for bit). docs/PARALLEL.md. 1 is the serial trainer.",
     count,
     "an integer >= 1",
     parse=int,
     metavar="T",
+    group="parallel",
 )
 WORKERS = Param(
     "workers",
     None,
     "Shards of the blocks worked on at once, on threads of this process or one per worker of a dask cluster "
-    "(--scheduler): dual-cd by CoCoA+ rounds, newton each shard summing its blocks' share of a pass (the same model, "
-    "bit for bit). docs/PARALLEL.md. None: 1, or with a cluster, one per worker. 1 is the serial trainer.",
+    "(--scheduler): newton and owl-qn each shard summing its blocks' share of a pass (the serial model, bit for "
+    "bit); dual-cd by CoCoA+ rounds (more passes than the serial run: for data spread over machines). Given without "
+    "--solver, shards choose newton where the loss allows it (squared-hinge, logistic, "
+    "squared-epsilon-insensitive). docs/PARALLEL.md. None: 1, or with a cluster, one per worker. 1 is the serial "
+    "trainer.",
     count,
     "an integer >= 1 or None",
     none_ok=True,
     parse=int,
     metavar="K",
+    group="parallel",
 )
 CACHE_MB = Param(
     "cache_mb",
     64.0,
-    "Megabytes of rows kept in memory. dual-cd: its cache working set; newton: the whole store when it fits (its "
-    "passes after the first then read nothing; on shards, each shard's share within its part of it); cdn, glmnet: "
-    "the store's columns when they fit (their rounds after the first then read nothing; each piece its share).",
+    "Megabytes of rows kept in memory. dual-cd, crammer-singer, one-class: the cache working set; newton, owl-qn: "
+    "the whole store when it fits (their passes after the first then read nothing; on shards, each shard's share "
+    "within its part of it); cdn, glmnet: the store's columns when they fit (their rounds after the first then read "
+    "nothing; each piece its share).",
     positive,
     "a positive number of megabytes",
     metavar="MB",
     solver_defaults=(("cdn", 1024.0), ("glmnet", 1024.0)),
+    group="data",
 )
 
 COLUMN_PIECES = Param(
@@ -454,6 +494,7 @@ WORKING_SET = Param(
     "one of cache, pair, block",
     choices=WORKING_SETS,
     parse=str,
+    group="solver",
 )
 INNER_PASSES = Param(
     "inner_passes",
@@ -471,6 +512,15 @@ INNER_EPS = Param(
     non_negative,
     "a number >= 0",
 )
+EPSILON = Param(
+    "epsilon",
+    0.1,
+    "Support vector regression's epsilon (LIBLINEAR's -p): residuals within it cost nothing.",
+    non_negative,
+    "a number >= 0",
+    flags=("--epsilon", "-p"),
+    group="problem",
+)
 
 # Parameters every learner reads (those of some learners are listed in their ``params``), in the docs' order.
 COMMON: tuple[Param, ...] = (
@@ -485,14 +535,28 @@ COMMON: tuple[Param, ...] = (
         "a solver of blocksvm.solvers.registry (--help lists them)",
         parse=str,
         command_defaults=(("stream", "perceptron"), ("partial_fit", "perceptron")),
+        command_help=(
+            (
+                "stream",
+                "The online learner: perceptron, pa, pa1, pa2, cw, arow, ogd, ftrl, fobos, scw1 or scw2 "
+                "(docs/ALGORITHMS.md).",
+            ),
+            ("tune", "The solver tune warm-starts along C: dual-cd, newton or owl-qn."),
+        ),
+        group="solver",
     ),
     Param(
         "bias",
         1.0,
-        "Value of the constant bias feature appended to every row (LIBLINEAR's -B); <= 0: no bias term.",
+        "Value of the constant bias feature appended to every row (LIBLINEAR's -B), its weight the model's intercept, "
+        "penalized as the other weights (as LIBLINEAR and scikit-learn's LinearSVC do); <= 0: no bias term. The "
+        "default, 1, is scikit-learn's intercept; LIBLINEAR's is -1 (no bias): give -B -1 to compare objectives with "
+        "LIBLINEAR's or to warm-start from a LIBLINEAR model trained without one.",
         finite,
         "a finite number (<= 0: no bias)",
         flags=("--bias", "-B"),
+        off=lambda x: x <= 0,
+        group="problem",
     ),
     TOL,
     EPS,
@@ -507,6 +571,7 @@ COMMON: tuple[Param, ...] = (
         safe_to_change=True,
         commands=("train", "partial_fit"),
         solver_defaults=(("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
+        group="stopping",
     ),
     AVERAGE,
     L1,
@@ -521,6 +586,7 @@ COMMON: tuple[Param, ...] = (
         choices=("random", "file"),
         parse=str,
         commands=("train", "partial_fit"),
+        group="data",
     ),
     Param(
         "class_weight",
@@ -534,6 +600,7 @@ COMMON: tuple[Param, ...] = (
         flags=("--class-weight", "-w"),
         metavar="LABEL=WEIGHT",
         many=_class_weights,
+        group="problem",
     ),
     Param(
         "classes",
@@ -546,6 +613,7 @@ COMMON: tuple[Param, ...] = (
         parse=_labels,
         metavar="A,B,...",
         commands=("stream",),
+        group="problem",
     ),
     Param(
         "seed",
@@ -555,6 +623,7 @@ COMMON: tuple[Param, ...] = (
         "an integer >= 0",
         parse=int,
         commands=("train", "partial_fit"),
+        group="solver",
     ),
     Param(
         "time_limit",
@@ -567,6 +636,7 @@ COMMON: tuple[Param, ...] = (
         metavar="SECONDS",
         safe_to_change=True,
         commands=("train",),
+        group="stopping",
     ),
     Param(
         "eval_every",
@@ -579,6 +649,7 @@ COMMON: tuple[Param, ...] = (
         metavar="K",
         safe_to_change=True,
         commands=("train",),
+        group="stopping",
     ),
     Param(
         "prefetch",
@@ -590,6 +661,7 @@ COMMON: tuple[Param, ...] = (
         parse=int,
         safe_to_change=True,
         commands=("train",),
+        group="data",
     ),
     Param(
         "read_threads",
@@ -603,217 +675,7 @@ COMMON: tuple[Param, ...] = (
         metavar="T",
         safe_to_change=True,
         commands=("train",),
-    ),
-)
-
-
-def _path_option(name: str, help: str, metavar: str, commands: tuple[str, ...], **more) -> Param:
-    """A run option whose value is a path (None: not used)."""
-    kind = {"check": path, "expects": "a path or None", "none_ok": True, "parse": str}
-    return Param(name, None, help, metavar=metavar, commands=commands, **kind, **more)
-
-
-# How a run is driven and where it writes: not training parameters (a checkpoint does not compare them).
-RUN_OPTIONS: tuple[Param, ...] = (
-    Param(
-        "validation",
-        None,
-        "A store (or LIBSVM file) whose accuracy is recorded after every pass.",
-        data_source,
-        "a path, a BlockStore or None",
-        none_ok=True,
-        parse=str,
-        metavar="STORE",
-        commands=("train",),
-    ),
-    _path_option(
-        "history_path",
-        "The JSON-lines history, one record per pass (command line: MODEL.history.jsonl by default).",
-        "PATH",
-        ("train",),
-        flags=("--history",),
-    ),
-    _path_option(
-        "cache_dir",
-        "Folder of the cached stores of LIBSVM text inputs (default: beside each file, as FILE.bsvm-cache).",
-        "DIR",
-        ("train", "tune"),
-    ),
-    _path_option(
-        "checkpoint",
-        "Write checkpoints here: after every pass (train, tune), every --checkpoint-every blocks or chunks and "
-        "--checkpoint-seconds, and when the run stops. Defaults to --resume.",
-        "PATH",
-        ("train", "stream", "tune"),
-    ),
-    Param(
-        "checkpoint_every",
-        0,
-        "Also checkpoint every this many blocks (train, tune) or 8 MB chunks of text (stream); 0: never.",
-        natural,
-        "an integer >= 0",
-        parse=int,
-        metavar="N",
-        commands=("train", "stream", "tune"),
-        command_defaults=(("stream", 16),),
-    ),
-    Param(
-        "checkpoint_seconds",
-        None,
-        "Also checkpoint when this many seconds passed since the last one.",
-        positive,
-        "a positive number or None",
-        none_ok=True,
-        metavar="SECONDS",
-        commands=("train", "tune"),
-    ),
-    _path_option(
-        "resume",
-        "Continue from this checkpoint (or its .prev if it is damaged), and keep writing it; only the parameters "
-        "safe to change (docs/CHECKPOINTS.md) may differ. A stream resumes from a file input, unchanged; a search "
-        "(tune) with the same tune options, --patience aside.",
-        "PATH",
-        ("train", "stream", "tune"),
-    ),
-    _path_option(
-        "warm_start",
-        "Start from this model's weights (same classes; features beyond the model's start at zero); online "
-        "learners, whose state is their weights.",
-        "MODEL",
-        ("train", "stream"),
-    ),
-    Param(
-        "zero_based",
-        False,
-        "Feature indices of the text start at 0 (default: at 1, as LIBSVM writes them).",
-        boolean,
-        "True or False",
-        parse=bool,
-        commands=("stream",),
-    ),
-    Param(
-        "text_format",
-        "libsvm",
-        "The text's format: LIBSVM's indices, or Vowpal Wabbit's text (label [importance] |namespace name:value ...), "
-        "its names hashed into 2^hash_bits columns as VW hashes them (docs/FORMAT.md, Hashed text).",
-        lambda x: x in ("libsvm", "vw"),
-        "libsvm or vw",
-        choices=("libsvm", "vw"),
-        parse=str,
-        flags=("--format",),
-        commands=("stream",),
-    ),
-    Param(
-        "hash_bits",
-        None,
-        "VW text: names are hashed into 2^B columns, B in 1..30 (None: 18, VW's -b), by MurmurHash3 (x86, 32-bit) "
-        "seeded with the namespace's hash; names may collide.",
-        lambda x: isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 30,
-        "an integer in 1..30 or None",
-        none_ok=True,
-        parse=int,
-        metavar="B",
-        commands=("stream",),
-    ),
-    Param(
-        "hash_all",
-        False,
-        "VW text: hash names made of digits too (VW's --hash all); by default such a name is its integer plus its "
-        "namespace's hash.",
-        boolean,
-        "True or False",
-        parse=bool,
-        commands=("stream",),
-    ),
-)
-
-
-def _grid_value(text: str) -> float:
-    """``0.5``, ``1e-3`` or ``2^-6``."""
-    base, caret, power = text.strip().partition("^")
-    return float(base) ** float(power) if caret else float(base)
-
-
-def _c_grid(text: str) -> tuple[float, ...]:
-    """``--C-grid``: values separated by commas (``0.01,0.1,1``), or a range of powers of 2 (``2^-6..2^6``: every
-    power between, doubling)."""
-    import argparse
-
-    try:
-        if ".." in text:
-            low, high = (_grid_value(part) for part in text.split(".."))
-            first, last = math.log2(low), math.log2(high)
-            if not (first <= last and first == round(first) and last == round(last)):
-                raise ValueError
-            return tuple(2.0**k for k in range(round(first), round(last) + 1))
-        return tuple(_grid_value(part) for part in text.split(","))
-    except (ValueError, OverflowError):
-        raise argparse.ArgumentTypeError(
-            "expected values separated by commas (0.01,0.1,1) or a range of powers of 2 (2^-6..2^6)"
-        ) from None
-
-
-def c_grid(x) -> bool:
-    """One or more positive finite numbers, all different."""
-    return isinstance(x, (tuple, list)) and len(x) >= 1 and len(set(x)) == len(x) and all(positive(v) for v in x)
-
-
-def at_least_two(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 2
-
-
-# The options of ``blocksvm tune`` (besides the training parameters train reads, C excepted: tune searches it).
-TUNE_OPTIONS: tuple[Param, ...] = (
-    Param(
-        "folds",
-        5,
-        "K of K-fold cross-validation: a row's fold is a hash of its position in the store and --seed "
-        "(docs/TUNE.md), and every fold's problems are solved side by side, sharing each block read.",
-        at_least_two,
-        "an integer >= 2",
-        parse=int,
-        metavar="K",
-        commands=("tune",),
-    ),
-    Param(
-        "C_grid",
-        None,
-        "The values of C, tried in increasing order, each warm-started from the one before: values separated by "
-        "commas, or 2^A..2^B for every power of 2 between. None: LIBLINEAR's -C range, from a C small for the data "
-        "(its calc_start_C) doubling up to 1024, stopped by --patience.",
-        c_grid,
-        "positive numbers, all different, or None",
-        none_ok=True,
-        parse=_c_grid,
-        flags=("--C-grid",),
-        metavar="GRID",
-        commands=("tune",),
-    ),
-    Param(
-        "patience",
-        5,
-        "Without --C-grid: stop doubling C after this many values in a row without a better cross-validation score.",
-        count,
-        "an integer >= 1",
-        parse=int,
-        metavar="N",
-        commands=("tune",),
-    ),
-    Param(
-        "warm",
-        True,
-        "Start each C from the solutions at the C before, scaled (Chu, Ho, Chen & Lin, KDD 2015); --no-warm: from "
-        "zero, each C as a fresh training.",
-        boolean,
-        "True or False",
-        parse=bool,
-        commands=("tune",),
-    ),
-    _path_option(
-        "refit",
-        "Then train on all rows at the best C, started from the folds' solutions there, and write the model here.",
-        "MODEL",
-        ("tune",),
+        group="data",
     ),
 )
 

@@ -23,18 +23,19 @@ from functools import partial
 import numpy as np
 
 from blocksvm.checkpoint import Checkpointer, read_latest
-from blocksvm.errors import BlocksvmError, CheckpointError, ModelError
+from blocksvm.errors import BlocksvmError, CheckpointError
 from blocksvm.io.text import CHUNK_BYTES
-from blocksvm.io.vw import describe, iter_text, text_format_of
+from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel, load_warm_start
+from blocksvm.solvers import SOLVERS
 from blocksvm.solvers.growing import GrowingLearner
 from blocksvm.train.loop import Run
 from blocksvm.train.params import settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER
-from blocksvm.train.snapshot import TrainState, load_arrays, restore, stream_identity
+from blocksvm.train.snapshot import TrainState, check_warm_start, load_arrays, restore, stream_identity
 
 
 @dataclass
@@ -218,11 +219,9 @@ def _declared_only(pieces, classes: np.ndarray, path: str):
 
 
 def _warm_start(learner: GrowingLearner, model: LinearModel, source: str, text: dict | None) -> None:
-    """Continue ``model``: its classes, features and weights (columns of the same text format)."""
-    if model.text_format != text:
-        raise ModelError(f"{source} was trained on {describe(model.text_format)}; this stream is {describe(text)}")
-    if model.bias != learner.params.bias and not (model.bias <= 0 and learner.params.bias <= 0):
-        raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
+    """Continue ``model``: its classes, features and weights (a model of the same problem, bias and text format)."""
+    params = learner.params
+    check_warm_start(model, source, SOLVERS[params.solver].loss_of(params), params.bias, text)
     learner.start_from(model.weights(), model.classes, model.n_features, model.feature_map)
 
 

@@ -509,6 +509,12 @@ def vw_model(t: Path) -> Path:
     return t / "vw.h5"
 
 
+def regression_model(e, t: Path) -> Path:
+    """A support vector regression model (of the store's labels)."""
+    assert main(["train", str(e.store), str(t / "svr.h5"), "-s", "12", "--max-outer", "2", "-q"]) == 0
+    return t / "svr.h5"
+
+
 def weighted_store(e, t: Path, weight: str = "2") -> Path:
     weights = write(t / "w", f"{weight}\n" * 1200)
     assert main(["convert", str(e.text), str(t / "w.bsvm"), "--weights", str(weights), "-q"]) == 0
@@ -560,7 +566,7 @@ NOT_WRITABLE = (
 
 CASES = [
     # -- the command line itself
-    ("argument <name>: <what>", "usage", lambda e, t, mp: ["convert", e.text, t / "o", "--zero-based", "maybe"]),
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["convert", e.text, t / "o", "--block-mb", "lots"]),
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "9"]),
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-w", "heavy"]),
     ("unrecognized arguments: <args>", "usage", lambda e, t, mp: ["info", e.store, "--colour"]),
@@ -614,10 +620,10 @@ CASES = [
     ("<file>:<line>: feature index in <token> is not an integer", "parse", convert_line(BAD_LINES[K.BAD_INDEX])),
     ("<file>:<line>: feature index in <token> is negative", "parse", convert_line(BAD_LINES[K.NEGATIVE_INDEX])),
     (
-        "<file>:<line>: feature index 0 in <token>, but the file is read as one-based (convert with --zero-based "
-        "auto or yes; zero_based='auto' or True in Python)",
+        "<file>:<line>: feature index 0 in <token>, but the file is read as one-based (convert without "
+        "--no-zero-based, or with --zero-based; zero_based='auto' or True in Python)",
         "parse",
-        convert_line(BAD_LINES[K.ZERO_INDEX], "--zero-based", "no"),
+        convert_line(BAD_LINES[K.ZERO_INDEX], "--no-zero-based"),
     ),
     (
         "<file>:<line>: feature index in <token> is larger than 2147483647, the largest 32-bit index: renumber or hash "
@@ -868,7 +874,13 @@ CASES = [
         lambda e, t, mp: ["predict", vw_model(t), e.test_store],
     ),
     (
-        "<model> was trained on <format>; this stream is <format>",
+        "<model> is <problem>; this run trains <problem> (loss <loss>): a warm start continues a model of the same "
+        "problem",
+        "error",
+        lambda e, t, mp: ["stream", e.text, t / "s.h5", "--warm-start", regression_model(e, t)],
+    ),
+    (
+        "<model> was trained on <format>; this data is <format>",
         "error",
         lambda e, t, mp: ["stream", vw_text(t), t / "s.h5", "--format", "libsvm", "--warm-start", vw_model(t)],
     ),
@@ -1499,12 +1511,12 @@ CASES = [
     (
         "unexpected <type>: <text> (a bug in blocksvm: run again with --debug and report the traceback)",
         "error",
-        patched("blocksvm.cli", "_print_info", fail_with(RuntimeError("oops")), lambda e, t, mp: ["info", e.store]),
+        patched("blocksvm.cli.data", "print_info", fail_with(RuntimeError("oops")), lambda e, t, mp: ["info", e.store]),
     ),
     (
         "out of memory (smaller blocks need less: convert with a smaller --block-mb)",
         "error",
-        patched("blocksvm.cli", "_print_info", fail_with(MemoryError()), lambda e, t, mp: ["info", e.store]),
+        patched("blocksvm.cli.data", "print_info", fail_with(MemoryError()), lambda e, t, mp: ["info", e.store]),
     ),
     # -- parallel training (--workers, --scheduler)
     (
@@ -1762,7 +1774,7 @@ def test_ctrl_c_saves_the_checkpoint_and_exits_130(env, tmp_path, training_with_
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "stopped by SIGINT" in err and f"continue with --resume {ck}" in err
-    assert "Traceback" not in err and (tmp_path / "m.h5").exists()
+    assert "Traceback" not in err and (tmp_path / "m.partial.h5").exists() and not (tmp_path / "m.h5").exists()
 
 
 def test_a_full_disk_is_an_error_not_a_crash(env, tmp_path):

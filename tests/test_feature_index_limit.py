@@ -56,12 +56,12 @@ def test_index_2147483647_is_accepted_end_to_end(tmp_path, capsys, text, base, f
 
 
 @pytest.mark.parametrize("index", ["2147483648", "99999999999", "+2147483648", "0002147483648", "9" * 40])
-@pytest.mark.parametrize("zero_based", ["auto", "yes", "no"])
+@pytest.mark.parametrize("zero_based", [[], ["--zero-based"], ["--no-zero-based"]])
 def test_a_larger_index_is_refused_with_file_line_and_limit(tmp_path, capsys, index, zero_based):
     source = tmp_path / "wide.txt"
     source.write_text(f"# ids\n1 1:1\n\n-1 2:1 {index}:0.5 7:1\n1 3:1\n")
     store = tmp_path / "wide.bsvm"
-    code, out, err = run(capsys, "convert", source, store, "--zero-based", zero_based)
+    code, out, err = run(capsys, "convert", source, store, *zero_based)
     assert (code, out) == (2, "")
     assert "Traceback" not in err
     message, shown = err.rstrip("\n").split("\n")

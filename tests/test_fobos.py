@@ -114,7 +114,7 @@ def test_multiclass_fobos_is_one_vs_rest_in_the_schedules_order(tmp_path):
 
 
 def test_cli_trains_and_resumes_fobos_exactly(shuffled, tmp_path):
-    flags = ["--solver", "fobos", "--fobos-eta", "0.3", "--l1", "0.01", "--seed", "9"]
+    flags = ["--solver", "fobos", "--fobos-eta", "0.3", "--lambda1", "0.01", "--seed", "9"]
     whole = assert_trains_and_resumes_exactly(
         train, shuffled, tmp_path, flags, solver="fobos", fobos_eta=0.3, l1=0.01, seed=9
     )

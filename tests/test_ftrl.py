@@ -93,7 +93,7 @@ def test_multiclass_ftrl_is_one_vs_rest_in_the_schedules_order(tmp_path):
 
 
 def test_cli_trains_and_resumes_ftrl_exactly(shuffled, tmp_path):
-    flags = "--solver ftrl --ftrl-alpha 0.2 --ftrl-beta 0.5 --l1 0.3 --l2 0.1 --seed 9".split()
+    flags = "--solver ftrl --ftrl-alpha 0.2 --ftrl-beta 0.5 --lambda1 0.3 --lambda2 0.1 --seed 9".split()
     options = dict(solver="ftrl", ftrl_alpha=0.2, ftrl_beta=0.5, l1=0.3, l2=0.1, seed=9)
     assert_trains_and_resumes_exactly(train, shuffled, tmp_path, flags, **options)
 

@@ -145,7 +145,7 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, capsys):
     assert err.startswith("blocksvm: error:") and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_sigint_saves_the_model_and_exits_130(trained, tmp_path, wait_for):
+def test_sigint_saves_the_model_so_far_beside_the_output_and_exits_130(trained, tmp_path, wait_for):
     root, _ = trained
     model = tmp_path / "m.h5"
     process = subprocess.Popen(
@@ -174,4 +174,6 @@ def test_sigint_saves_the_model_and_exits_130(trained, tmp_path, wait_for):
         process.wait()
     assert process.returncode == 130, err
     assert "stopped by SIGINT" in err and "Traceback" not in err
-    assert LinearModel.load(model).summary["stop_reason"].startswith("stopped by SIGINT")
+    assert f"the model so far written to {tmp_path / 'm.partial.h5'}, not to {model}" in err
+    assert "without --checkpoint this run cannot be resumed exactly" in err and not model.exists()
+    assert LinearModel.load(tmp_path / "m.partial.h5").summary["stop_reason"].startswith("stopped by SIGINT")

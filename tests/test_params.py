@@ -16,7 +16,16 @@ from blocksvm.online import OWN_PARAMS as ONLINE_OWN
 from blocksvm.params import COMMON, ESTIMATOR_NAMES
 from blocksvm.solvers import SOLVERS
 from blocksvm.train import TrainParams, train
-from blocksvm.train.params import PARAMS, RUN, TUNE, for_command, reference_page, settle, tune_reads
+from blocksvm.train.params import (
+    PARAMS,
+    RUN,
+    TUNE,
+    for_command,
+    liblinear_codes,
+    reference_page,
+    settle,
+    tune_reads,
+)
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "PARAMETERS.md"
 OWN_FLAGS = {"help", "quiet", "verbose", "debug", "json"}  # every command's, or the output's
@@ -40,16 +49,16 @@ def test_docs_page_is_made_from_the_declarations():
         assert f"| `{name}` |" in DOC.read_text()
 
 
-@pytest.mark.parametrize(
-    "command, positional", [("train", {"store", "model", "scheduler"}), ("stream", {"input", "model"})]
-)
+@pytest.mark.parametrize("command, positional", [("train", {"store", "model"}), ("stream", {"input", "model"})])
 def test_help_shows_exactly_the_parameters_the_command_reads(command, positional):
     read = {p.name for p in (*for_command(command), *for_command(command, run_options=True))}
     assert shown(command) - OWN_FLAGS - positional == read
     text = parser_of(command).format_help()
+    offered = liblinear_codes(command)  # -s: shown where the command runs a solver of LIBLINEAR's codes
     for p in (*for_command(command), *for_command(command, run_options=True)):
-        for flag in (*p.all_flags, *(a.flag for a in p.aliases)):
+        for flag in (*p.all_flags, *(a.flag for a in p.aliases if offered)):
             assert f"{flag} " in text or f"{flag}," in text or f"{flag}\n" in text, flag
+    assert ("-s CODE" in text) == bool(offered) == (command == "train")
 
 
 def test_readers_come_from_the_solvers_lists():

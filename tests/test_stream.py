@@ -319,7 +319,7 @@ def test_stream_help_shows_its_own_parameters_and_defaults(capsys):
         main(["stream", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "(default perceptron)" in text and "(default dual-cd)" not in text
-    assert "--checkpoint-every N Also checkpoint every this many blocks (train, tune) or 8 MB chunks" in text
+    assert "--checkpoint-every N Checkpoint every this many 8 MB chunks of text" in text
     assert "(default 16)" in text
     for flag in ("--max-outer", "--workers", "--tol", "--working-set", "--time-limit", "--order", "--seed"):
         assert flag not in text

@@ -366,7 +366,7 @@ def test_stream_reads_vw_text_and_its_model_predicts_vw_text(small_split, tmp_pa
         tmp_path / "p.h5",
         "-q",
     )
-    assert code == 2 and "was trained on LIBSVM text (integer indices); this stream is VW text" in err
+    assert code == 2 and "was trained on LIBSVM text (integer indices); this data is VW text" in err
 
 
 def test_stream_learns_importance_weights_and_refuses_an_unknown_text_format(tmp_path, small_split, capsys):

@@ -153,7 +153,7 @@ def report(figures: dict, grid: tuple) -> None:
 
 
 def main(argv=None) -> int:
-    from blocksvm.params import _c_grid
+    from blocksvm.run_options import _c_grid
 
     args = parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ _REASONS = {
     K.BAD_INDEX: "feature index in {token!r} is not an integer",
     K.NEGATIVE_INDEX: "feature index in {token!r} is negative",
     K.ZERO_INDEX: "feature index 0 in {token!r}, but the file is read as one-based "
-    "(convert with --zero-based auto or yes; zero_based='auto' or True in Python)",
+    "(convert without --no-zero-based, or with --zero-based; zero_based='auto' or True in Python)",
     K.INDEX_TOO_LARGE: f"feature index in {{token!r}} is larger than {K.MAX_INDEX}, the largest 32-bit index: "
     "renumber or hash the features into a smaller range",
     K.NOT_INCREASING: "feature indices must increase along a line, but {token!r} follows a larger index",

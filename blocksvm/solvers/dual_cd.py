@@ -7,6 +7,7 @@ import numpy as np
 from blocksvm.params import (
     CACHE_MB,
     EPS,
+    EPSILON,
     INNER_EPS,
     INNER_PASSES,
     LOSS,
@@ -17,7 +18,6 @@ from blocksvm.params import (
     C,
     Param,
     boolean,
-    non_negative,
     positive,
 )
 from blocksvm.solvers import _dual_cd_kernels as K
@@ -64,6 +64,7 @@ class DualCDSolver(WorkingSet, Solver):
             boolean,
             "True or False",
             parse=bool,
+            group="parallel",
         ),
         Param(
             "cocoa_sigma",
@@ -74,16 +75,10 @@ class DualCDSolver(WorkingSet, Solver):
             "a number >= 1, or None",
             none_ok=True,
             metavar="SIGMA",
+            group="parallel",
         ),
         THREADS,
-        Param(
-            "epsilon",
-            0.1,
-            "Support vector regression's epsilon (LIBLINEAR's -p): residuals within it cost nothing.",
-            non_negative,
-            "a number >= 0",
-            flags=("--epsilon", "-p"),
-        ),
+        EPSILON,
         INNER_EPS,
     )
     stop_rules = frozenset({"gap", "pg"})

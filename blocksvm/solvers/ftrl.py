@@ -45,9 +45,11 @@ class FTRLSolver(OnlineSolver):
         Param(
             "l2",
             0.0,
-            "FTRL-Proximal's lambda2: the penalty l2/2 w.w, against the sum of the losses.",
+            "FTRL-Proximal's lambda2: the penalty lambda2/2 w.w, against the sum of the losses.",
             non_negative,
             "a number >= 0",
+            flags=("--lambda2",),
+            metavar="LAMBDA2",
         ),
     )
     arrays = (StateArray("z", signed=True), StateArray("n"))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from blocksvm.losses import REGRESSION
-from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C
+from blocksvm.params import CACHE_MB, EPS, EPSILON, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
 from blocksvm.solvers.base import PassRequest, PieceMapper
 from blocksvm.solvers.staged import Stage, StagedSolver
@@ -74,7 +74,7 @@ class NewtonSolver(StagedSolver):
     """
 
     name = "newton"
-    params = (C, LOSS, EPS, CACHE_MB, WORKERS, THREADS)
+    params = (C, LOSS, EPS, EPSILON, CACHE_MB, WORKERS, THREADS)
     losses = ("squared-hinge", "logistic", "squared-epsilon-insensitive")
     stop_rules = frozenset({"solver"})
     state_names = ("w", "g", "precond", "s", "r", "d", "numbers", "stage", "why", "counts")

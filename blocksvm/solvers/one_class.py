@@ -26,6 +26,7 @@ NU = Param(
     _nu,
     "a number in (0, 1]",
     flags=("--nu", "-n"),
+    group="problem",
 )
 
 # The rho of LIBLINEAR's rule from one block's rows: sum of G_i over its free rows, their count, the largest G_i of

@@ -44,9 +44,9 @@ from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
 from blocksvm.train.params import TrainParams, settle
 from blocksvm.train.pass_loop import PassRun
-from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, make_exact, pass_record
+from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, liblinear_objective, make_exact, pass_record
 from blocksvm.train.signals import StopRequest, deferred_signals
-from blocksvm.train.snapshot import TrainState, load_arrays, restore, snapshot, store_identity
+from blocksvm.train.snapshot import TrainState, check_warm_start, load_arrays, restore, snapshot, store_identity
 
 
 @dataclass
@@ -220,8 +220,8 @@ class Trainer(Run):
         self.monitor.say(_final_line(model.summary))
         if reason.startswith("max_outer") and self.solver.stop_rules:
             self.monitor.say(
-                "WARNING: reached max_outer; the solution may not meet the tolerance: raise --max-outer or "
-                "--time-limit (max_outer=, time_limit= in Python)"
+                f"WARNING: reached max_outer ({self.params.max_outer}) with {self.rules.short_of(st.history[-1])}: "
+                "raise --max-outer or --time-limit (max_outer=, time_limit= in Python), or loosen the tolerance"
             )
         return TrainResult(model, st.history, reason, interrupted)
 
@@ -363,6 +363,7 @@ class Trainer(Run):
     def start_from(self, model: LinearModel, source: str) -> None:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
         p = self.problem
+        check_warm_start(model, source, p.loss, p.bias, self.store.text_format)
         if not np.array_equal(np.asarray(model.classes, dtype=float), p.classes):
             raise ModelError(
                 f"{source} has the classes {model.classes.tolist()}; {self.store.path} has "
@@ -376,8 +377,6 @@ class Trainer(Run):
                 f"{source} has {lost} features that {self.store.path} does not use: a warm start needs the "
                 "store's features to include the model's"
             )
-        if (model.bias > 0) != (p.bias > 0) or (p.bias > 0 and model.bias != p.bias):
-            raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
         self.solver.start_from(W)
 
     # ---- checkpoints --------------------------------------------------------------------
@@ -451,7 +450,11 @@ def _final_line(summary: dict) -> str:
     parts = [f"optimization finished: {summary['stop_reason']}", f"#iter = {summary['outer_iterations']}"]
     if summary["primal"] is not None:
         mark = "" if summary.get("primal_exact") else "~"
-        parts.append(f"objective{mark} = {summary['primal']:.6e}")
+        objective = liblinear_objective(summary)  # LIBLINEAR's "Objective value": a dual solver's is its dual's
+        if objective == summary["primal"]:
+            parts.append(f"objective{mark} = {objective:.6e}")
+        else:
+            parts += [f"objective = {objective:.6e}", f"primal{mark} = {summary['primal']:.6e}"]
     if summary["nsv"] is not None:
         parts.append(f"nSV = {summary['nsv']}")
     if summary.get("nonzero_weights") is not None:
@@ -526,6 +529,12 @@ def train(
     (1, 123)
     """
     params, run = settle("train", params, options)  # a bad parameter must not wait for a text input's conversion
+    if run.scheduler is not None and client is None:  # a cluster by its address: connected for this run
+        engines.check_solver(params.solver)
+        with engines.connect(run.scheduler) as client:
+            return train(
+                store, params, verbose=verbose, progress=progress, client=client, **_given_but_scheduler(options)
+            )
     resume, warm_start = run.resume, run.warm_start
     checkpointer = checkpointer_of(run)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
@@ -559,6 +568,10 @@ def train(
         result.model.summary["checkpoints"] = checkpointer.count
         result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
         return result
+
+
+def _given_but_scheduler(options: dict) -> dict:
+    return {name: value for name, value in options.items() if name != "scheduler"}
 
 
 def checkpointer_of(run) -> Checkpointer | None:

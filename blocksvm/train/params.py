@@ -3,7 +3,7 @@ checked.
 
 The fields of :class:`TrainParams` are :data:`blocksvm.params.COMMON` followed by every registered solver's
 own ``params``, in registry order, with the solvers that read each one filled in from the solvers' lists;
-:class:`RunOptions` are :data:`blocksvm.params.RUN_OPTIONS`. :func:`settle` turns what a command was given into
+:class:`RunOptions` are :data:`blocksvm.run_options.RUN_OPTIONS`. :func:`settle` turns what a command was given into
 both, checked: each value against its range, and each against its readers (a value that the command or the
 chosen solver does not read is refused with one line). Nothing here names a parameter by hand except the
 cross-parameter rules: on ``class_weight``, the solver a penalty chooses, and ``l1_ratio`` (elastic net's alone).
@@ -15,9 +15,10 @@ import math
 from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
-from blocksvm.params import COMMON, RUN_OPTIONS, TUNE_OPTIONS, Param
-from blocksvm.penalties import PENALTIES, liblinear_code
-from blocksvm.solvers.base import tunable
+from blocksvm.params import COMMON, Param
+from blocksvm.penalties import LIBLINEAR_SOLVERS, PENALTIES, liblinear_code
+from blocksvm.run_options import RUN_OPTIONS, TUNE_OPTIONS
+from blocksvm.solvers.base import PassSolver, tunable
 from blocksvm.solvers.registry import SOLVERS
 
 # What each command does, and how a message names it, for the message that refuses a parameter it does not read.
@@ -49,7 +50,9 @@ def declared() -> tuple[Param, ...]:
             runs = {command for name in solvers for command in SOLVERS[name].commands}
             commands = tuple(c for c in p.commands if c in runs)
         choices = tuple(SOLVERS) if p.name == "solver" else p.choices
-        params[p.name] = replace(p, solvers=solvers, commands=commands, choices=choices)
+        online = bool(solvers) and all(SOLVERS[name].online for name in solvers)
+        group = p.group or ("online learners" if online else "solver")
+        params[p.name] = replace(p, solvers=solvers, commands=commands, choices=choices, group=group)
     return tuple(params.values())
 
 
@@ -72,7 +75,9 @@ def tune_reads() -> tuple[Param, ...]:
     """The training parameters and run options ``blocksvm tune`` reads besides its own (:data:`TUNE`)."""
     tuned = (p for p in for_command("train") if not p.solvers or set(p.solvers) & set(tuned_solvers()))
     trained = (p for p in tuned if p.name not in TUNE_SKIPS)
-    return (*(replace(p, commands=(*p.commands, "tune")) for p in trained), *(RUN[n] for n in TUNE_READS))
+    offered = choices_in("tune")
+    tuned = (replace(p, commands=(*p.commands, "tune"), choices=offered.get(p.name, p.choices)) for p in trained)
+    return (*tuned, *(RUN[n] for n in TUNE_READS))
 
 
 # Parameters a resumed run may change: they affect when training stops or what it prints, never
@@ -81,15 +86,41 @@ SAFE_TO_CHANGE = frozenset(p.name for p in PARAMS.values() if p.safe_to_change)
 
 
 def for_command(command: str, run_options: bool = False) -> tuple[Param, ...]:
-    """The training parameters (or the run options) that ``command`` reads, each with its default there (and
-    ``solver`` with the solvers that run under it)."""
+    """The training parameters (or the run options) that ``command`` reads, each with its default there and the
+    choices it offers there (:func:`choices_in`)."""
     params = RUN_OPTIONS if run_options else PARAMS.values()
-    solvers = tuple(name for name, s in SOLVERS.items() if command in s.commands)
     return tuple(
-        replace(p, default=p.default_for(command), choices=solvers if p.name == "solver" else p.choices)
+        replace(p, default=p.default_for(command), choices=choices_in(command).get(p.name, p.choices))
         for p in params
         if command in p.commands
     )
+
+
+def solvers_in(command: str) -> tuple[str, ...]:
+    """The solvers that run under ``command`` (tune: those it warm-starts along C)."""
+    if command == "tune":
+        return tuned_solvers()
+    return tuple(name for name, s in SOLVERS.items() if command in s.commands)
+
+
+def choices_in(command: str) -> dict[str, tuple]:
+    """The values of ``solver``, ``loss`` and ``penalty`` that ``command`` takes: its solvers, the losses and
+    penalties they minimize (of the solvers that read them); a value no solver of the command minimizes is refused
+    there, so its help does not offer it."""
+    solvers = [SOLVERS[name] for name in solvers_in(command)]
+    reading = lambda name: [s for s in solvers if name in {p.name for p in s.params}]  # noqa: E731
+    losses = {loss for s in reading("loss") for loss in s.losses}
+    penalties = {penalty for s in reading("penalty") for penalty in s.penalties}
+    return {
+        "solver": tuple(s.name for s in solvers),
+        "loss": tuple(loss for loss in PARAMS["loss"].choices if loss in losses),
+        "penalty": tuple(penalty for penalty in PARAMS["penalty"].choices if penalty in penalties),
+    }
+
+
+def liblinear_codes(command: str) -> tuple[int, ...]:
+    """LIBLINEAR's ``-s`` codes whose solvers run under ``command``."""
+    return tuple(row.code for row in LIBLINEAR_SOLVERS if row.solver in solvers_in(command))
 
 
 class _Checked:
@@ -178,6 +209,8 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     if "solver" not in given and penalty is not None and penalty.sparse:
         values["solver"] = penalty.solver_for(values["loss"])
     values |= _paired(command, values, given)
+    if params is None:  # (a TrainParams states its solver: one settled already, or a user's, whose default it keeps)
+        values |= _sharded(command, values, given)
     own = (p for p in PARAMS.values() if p.solver_defaults and p.name not in given)
     values |= {p.name: p.default_for(command, values["solver"]) for p in own}
     trained = TrainParams(**values).validate()
@@ -186,8 +219,8 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     _check_solver(command, trained.solver, cli)
     _check_loss(trained, cli)
     _check_penalty(trained, given, cli)  # (first: --l1-ratio with --penalty l1 says why before who reads it)
-    for name in given:
-        _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli)
+    for name, value in given.items():
+        _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli, value)
     return trained, options
 
 
@@ -226,15 +259,40 @@ def _check_tuned(solver: str, cli: bool) -> None:
 def _paired(command: str, values: dict, given: dict) -> dict:
     """The solver a given loss needs, or the loss a given solver needs, when the other was not given: a loss that the
     default solver does not minimize and exactly one solver does (``--loss crammer-singer``: its own solver), a
-    solver that minimizes exactly one loss (``--solver one-class``)."""
+    solver that minimizes exactly one loss (``--solver one-class``), or exactly one penalty (``--solver cdn``: l1)."""
     solver, loss = SOLVERS.get(values["solver"]), values["loss"]
     if solver is None or loss not in PARAMS["loss"].choices:
         return {}  # (refused with their ranges)
     if "solver" not in given and _reads_loss(solver) and loss not in solver.losses:
         able = [name for name, s in SOLVERS.items() if command in s.commands and _reads_loss(s) and loss in s.losses]
         return {"solver": able[0]} if len(able) == 1 else {}
+    paired = {}
     if "loss" not in given and _reads_loss(solver) and len(solver.losses) == 1:
-        return {"loss": solver.losses[0]}
+        paired["loss"] = solver.losses[0]
+    if "penalty" not in given and values["penalty"] not in solver.penalties and len(solver.penalties) == 1:
+        paired["penalty"] = solver.penalties[0]  # (--solver cdn: the L1 problem, the only one it minimizes)
+    return paired
+
+
+def _sharded(command: str, values: dict, given: dict) -> dict:
+    """Shards (``workers`` > 1, or a ``scheduler``) given without a solver choose the first solver whose passes are
+    sums (the serial model, bit for bit, on any number of shards) that minimizes the problem's loss and penalty and
+    reads every parameter given: Newton for the squared hinge, logistic regression and -s 11 (dual CD's CoCoA+
+    rounds take many more passes than the serial run)."""
+    workers = given.get("workers")
+    if "solver" in given or not ((isinstance(workers, int) and workers > 1) or given.get("scheduler")):
+        return {}
+    if values["solver"] != PARAMS["solver"].default_for(command):  # another rule chose it (a penalty's solver)
+        return {}
+    for solver in SOLVERS.values():
+        reads = {p.name for p in solver.params}
+        minimizes = values["loss"] in solver.losses and values["penalty"] in solver.penalties
+        read = all(
+            key in RUN or not PARAMS[key].solvers or key in reads for key in given if key in PARAMS or key in RUN
+        )
+        runs = command in solver.commands and issubclass(solver, PassSolver)
+        if runs and minimizes and read and not solver.ignores.keys() & given.keys():
+            return {"solver": solver.name}
     return {}
 
 
@@ -289,15 +347,15 @@ def _check_penalty(trained, given: dict, cli: bool) -> None:
         )
 
 
-def _check_read(command: str, p: Param, solver: str, cli: bool) -> None:
+def _check_read(command: str, p: Param, solver: str, cli: bool, value=None) -> None:
     name = p.label if cli else p.name
     if command not in p.commands:
-        owners = _listed([NAMES[c] for c in p.commands if not (cli and c == "partial_fit")])
+        owners = _listed([NAMES[c] for c in p.commands if c in NAMES and not (cli and c == "partial_fit")])
         raise ParameterError(
             f"{name} is a{'n' if owners[0] in 'aeiouO' else ''} {owners} option; {NAMES[command]} {ROLES[command]}"
         )
     ignored = SOLVERS[solver].ignores.get(p.name)
-    if ignored:
+    if ignored and not (p.off is not None and value is not None and p.off(value)):
         raise ParameterError(f"{name} is not read by {'--solver ' if cli else 'solver='}{solver}: {ignored}")
     if p.solvers and solver not in p.solvers:
         raise ParameterError(

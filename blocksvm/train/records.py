@@ -187,6 +187,15 @@ def refuse_negative_gap(gap: float, record: dict) -> None:
         )
 
 
+def liblinear_objective(summary: dict) -> float | None:
+    """The objective as LIBLINEAR prints it ("Objective value"): a primal solver's primal (Newton, OWL-QN: -s 0, 2, 5,
+    6, 11), and a dual solver's dual value in its minimized form, ``-D`` (dual CD, Crammer and Singer's, the one-class
+    SVM's: -s 1, 3, 4, 7, 12, 13, 21), the primal's negative at the optimum (``1/2 alpha^T Q alpha`` for -s 21)."""
+    if summary.get("dual") is not None:
+        return -float(summary["dual"])
+    return summary.get("primal")
+
+
 class StopRules:
     """The rules that end training, judged on each pass record.
 
@@ -213,6 +222,17 @@ class StopRules:
         if not self.has_tolerance and (p.tol > 0 or p.eps is not None):
             return f"{solver_name} has no dual: it stops after max_outer passes or the time limit"
         return None
+
+    def short_of(self, record: dict) -> str:
+        """How far the last record is from the rules that would have ended the run (a warning at max_outer)."""
+        p, far = self.params, []
+        if self.gap and record.get("gap") is not None:
+            far.append(f"relative duality gap {record['gap']:.1e} > tol {p.tol:g}")
+        if self.pg and record.get("pg_violation") is not None:
+            far.append(f"PG violation {record['pg_violation']:.2g} > eps {p.eps:g}")
+        if self.own and record.get("gradient_norm") is not None:
+            far.append(f"gradient norm {record['gradient_norm']:.1e} of its start's")
+        return ", ".join(far) or "no tolerance met"
 
     def gap_met(self, record: dict) -> bool:
         return self.gap and record.get("gap") is not None and record["gap"] <= self.params.tol

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm.checkpoint import Checkpoint
-from blocksvm.errors import CheckpointError
+from blocksvm.errors import CheckpointError, ModelError
 from blocksvm.train.params import PARAMS, SAFE_TO_CHANGE
 from blocksvm.train.records import PassSums
 
@@ -213,3 +213,35 @@ def differences(ours: dict, theirs: dict, names) -> str:
 def _json_value(value):
     """A parameter as it reads back from JSON (dict keys become strings, tuples lists)."""
     return json.loads(json.dumps(value))
+
+
+def check_warm_start(model, source: str, loss, bias: float, text: dict | None) -> None:
+    """Refuse in one line a model a run cannot continue (``--warm-start``, ``warm_start=``): a model of another
+    problem (a classifier, a regression, Crammer and Singer's multiclass SVM, a one-class SVM), trained with another
+    bias, or on text of another format. ``loss`` is the run's (:class:`~blocksvm.losses.Loss`)."""
+    from blocksvm.io.vw import describe
+    from blocksvm.losses import LOSSES
+
+    theirs = LOSSES.get(model.loss) if model.loss else None
+    theirs_words = (
+        _problem_words(theirs) if theirs else "a regression model" if not len(model.classes) else "a classifier"
+    )
+    if theirs_words != _problem_words(loss):
+        raise ModelError(
+            f"{source} is {theirs_words}; this run trains {_problem_words(loss)} (loss {loss.name}): a warm start "
+            "continues a model of the same problem"
+        )
+    if (model.bias > 0) != (bias > 0) or (bias > 0 and model.bias != bias):
+        raise ModelError(f"{source} was trained with bias {model.bias:g}: pass --bias {model.bias:g}")
+    if model.text_format != text:
+        raise ModelError(f"{source} was trained on {describe(model.text_format)}; this data is {describe(text)}")
+
+
+def _problem_words(loss) -> str:
+    from blocksvm.losses import MULTICLASS, NOVELTY, REGRESSION
+
+    if loss.task == NOVELTY:
+        return "a one-class SVM"
+    if loss.task == REGRESSION:
+        return "a regression model"
+    return "Crammer and Singer's multiclass SVM" if loss.kind == MULTICLASS else "a classifier"

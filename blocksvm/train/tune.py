@@ -170,7 +170,7 @@ class Tuner:
     params : TrainParams
         train's parameters (C aside) for every fold's training.
     options : dict
-        The tune options (:data:`blocksvm.params.TUNE_OPTIONS`): ``folds``, ``C_grid``, ``patience``, ``warm``.
+        The tune options (:data:`blocksvm.run_options.TUNE_OPTIONS`): ``folds``, ``C_grid``, ``patience``, ``warm``.
     verbose : int, default=1
         0 silent, 1 one line per C, 2 also one per iteration.
     progress : bool, optional

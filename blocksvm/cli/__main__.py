@@ -1,0 +1,7 @@
+"""``python -m blocksvm.cli``: the ``blocksvm`` command."""
+
+import sys
+
+from blocksvm.cli.entry import main
+
+sys.exit(main())

@@ -1,0 +1,69 @@
+"""The first run (issue 41): what numba compiles is lighter, and ``blocksvm warmup`` compiles every command's kernels
+with the commands a user runs. How long a first run takes is measured by tools/cold_start.py, never here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blocksvm.cli import build_parser
+from blocksvm.warmup import FIRST, REST, warmup
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_slice_of_another_shape_compiles_numba_s_generic_error():
+    """numba's CPU message for ``a[i:j] = b`` of another shape formats both shapes, the largest thing a first run
+    compiled; blocksvm has numba use its generic message. A function compiled after ``import blocksvm`` raises it."""
+    from numba import njit
+
+    import blocksvm  # noqa: F401
+
+    @njit
+    def assign(a, b):
+        a[1:3] = b
+
+    assign(np.zeros(5), np.ones(2))
+    with pytest.raises(ValueError, match="^cannot assign slice from input of different size$"):
+        assign(np.zeros(5), np.ones(3))
+
+
+def test_importing_blocksvm_imports_no_numba():
+    """The generic message is set when numba first compiles, not when blocksvm is imported."""
+    code = "import sys, blocksvm, blocksvm.cli; print('numba' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.strip() == "False", done.stderr
+
+
+def test_every_warmup_command_is_one_the_command_line_takes():
+    """The warm-up runs the commands a user runs: each parses (an option the CLI no longer has would fail here, not
+    in a user's first warm-up)."""
+    parser = build_parser()
+    names = {"DATA": "d.svm", "VW": "d.vw", "STORE": "s.bsvm", "MODEL": "m.h5", "GENERATED": "g.bsvm"}
+    names |= {"OUT": "o.h5", "OUT.bsvm": "o.bsvm"}
+    commands = [args for phase in (FIRST, REST) for chain in phase for args in chain]
+    for args in commands:
+        parsed, unknown = parser.parse_known_args([names.get(a, a) for a in args])
+        assert not unknown, args
+    trained = {" ".join(args[3:]) for args in commands if args[0] == "train"}
+    assert {f"-s {code}" for code in (0, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)} <= trained  # and -s 1: FIRST's default
+
+
+def test_a_failed_chain_fails_the_warmup_without_a_wait(monkeypatch):
+    """A prediction waits for the training chain's model: when that chain fails, the warm-up ends with its error
+    (it waited for a model no command would write)."""
+    import blocksvm.warmup
+    from blocksvm.errors import BlocksvmError
+
+    def run(args, files, out):
+        if args[0] == "train":
+            raise BlocksvmError("warmup: 'blocksvm train' failed: on purpose")
+
+    monkeypatch.setattr(blocksvm.warmup, "_run", run)
+    monkeypatch.setattr(blocksvm.warmup, "_files", lambda root: {"root": root, "MODEL": str(root / "never.h5")})
+    with pytest.raises(BlocksvmError, match="on purpose"):
+        warmup(jobs=2, say=lambda text: None)
