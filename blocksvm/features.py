@@ -67,13 +67,13 @@ class FeatureSet:
         if self._sorted is None:
             self._sorted = np.flatnonzero(self._marks).astype(np.int64)
             self._marks = np.zeros(0, bool)
-        self._pending.append(np.unique(indices).astype(np.int64))
+        self._pending.append(distinct(indices.astype(np.int64)))
         self._pending_size += len(self._pending[-1])
         if self._pending_size > max(len(self._sorted), 1 << 20):
             self._merge()
 
     def _merge(self) -> None:
-        self._sorted = np.unique(np.concatenate([self._sorted, *self._pending]))
+        self._sorted = distinct(np.concatenate([self._sorted, *self._pending]))
         self._pending, self._pending_size = [], 0
 
     def sorted(self) -> np.ndarray:
@@ -84,11 +84,32 @@ class FeatureSet:
         return self._sorted
 
 
+def distinct(indices: np.ndarray) -> np.ndarray:
+    """The distinct values of ``indices``, sorted: ``np.unique``'s result by one sort (numpy 2.4's ``np.unique`` of
+    integers hashes first, then sorts: 10x slower on 10M indices, 13 of the 27 s of a 600k-row convert of 2^24
+    features)."""
+    ordered = np.sort(indices)
+    keep = np.empty(len(ordered), bool)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
+def rank_in(feature_map: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(feature_map, columns)`` (int32), the columns searched in their sorted order: each search
+    then starts where the last ended and reads the map in order (6M columns of a 6.5M-feature map: 1.3 s against
+    5.7 s of cache misses in the given order)."""
+    order = np.argsort(columns)
+    at = np.empty(len(columns), np.int32)
+    at[order] = np.searchsorted(feature_map, columns[order])
+    return at
+
+
 def positions(feature_map: np.ndarray, columns: np.ndarray, absent: int) -> np.ndarray:
     """The compact column of each original column in ``columns`` (int32); ``absent`` for those not in the map."""
     if len(feature_map) == 0:
         return np.full(len(columns), absent, np.int32)
-    at = np.searchsorted(feature_map, columns)
+    at = rank_in(feature_map, columns)
     at[at == len(feature_map)] = 0
     return np.where(feature_map[at] == columns, at, absent).astype(np.int32)
 

@@ -32,7 +32,7 @@ import numpy as np
 from blocksvm._interrupt import sigint_held
 from blocksvm._progress import progress_bar
 from blocksvm.errors import InputFormatError, ParameterError
-from blocksvm.features import FeatureSet, compact_space
+from blocksvm.features import FeatureSet, compact_space, rank_in
 from blocksvm.io.arrays import NAME, given_rows, rows_as_chunk
 from blocksvm.io.delimited import iter_csv
 from blocksvm.io.libsvm import resolve_index_base
@@ -767,7 +767,7 @@ def _build_block(
     if seed is not None:
         block = permute_rows(block, np.random.default_rng(seed).permutation(block.n_rows))
     if compact is not None:
-        block.indices = np.searchsorted(compact, block.indices).astype(np.int32)
+        block.indices = rank_in(compact, block.indices)
     if counts is not None:
         counts[0].add(block.indices, shift=counts[1])
     return write_block(out_path, block, index=index, compression=compression, store_id=store_id, version=version)
