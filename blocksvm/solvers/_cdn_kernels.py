@@ -73,32 +73,44 @@ def sweep(features, indptr, rows, data, yc, w, b, active, gmax_old, n_rows, seed
         g_loss *= 2.0
         g = g_loss
         h = max(2.0 * h, 1e-12)
-        gp, gn, wj = g + 1.0, g - 1.0, w[j]
-        if wj == 0.0:
-            if gp < 0.0:
-                violation = -gp
-            elif gn > 0.0:
-                violation = gn
-            elif gp > threshold and gn < -threshold:
-                active[j] = False
-                continue
-            else:
-                violation = 0.0
-        elif wj > 0.0:
-            violation = abs(gp)
-        else:
-            violation = abs(gn)
+        wj = w[j]
+        violation, shrunk, d = l1_coordinate(g, h, wj, threshold)
+        if shrunk:
+            active[j] = False
+            continue
         totals[GMAX] = max(totals[GMAX], violation)
         totals[GNORM1] += violation
-        if gp < h * wj:
-            d = -gp / h
-        elif gn > h * wj:
-            d = -gn / h
-        else:
-            d = -wj
         if abs(d) < 1.0e-12:
             continue
         totals[READ] += _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def l1_coordinate(g, h, wj, threshold):
+    """One weight of ``|w_j + d| + g d + h d^2 / 2`` at ``w_j``: the size of its minimum-norm subgradient (LIBLINEAR's
+    violation), whether a zero ``w_j`` is shrunk (``g`` inside ``(-1 + threshold, 1 - threshold)``: then nothing
+    else), and the minimizing ``d`` (the soft-thresholded Newton step). CDN's and newGLMNET's cycles share it."""
+    gp, gn = g + 1.0, g - 1.0
+    if wj == 0.0:
+        if gp < 0.0:
+            violation = -gp
+        elif gn > 0.0:
+            violation = gn
+        elif gp > threshold and gn < -threshold:
+            return 0.0, True, 0.0
+        else:
+            violation = 0.0
+    elif wj > 0.0:
+        violation = abs(gp)
+    else:
+        violation = abs(gn)
+    if gp < h * wj:
+        d = -gp / h
+    elif gn > h * wj:
+        d = -gn / h
+    else:
+        d = -wj
+    return violation, False, d
 
 
 @njit(cache=True, nogil=True)

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import LOGISTIC
-from blocksvm.solvers._cdn_kernels import active_columns
+from blocksvm.solvers._cdn_kernels import active_columns, l1_coordinate
 from blocksvm.solvers._common import shuffle_prefix
 from blocksvm.solvers._newton_kernels import decision_curvature, decision_loss, decision_slope
 
@@ -77,27 +77,11 @@ def quadratic_cycle(features, indptr, rows, data, D, grad, hdiag, w, wpd, xTd, a
             r = rows[p]
             g += np.float64(data[p]) * D[r] * xTd[r]
         totals[READ] += stop - start
-        gp, gn, v = g + 1.0, g - 1.0, wpd[j]
-        if v == 0.0:
-            if gp < 0.0:
-                violation = -gp
-            elif gn > 0.0:
-                violation = gn
-            elif gp > threshold and gn < -threshold:
-                active[j] = False
-                continue
-            else:
-                violation = 0.0
-        elif v > 0.0:
-            violation = abs(gp)
-        else:
-            violation = abs(gn)
-        if gp < h * v:
-            z = -gp / h
-        elif gn > h * v:
-            z = -gn / h
-        else:
-            z = -v
+        v = wpd[j]
+        violation, shrunk, z = l1_coordinate(g, h, v, threshold)
+        if shrunk:
+            active[j] = False
+            continue
         totals[QP_GMAX] = max(totals[QP_GMAX], violation)
         totals[QP_GNORM1] += violation
         if abs(z) < 1.0e-12:
