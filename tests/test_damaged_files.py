@@ -163,7 +163,9 @@ def test_a_signal_ends_a_run_whose_reader_hangs_keeping_its_checkpoint(store, tm
     assert f"stopped by {signal.Signals(signum).name} in iteration 1 after" in done.err and "Traceback" not in done.err
     saved = read_checkpoint(ck)  # the checkpoint kept, at the last block boundary
     assert saved.state["position"] == saved.state["blocks_visited"] < 4
-    assert LinearModel.load(model).summary["stop_reason"] == f"stopped by {signal.Signals(signum).name}"
+    partial = tmp_path / "m.partial.h5"  # a stopped run's model, beside the output: never over it
+    assert not model.exists() and f"written to {partial}" in done.out + done.err
+    assert LinearModel.load(partial).summary["stop_reason"] == f"stopped by {signal.Signals(signum).name}"
     assert main(["train", str(store), str(model), "--resume", str(ck), "--tol", "0", "--max-outer", "2", "-q"]) == 0
 
 
@@ -540,7 +542,7 @@ def test_a_damaged_cache_key_converts_the_text_again_saying_why(text, tmp_path):
 
 def test_the_command_exits_past_a_reader_thread_that_never_ends(store, tmp_path, wait_for):
     """The command itself (not a forked test child): the interpreter would wait at exit for the stalled thread, for
-    ever; the command ends without it (SIGTERM: exit code 143, model and checkpoint written)."""
+    ever; the command ends without it (SIGTERM: exit code 143, the model so far and the checkpoint written)."""
     marker, ck = tmp_path / "stalled", tmp_path / "ck.h5"
     process = subprocess.Popen(
         [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(tmp_path / "m.h5"), "--checkpoint", str(ck)],
@@ -556,7 +558,7 @@ def test_the_command_exits_past_a_reader_thread_that_never_ends(store, tmp_path,
         process.kill()
         process.wait()
     assert process.returncode == 143, err
-    assert (tmp_path / "m.h5").exists() and read_checkpoint(ck).state["position"] < 4
+    assert (tmp_path / "m.partial.h5").exists() and read_checkpoint(ck).state["position"] < 4
 
 
 def test_the_checkpoint_refuses_the_gaps_the_run_refuses():

@@ -16,7 +16,7 @@ then:
   process (peak RSS from ``os.wait4``), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads
   over 2 pieces (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and
   column entries read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration
-  within 1e-3 of the best found; ``--cache-mb`` large enough to keep the columns in memory (``--cache-mb``);
+  within 1e-3 of the best found; at blocksvm's own ``--cache-mb`` unless ``--cache-mb`` is given;
 - **text to model**: ``blocksvm train TEXT -s CODE`` (conversion, columns and training in one command) against
   LIBLINEAR's load and train at its default ``-e``.
 
@@ -101,13 +101,14 @@ def run_liblinear(X, y, code: int, C: float, problem) -> list[dict]:
     return runs
 
 
-def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y, threads: int, pieces: int, cache_mb: float):
+def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y, threads: int, pieces: int, cache_mb):
     from blocksvm.model import LinearModel
 
     model_path = root / f"m{code}-{C:g}-{threads}-{pieces}.h5"
+    cache = ("--cache-mb", str(cache_mb)) if cache_mb else ()
     seconds, rss = child(blocksvm("train", str(store), str(model_path), "-s", str(code), "-c", str(C), "-e", "1e-4",
-                                  "--threads", str(threads), "--column-pieces", str(pieces), "--cache-mb",
-                                  str(cache_mb), "--max-outer", "300", "-q"))  # fmt: skip
+                                  "--threads", str(threads), "--column-pieces", str(pieces), *cache,
+                                  "--max-outer", "300", "-q"))  # fmt: skip
     history = [json.loads(line) for line in open(f"{model_path}.history.jsonl")]
     history = [r for r in history if "primal" in r and "time" in r]
     model = LinearModel.load(model_path)
@@ -142,7 +143,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--C", type=float, nargs="+", default=[1.0])
     p.add_argument("--codes", type=int, nargs="+", default=[5, 6])
-    p.add_argument("--cache-mb", type=float, default=4000.0)
+    p.add_argument("--cache-mb", type=float, default=None)
     p.add_argument("--root", type=Path, default=Path("/tmp/bench_l1"))
     p.add_argument("--json", type=Path)
     args = p.parse_args()
