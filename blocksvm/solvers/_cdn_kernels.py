@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import shuffle_prefix
+from blocksvm.solvers._common import shuffle_prefix, soft_newton_step
 
 SIGMA = 0.01  # LIBLINEAR's sufficient decrease
 MAX_HALVINGS = 20  # LIBLINEAR's max_num_linesearch
@@ -35,23 +35,24 @@ N_TOTALS = 3
 
 
 @njit(cache=True, nogil=True)
-def active_columns(features, active, order):
-    """The positions of the block's columns whose feature is active, into ``order``; returns how many."""
+def active_columns(features, active, seed):
+    """The positions of the block's columns whose feature is active, in a random order: ``(order, n)``, the first
+    ``n`` of ``order`` (``seed``: the permutation's, advanced). CDN's sweep and newGLMNET's cycle visit them so."""
+    order = np.empty(features.shape[0], np.int64)
     n = 0
     for c in range(features.shape[0]):
         if active[features[c]]:
             order[n] = c
             n += 1
-    return n
+    shuffle_prefix(order, n, seed)
+    return order, n
 
 
 @njit(cache=True, nogil=True)
 def sweep(features, indptr, rows, data, yc, w, b, active, gmax_old, n_rows, seed, totals):
     """One sweep over the block's active columns, updating ``w``, ``b`` and ``active`` in place and adding to
     ``totals`` (GMAX: max, GNORM1 and READ: sums). ``seed``: the permutation's (uint64 array of one, advanced)."""
-    order = np.empty(features.shape[0], np.int64)
-    n = active_columns(features, active, order)
-    shuffle_prefix(order, n, seed)
+    order, n = active_columns(features, active, seed)
     threshold = gmax_old / n_rows
     for s in range(n):
         c = order[s]
@@ -59,11 +60,9 @@ def sweep(features, indptr, rows, data, yc, w, b, active, gmax_old, n_rows, seed
         g_loss, h, xj_sq = 0.0, 0.0, 0.0
         for p in range(start, stop):
             r = rows[p]
-            yci = yc[r]
-            if yci == 0.0:
+            cost, v = trained_entry(yc[r], data[p])
+            if cost == 0.0:
                 continue
-            v = np.float64(data[p]) if yci > 0 else -np.float64(data[p])
-            cost = abs(yci)
             tmp = cost * v
             xj_sq += tmp * v
             if b[r] > 0:
@@ -74,22 +73,19 @@ def sweep(features, indptr, rows, data, yc, w, b, active, gmax_old, n_rows, seed
         g = g_loss
         h = max(2.0 * h, 1e-12)
         wj = w[j]
-        violation, shrunk, d = l1_coordinate(g, h, wj, threshold)
-        if shrunk:
-            active[j] = False
-            continue
-        totals[GMAX] = max(totals[GMAX], violation)
-        totals[GNORM1] += violation
-        if abs(d) < 1.0e-12:
+        d = l1_coordinate(g, h, wj, threshold, j, active, totals)
+        if d == 0.0:
             continue
         totals[READ] += _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def l1_coordinate(g, h, wj, threshold):
-    """One weight of ``|w_j + d| + g d + h d^2 / 2`` at ``w_j``: the size of its minimum-norm subgradient (LIBLINEAR's
-    violation), whether a zero ``w_j`` is shrunk (``g`` inside ``(-1 + threshold, 1 - threshold)``: then nothing
-    else), and the minimizing ``d`` (the soft-thresholded Newton step). CDN's and newGLMNET's cycles share it."""
+def l1_coordinate(g, h, wj, threshold, j, active, totals):
+    """One weight of ``|w_j + d| + g d + h d^2 / 2`` at ``w_j``: the minimizing ``d`` (the soft-thresholded Newton
+    step), 0.0 where there is nothing to do (``d`` below 1e-12, or a zero ``w_j`` shrunk: ``g`` inside ``(-1 +
+    threshold, 1 - threshold)``, then ``active[j]`` is cleared). Adds the size of the minimum-norm subgradient
+    (LIBLINEAR's violation) of a weight not shrunk to ``totals`` (GMAX: max, GNORM1: sum). CDN's and newGLMNET's
+    cycles share it (their totals start with these two)."""
     gp, gn = g + 1.0, g - 1.0
     if wj == 0.0:
         if gp < 0.0:
@@ -97,20 +93,26 @@ def l1_coordinate(g, h, wj, threshold):
         elif gn > 0.0:
             violation = gn
         elif gp > threshold and gn < -threshold:
-            return 0.0, True, 0.0
+            active[j] = False
+            return 0.0
         else:
             violation = 0.0
     elif wj > 0.0:
         violation = abs(gp)
     else:
         violation = abs(gn)
-    if gp < h * wj:
-        d = -gp / h
-    elif gn > h * wj:
-        d = -gn / h
-    else:
-        d = -wj
-    return violation, False, d
+    totals[GMAX] = max(totals[GMAX], violation)
+    totals[GNORM1] += violation
+    d = soft_newton_step(gp, gn, h, wj)
+    return 0.0 if abs(d) < 1.0e-12 else d
+
+
+@njit(cache=True, nogil=True, inline="always")
+def trained_entry(yci, x):
+    """A column entry ``x = x_ij`` of a row whose ``yc`` is ``yci``: ``(C_i, v_i = y_i x_ij)`` (``C_i = 0``: the
+    row is not trained on)."""
+    v = np.float64(x) if yci > 0 else -np.float64(x)
+    return abs(yci), v
 
 
 @njit(cache=True, nogil=True)
@@ -130,13 +132,11 @@ def _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j):
         loss_new = 0.0
         for p in range(start, stop):
             r = rows[p]
-            yci = yc[r]
-            if yci == 0.0:
+            cost, v = trained_entry(yc[r], data[p])
+            if cost == 0.0:
                 continue
-            cost = abs(yci)
             if halvings == 0 and b[r] > 0:
                 loss_old += cost * b[r] * b[r]
-            v = np.float64(data[p]) if yci > 0 else -np.float64(data[p])
             b_new = b[r] + d_diff * v
             b[r] = b_new
             if b_new > 0:
@@ -162,11 +162,9 @@ def _move(start, stop, rows, data, yc, b, step):
     ``axpy(d_diff, x, b)``, its ``x`` holding ``y_i x_ij``)."""
     for p in range(start, stop):
         r = rows[p]
-        yci = yc[r]
-        if yci == 0.0:
-            continue
-        v = np.float64(data[p]) if yci > 0 else -np.float64(data[p])
-        b[r] += step * v
+        cost, v = trained_entry(yc[r], data[p])
+        if cost != 0.0:
+            b[r] += step * v
 
 
 @njit(cache=True, nogil=True)

@@ -121,6 +121,18 @@ def prefetch(typingctx, array, index):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def soft_newton_step(gp, gn, h, x):
+    """The ``d`` minimizing ``|x + d| + g d + h d^2 / 2`` (a one-variable quadratic plus an absolute value, ``h >
+    0``), given ``gp = g + 1`` and ``gn = g - 1`` (scaled: ``g +- epsilon`` for ``epsilon |x + d|``): the Newton step
+    soft-thresholded at ``-x``. CDN's and newGLMNET's coordinate steps and dual CD's regression step."""
+    if gp < h * x:
+        return -gp / h
+    if gn > h * x:
+        return -gn / h
+    return -x
+
+
+@njit(cache=True, nogil=True, inline="always")
 def slack_loss(loss, slack):
     """The loss of a row of the margin or epsilon kind whose slack ``s`` is positive: ``s (linear + quadratic s)``.
 

@@ -29,7 +29,14 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import EPSILON, LOGISTIC, MARGIN
-from blocksvm.solvers._common import drop_shrunk, interleaved_runs, predicted_right, prefetch, row_loss
+from blocksvm.solvers._common import (
+    drop_shrunk,
+    interleaved_runs,
+    predicted_right,
+    prefetch,
+    row_loss,
+    soft_newton_step,
+)
 
 INF = math.inf
 
@@ -97,12 +104,7 @@ def epsilon_step(G, beta, H, U, epsilon):
         pg = min(Gn, 0.0)
     else:
         pg = Gp if beta > 0.0 else Gn
-    if Gp < H * beta:
-        d = -Gp / H
-    elif Gn > H * beta:
-        d = -Gn / H
-    else:
-        d = -beta
+    d = soft_newton_step(Gp, Gn, H, beta)
     return pg, min(max(beta + d, -U), U)
 
 

@@ -27,13 +27,13 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import LOGISTIC
-from blocksvm.solvers._cdn_kernels import active_columns, l1_coordinate
-from blocksvm.solvers._common import shuffle_prefix
+from blocksvm.solvers._cdn_kernels import GMAX, GNORM1, active_columns, l1_coordinate
 from blocksvm.solvers._newton_kernels import decision_curvature, decision_loss, decision_slope
 
 NU = 1e-12  # LIBLINEAR's nu: Hdiag's floor
 MAX_STEP = 10.0  # a coordinate's step is clipped to [-10, 10], as LIBLINEAR's
-QP_GMAX, QP_GNORM1, READ = range(3)  # a cycle's totals: the largest violation, their 1-norm, column entries read
+# a cycle's totals: the largest violation, their 1-norm (l1_coordinate's, at CDN's places), column entries read
+QP_GMAX, QP_GNORM1, READ = GMAX, GNORM1, 2
 N_TOTALS = 3
 
 
@@ -64,9 +64,7 @@ def quadratic_cycle(features, indptr, rows, data, D, grad, hdiag, w, wpd, xTd, a
     """One cycle of coordinate descent on the quadratic model over the block's columns whose feature is ``active``
     (in a random order), moving ``wpd`` (= w + d) and ``xTd`` in place; a zero ``wpd_j`` whose |G| < 1 - gmax_old / l
     leaves ``active`` (LIBLINEAR's inner shrinking). Adds to ``totals`` (QP_GMAX: max; QP_GNORM1, READ: sums)."""
-    order = np.empty(features.shape[0], np.int64)
-    n = active_columns(features, active, order)
-    shuffle_prefix(order, n, seed)
+    order, n = active_columns(features, active, seed)
     threshold = gmax_old / n_rows
     for s in range(n):
         c = order[s]
@@ -78,13 +76,8 @@ def quadratic_cycle(features, indptr, rows, data, D, grad, hdiag, w, wpd, xTd, a
             g += np.float64(data[p]) * D[r] * xTd[r]
         totals[READ] += stop - start
         v = wpd[j]
-        violation, shrunk, z = l1_coordinate(g, h, v, threshold)
-        if shrunk:
-            active[j] = False
-            continue
-        totals[QP_GMAX] = max(totals[QP_GMAX], violation)
-        totals[QP_GNORM1] += violation
-        if abs(z) < 1.0e-12:
+        z = l1_coordinate(g, h, v, threshold, j, active, totals)
+        if z == 0.0:
             continue
         z = min(max(z, -MAX_STEP), MAX_STEP)
         wpd[j] = v + z
@@ -93,17 +86,22 @@ def quadratic_cycle(features, indptr, rows, data, D, grad, hdiag, w, wpd, xTd, a
         totals[READ] += stop - start
 
 
+@njit(cache=True, nogil=True, inline="always")
+def target_and_cost(yci):
+    """A row's ``(y_i, C_i)`` from its ``yc`` entry ``y_i C_i`` (``C_i = 0``: the row is not trained on)."""
+    return (1.0, yci) if yci > 0 else (-1.0, -yci)
+
+
 @njit(cache=True, nogil=True)
 def row_terms(t, yc, loss, tau, D):
     """``tau`` and ``D`` of every row at decision values ``t`` (see the module docstring); returns the loss
     ``sum_i C_i l(t_i)``."""
     total = 0.0
     for r in range(t.shape[0]):
-        yci = yc[r]
-        if yci == 0.0:
+        y, cost = target_and_cost(yc[r])
+        if cost == 0.0:
             tau[r], D[r] = 0.0, 0.0
             continue
-        y, cost = (1.0, yci) if yci > 0 else (-1.0, -yci)
         total += cost * decision_loss(loss, y, t[r])
         tau[r] = cost * decision_slope(loss, y, t[r])
         D[r] = cost * decision_curvature(loss, y, t[r])
@@ -115,10 +113,9 @@ def loss_along(t, xTd, alpha, yc, loss):
     """``sum_i C_i l(t_i + alpha xTd_i)``: the loss at ``w + alpha d`` (no data read)."""
     total = 0.0
     for r in range(t.shape[0]):
-        yci = yc[r]
-        if yci == 0.0:
+        y, cost = target_and_cost(yc[r])
+        if cost == 0.0:
             continue
-        y, cost = (1.0, yci) if yci > 0 else (-1.0, -yci)
         total += cost * decision_loss(loss, y, t[r] + alpha * xTd[r])
     return total
 
@@ -150,10 +147,9 @@ def dual_value(t, yc, loss, scale):
     ``-2 C b / scale + C (b / scale)^2`` at ``b = max(0, 1 - y t)``."""
     total = 0.0
     for r in range(t.shape[0]):
-        yci = yc[r]
-        if yci == 0.0:
+        y, cost = target_and_cost(yc[r])
+        if cost == 0.0:
             continue
-        y, cost = (1.0, yci) if yci > 0 else (-1.0, -yci)
         m = y * t[r]
         if loss[3] == LOGISTIC:
             p = (1.0 / (1.0 + math.exp(m)) if m >= 0 else math.exp(-m) / (1.0 + math.exp(-m))) / scale
