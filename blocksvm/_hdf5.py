@@ -46,17 +46,24 @@ def write_hdf5(path: str | os.PathLike, fill: Callable[[h5py.File], None], *, li
     data = image.getbuffer()
     try:
         with open(path, "wb") as out:
-            if pause_due(path):  # test-only: half the file written, then killed
-                out.write(data[: len(data) // 2])
-                out.flush()
-                pause()
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+            write_synced(out, data, path)
     except OSError as exc:
         path.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror, str(path)) from exc
     return data
+
+
+def write_synced(f, data, path: str | os.PathLike) -> None:
+    """Write ``data`` (bytes or text, as ``f`` is opened) to the open file ``f`` of ``path``, flush it and fsync it.
+    Test-only: where :func:`blocksvm._test_hooks.pause_due` says so, half of it is written first and the process
+    paused to be killed."""
+    if pause_due(path):
+        f.write(data[: len(data) // 2])
+        f.flush()
+        pause()
+    f.write(data)
+    f.flush()
+    os.fsync(f.fileno())
 
 
 def fsync_dir(path: str | os.PathLike) -> None:

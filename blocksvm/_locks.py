@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 # The reentrant exclusive locks this process holds, by lock file: a shared lock on one of them is granted at once
@@ -119,6 +120,14 @@ class FileLock:
             if self.reentrant:
                 _HELD[_key(self.path)] = self
         return None
+
+    def acquire_or_raise(self, refusal: Callable[[str], Exception]) -> FileLock:
+        """Take the lock without waiting, or raise ``refusal(holder)`` (the holder's text, "" when it wrote none)
+        where another holds it; returns the lock."""
+        holder = self.try_acquire()
+        if holder is not None:
+            raise refusal(holder)
+        return self
 
     def release(self) -> None:
         """Let the lock go; remove its file when no one else holds it."""

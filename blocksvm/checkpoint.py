@@ -398,12 +398,12 @@ class CheckpointLock(FileLock):
         return open(self.path, "a+")  # noqa: SIM115 - held until release()
 
     def acquire(self) -> None:
-        owner = self.try_acquire()
-        if owner is not None:
-            raise CheckpointError(
+        self.acquire_or_raise(
+            lambda owner: CheckpointError(
                 f"checkpoint {self.path.with_suffix('')} is in use by another training run "
                 f"({owner or 'another process'}); two runs must not write the same checkpoint"
             )
+        )
 
 
 @contextmanager
@@ -431,13 +431,14 @@ def writing(outputs: dict) -> Iterator[None]:
             lock = FileLock(
                 path.with_name(path.name + ".lock"), holder=f"pid {os.getpid()}", optional=True, reentrant=True
             )
-            owner = lock.try_acquire()
-            if owner is not None:
-                raise InUseError(
-                    f"{what} {path} is in use by another run ({owner or 'a run reading it'}): two runs must not "
-                    "write the same model, history or checkpoint; wait for it to end or write elsewhere"
+            held.append(
+                lock.acquire_or_raise(
+                    lambda owner, what=what, path=path: InUseError(
+                        f"{what} {path} is in use by another run ({owner or 'a run reading it'}): two runs must not "
+                        "write the same model, history or checkpoint; wait for it to end or write elsewhere"
+                    )
                 )
-            held.append(lock)
+            )
         yield
     finally:
         for lock in reversed(held):

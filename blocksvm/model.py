@@ -458,12 +458,12 @@ def load_shared(path: str | os.PathLike, then: str = "read it") -> LinearModel:
     """
     path = Path(path)
     lock = FileLock(path.with_name(path.name + ".lock"), shared=True, optional=True)
-    owner = lock.try_acquire()
-    if owner is not None:
-        raise InUseError(
+    lock.acquire_or_raise(
+        lambda owner: InUseError(
             f"the model {path} is being written by another run ({owner or 'another process'}): {then} once that run "
             "has ended"
         )
+    )
     try:
         return LinearModel.load(path)
     finally:

@@ -169,12 +169,12 @@ def write_columns(
     jobs = _jobs(jobs)
     _check_writable(store.path)
     lock = FileLock(lock_path(store.path), holder=f"blocksvm columns pid {os.getpid()}", optional=True)
-    holder = lock.try_acquire()
-    if holder is not None:
-        raise InUseError(
+    lock.acquire_or_raise(
+        lambda holder: InUseError(
             f"cannot write the columns of {store.path}: a run is reading it, or a conversion or another column "
             f"write is writing it ({holder or 'another process'}); run again once it has ended"
         )
+    )
     try:
         _check_same_store(store)
         return _write(store, target, jobs, progress, say)

@@ -419,13 +419,14 @@ def reading(*stores) -> Iterator[None]:
             if path is None or not Path(path).is_dir():
                 continue
             lock = FileLock(lock_path(path), shared=True, optional=True)
-            owner = lock.try_acquire()
-            if owner is not None:
-                raise InUseError(
-                    f"{path} is being replaced by a conversion ({owner or 'another process'}): run again once it "
-                    "has ended"
+            held.append(
+                lock.acquire_or_raise(
+                    lambda owner, path=path: InUseError(
+                        f"{path} is being replaced by a conversion ({owner or 'another process'}): run again once it "
+                        "has ended"
+                    )
                 )
-            held.append(lock)
+            )
         yield
     finally:
         for lock in reversed(held):

@@ -30,9 +30,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from blocksvm._hdf5 import fsync_dir, write_hdf5
+from blocksvm._hdf5 import fsync_dir, write_hdf5, write_synced
 from blocksvm._locks import FileLock, lock_path
-from blocksvm._test_hooks import pause, pause_due
 from blocksvm.errors import InUseError, StoreError
 from blocksvm.rows import Rows
 from blocksvm.store import chunks
@@ -358,11 +357,5 @@ def write_json_atomic(path: Path, obj) -> None:
     tmp = path.with_name(path.name + ".tmp")
     text = json.dumps(obj, indent=1) + "\n"
     with open(tmp, "w") as f:
-        if pause_due(tmp):  # test-only: half the file written, then killed
-            f.write(text[: len(text) // 2])
-            f.flush()
-            pause()
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+        write_synced(f, text, tmp)
     os.replace(tmp, path)
