@@ -42,9 +42,10 @@ from blocksvm.solvers._common import UPDATES, judge, online_pass, visited_row
 
 
 @njit(cache=True, nogil=True, inline="always")
-def margin_and_variance(mu, sigma, indices, data, start, stop, bias):
-    """``mu.x`` and ``V = x^T Sigma x`` (``Sigma`` the diagonal ``sigma``) of the row of entries ``start .. stop - 1``
-    in one sweep, the bias feature's terms first (CW, AROW and SCW)."""
+def judged_margin(mu, sigma, indices, data, start, stop, bias, yi, own, stats, loss, cost):
+    """The margin ``M = y mu.x`` and its variance ``V = x^T Sigma x`` (``Sigma`` the diagonal ``sigma``) of the row
+    of entries ``start .. stop - 1`` and target ``yi`` in one sweep, the bias feature's terms first, and the row
+    judged into ``stats`` at ``M`` (its instance weight ``own``): ``(M, V, label)`` (CW, AROW and SCW)."""
     n_w = mu.shape[0] - 1
     dot = mu[n_w] * bias if bias > 0 else 0.0
     V = sigma[n_w] * (bias * bias) if bias > 0 else 0.0
@@ -53,7 +54,10 @@ def margin_and_variance(mu, sigma, indices, data, start, stop, bias):
         x = np.float64(data[k])
         dot += mu[j] * x
         V += sigma[j] * x * x
-    return dot, V
+    M = yi * dot
+    label = 1 if yi > 0 else 0
+    judge(stats, loss, cost, label, M, own)
+    return M, V, label
 
 
 @njit(cache=True, nogil=True)
@@ -89,10 +93,7 @@ def confidence_pass(rows, y, mu, state, setup, seed, rule, a):
         i, own, start, stop = visited_row(order, s, indptr, weights)  # the row's instance weight
         if own == 0.0:
             continue  # a row of weight 0 is not there
-        dot, V = margin_and_variance(mu, sigma, indices, data, start, stop, bias)
-        M = y[i] * dot
-        label = 1 if y[i] > 0 else 0
-        judge(stats, loss, cost, label, M, own)
+        M, V, label = judged_margin(mu, sigma, indices, data, start, stop, bias, y[i], own, stats, loss, cost)
         at, c = c, c + 1.0  # the row's step, and the next row's
         if V <= 0:
             continue  # x = 0: nothing can change

@@ -23,8 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
-from blocksvm.solvers._common import UPDATES, judge, online_pass, visited_row
-from blocksvm.solvers._confidence_weighted_kernels import margin_and_variance
+from blocksvm.solvers._common import UPDATES, online_pass, visited_row
+from blocksvm.solvers._confidence_weighted_kernels import judged_margin
 
 
 @njit(cache=True, nogil=True)
@@ -55,10 +55,7 @@ def scw_pass(rows, y, mu, sigma, setup, seed, step, phi, C):
         if own == 0.0:
             continue  # a row of weight 0 is not there
         # m = y mu.x and v = x^T Sigma x
-        dot, v = margin_and_variance(mu, sigma, indices, data, start, stop, bias)
-        m = y[i] * dot
-        label = 1 if y[i] > 0 else 0
-        judge(stats, loss, cost, label, m, own)
+        m, v, label = judged_margin(mu, sigma, indices, data, start, stop, bias, y[i], own, stats, loss, cost)
         if v <= 0 or phi * math.sqrt(v) - m <= 0:
             continue  # x = 0, or confident enough already
         alpha = step(m, v, phi, C * weight[label] * own)
