@@ -90,13 +90,9 @@ def _parse_row(buf, p, row, k, n_slow, min_index, out, slow, tables):
     and ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad token.
     """
     indices, values, labels = out[1], out[2], out[3]
-    powers, exact_tens = tables
-    status, label, end = parse_float(buf, p, powers, exact_tens)
-    code = number_error(status, _ends_token(byte_at(buf, end)), BAD_LABEL, NONFINITE_LABEL)
+    code, label, end, n_slow = _number(buf, p, tables, BAD_LABEL, NONFINITE_LABEL, slow, n_slow, SLOW_LABEL, row)
     if code != OK:
         return code, p, k, n_slow
-    if status == SLOW:
-        n_slow = slow_number(slow, n_slow, SLOW_LABEL, row, p, end, 1.0)
     labels[row] = label
     p = end
     previous = -1
@@ -132,17 +128,26 @@ def _parse_row(buf, p, row, k, n_slow, min_index, out, slow, tables):
             code = DUPLICATE_INDEX if index == previous else NOT_INCREASING
             return code, t_start, k, n_slow
         # value
-        value_start = p + 1
-        status, value, p = parse_float(buf, value_start, powers, exact_tens)
-        code = number_error(status, _ends_token(byte_at(buf, p)), BAD_VALUE, NONFINITE_VALUE)
+        code, value, p, n_slow = _number(buf, p + 1, tables, BAD_VALUE, NONFINITE_VALUE, slow, n_slow, SLOW_VALUE, k)
         if code != OK:
             return code, t_start, k, n_slow
-        if status == SLOW:
-            n_slow = slow_number(slow, n_slow, SLOW_VALUE, k, value_start, p, 1.0)
         indices[k] = index
         values[k] = value
         k += 1
         previous = index
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _number(buf, start, tables, bad, nonfinite, slow, n_slow, slow_kind, slot):
+    """The number at ``start``, a label or a value: ``(code, number, end, n_slow)``, ``code`` OK or ``bad`` (not a
+    number ending its token) or ``nonfinite``; one left to Python is noted in ``slow`` as ``slow_kind`` of
+    ``slot`` (its row or entry)."""
+    powers, exact_tens = tables
+    status, number, end = parse_float(buf, start, powers, exact_tens)
+    code = number_error(status, _ends_token(byte_at(buf, end)), bad, nonfinite)
+    if code == OK and status == SLOW:
+        n_slow = slow_number(slow, n_slow, slow_kind, slot, start, end, 1.0)
+    return code, number, end, n_slow
 
 
 @njit(cache=True, nogil=True)
