@@ -6,6 +6,9 @@ files and Python's ``float`` for numbers.
 
 from __future__ import annotations
 
+import builtins
+import errno
+import os
 import signal
 import subprocess
 import sys
@@ -232,6 +235,47 @@ def tune_in_cuts():
     return _tune_in_cuts
 
 
+ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+class FullFile:
+    """A file whose writes fail as on a full disk."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
+def failing_open(fails=lambda path: True, refuse: int | None = None):
+    """``open`` whose files opened for writing (and for which ``fails(path)``) cannot be written:
+    writes fail with ENOSPC, or, with ``refuse`` (an errno), the open itself fails."""
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if not any(c in mode for c in "wa") or not fails(Path(file)):
+            return builtins.open(file, mode, *args, **kwargs)
+        if refuse is not None:
+            raise OSError(refuse, os.strerror(refuse), str(file))
+        return FullFile(builtins.open(file, mode, *args, **kwargs))
+
+    return fake_open
+
+
+def cli(*args) -> list[str]:
+    """The command line of ``blocksvm ARGS`` run by this interpreter in a child process (each argument as text)."""
+    return [sys.executable, "-m", "blocksvm.cli", *map(str, args)]
+
+
 def _wait_for(condition, process: subprocess.Popen | None, what: str, timeout: float = 120.0) -> None:
     """Poll ``condition()`` until it holds; fail if ``process`` (when given) ends first or after ``timeout`` seconds.
 
@@ -256,20 +300,7 @@ def wait_for():
 def _training_with_a_checkpoint(store, model, checkpoint) -> subprocess.Popen:
     """``blocksvm train`` in a child (stderr piped), returned once it has written ``checkpoint``."""
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "blocksvm.cli",
-            "train",
-            str(store),
-            str(model),
-            "--checkpoint",
-            str(checkpoint),
-            "--tol",
-            "0",
-            "--max-outer",
-            "100000",
-        ],
+        cli("train", store, model, "--checkpoint", checkpoint, "--tol", "0", "--max-outer", "100000"),
         stderr=subprocess.PIPE,
         text=True,
     )

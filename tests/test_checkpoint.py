@@ -11,12 +11,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from dataclasses import asdict
 
 import forked
 import numpy as np
 import pytest
+from conftest import cli
 
 from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint, write_checkpoint
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
@@ -126,18 +126,7 @@ def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninter
         logs.append(log)
         with open(log, "w") as err:
             process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "blocksvm.cli",
-                    "train",
-                    str(store),
-                    str(model),
-                    *start,
-                    "--checkpoint-every",
-                    str(every),
-                    *args,
-                ],
+                cli("train", store, model, *start, "--checkpoint-every", every, *args),
                 stderr=err,
                 env=_pause_at(write, stage, marker),
             )
@@ -173,7 +162,7 @@ def test_sigkill_during_and_between_checkpoint_writes_then_resume(store, uninter
     assert tmp.exists() and visited(ck) == 47 and visited(prev) == 42
     assert [json.loads(line)["outer"] for line in history.read_text().splitlines()] == [1, 2, 3, 4]  # not in ck
     finished = subprocess.run(
-        [sys.executable, "-m", "blocksvm.cli", "train", str(store), str(model), *resume, *args],
+        cli("train", store, model, *resume, *args),
         capture_output=True,
         text=True,
         timeout=600,
@@ -242,21 +231,7 @@ def test_truncated_checkpoint_and_previous_are_both_reported(store, tmp_path):
 def test_a_locked_checkpoint_is_refused(store, tmp_path, wait_for):
     ck = tmp_path / "ck.h5"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "blocksvm.cli",
-            "train",
-            str(store),
-            str(tmp_path / "m.h5"),
-            "-q",
-            "--checkpoint",
-            str(ck),
-            "--tol",
-            "0",
-            "--max-outer",
-            "100000",
-        ]
+        cli("train", store, tmp_path / "m.h5", "-q", "--checkpoint", ck, "--tol", "0", "--max-outer", "100000")
     )
     try:
         wait_for(ck.exists, process, f"checkpoint {ck}")

@@ -9,7 +9,6 @@ root, where ``chmod`` stops no write; they must leave nothing half-written that 
 
 from __future__ import annotations
 
-import builtins
 import errno
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import failing_open
 from oracle import liblinear_fit, primal
 from sklearn.datasets import load_svmlight_file
 
@@ -404,41 +404,6 @@ def test_a_block_deleted_between_two_runs_is_named_when_the_store_opens(tmp_path
 
 
 # ---- a full disk, a read-only folder: nothing half-written may look complete --------------------
-
-ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-
-class _FullFile:
-    """A file whose writes fail as on a full disk."""
-
-    def __init__(self, file):
-        self.file = file
-
-    def write(self, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    def __getattr__(self, name):
-        return getattr(self.file, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.file.close()
-
-
-def failing_open(fails=lambda path: True, refuse: int | None = None):
-    """``open`` whose files opened for writing (and for which ``fails(path)``) cannot be written:
-    writes fail with ENOSPC, or, with ``refuse`` (an errno), the open itself fails."""
-
-    def fake_open(file, mode="r", *args, **kwargs):
-        if not any(c in mode for c in "wa") or not fails(Path(file)):
-            return builtins.open(file, mode, *args, **kwargs)
-        if refuse is not None:
-            raise OSError(refuse, os.strerror(refuse), str(file))
-        return _FullFile(builtins.open(file, mode, *args, **kwargs))
-
-    return fake_open
 
 
 def patch_open(monkeypatch, module: str, fake) -> None:

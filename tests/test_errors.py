@@ -10,7 +10,6 @@ messages, so neither can drift from the other.
 
 from __future__ import annotations
 
-import builtins
 import errno
 import gzip
 import json
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import h5py
 import pytest
+from conftest import ENOSPC, failing_open
 
 from blocksvm._locks import FileLock
 from blocksvm.checkpoint import Checkpoint, CheckpointLock, read_checkpoint, write_checkpoint
@@ -186,40 +186,7 @@ def streamed_model(tmp: Path, text: str) -> Path:
     return tmp / "w.h5"
 
 
-class _FullFile:
-    """A file whose writes fail as on a full disk."""
-
-    def __init__(self, file):
-        self.file = file
-
-    def write(self, data):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    def __getattr__(self, name):
-        return getattr(self.file, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.file.close()
-
-
-def full_disk_open(file, mode="r", *args, **kwargs):
-    """``open`` on a full disk: files open, writes fail with ENOSPC."""
-    f = builtins.open(file, mode, *args, **kwargs)
-    return _FullFile(f) if any(c in mode for c in "wa") else f
-
-
-def refusing_open(code: int):
-    """``open`` where files cannot be opened for writing (``OSError`` with errno ``code``, naming the file)."""
-
-    def fake_open(file, mode="r", *args, **kwargs):
-        if any(c in mode for c in "wa"):
-            raise OSError(code, os.strerror(code), str(file))
-        return builtins.open(file, mode, *args, **kwargs)
-
-    return fake_open
+full_disk_open = failing_open()  # ``open`` on a full disk: files open, writes fail with ENOSPC
 
 
 def fail_with(exc: BaseException):
@@ -269,7 +236,6 @@ def shipped_to_a_worker_with_another_store(e, t, mp):
     return ["train", e.store, t / "m.h5", "--workers", "2"]
 
 
-ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 EACCES = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
 
@@ -685,7 +651,10 @@ CASES = [
         "cannot create <store>: <reason>",
         "error",  # the folder turned read-only while blocks were written
         patched(
-            "blocksvm._hdf5", "open", refusing_open(errno.EROFS), lambda e, t, mp: ["convert", e.text, t / "o.bsvm"]
+            "blocksvm._hdf5",
+            "open",
+            failing_open(refuse=errno.EROFS),
+            lambda e, t, mp: ["convert", e.text, t / "o.bsvm"],
         ),
     ),
     (
@@ -1446,7 +1415,7 @@ CASES = [
         patched(
             "blocksvm.predict",
             "open",
-            refusing_open(errno.EROFS),
+            failing_open(refuse=errno.EROFS),
             lambda e, t, mp: ["predict", e.model, e.test_store, "-o", t / "p.txt"],
         ),
     ),

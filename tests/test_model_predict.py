@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import cli
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.cli import main
@@ -149,18 +149,7 @@ def test_sigint_saves_the_model_so_far_beside_the_output_and_exits_130(trained, 
     root, _ = trained
     model = tmp_path / "m.h5"
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "blocksvm.cli",
-            "train",
-            str(root / "train.bsvm"),
-            str(model),
-            "--tol",
-            "0",
-            "--max-outer",
-            "100000",
-        ],
+        cli("train", root / "train.bsvm", model, "--tol", "0", "--max-outer", "100000"),
         stderr=subprocess.PIPE,
         text=True,
     )

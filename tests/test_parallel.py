@@ -12,11 +12,11 @@ from __future__ import annotations
 import gc
 import os
 import subprocess
-import sys
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import cli
 from oracle import liblinear_fit, primal
 from sklearn.datasets import dump_svmlight_file
 
@@ -392,33 +392,14 @@ def test_a_checkpoint_cuts_the_history_the_scheduler_keeps(store, client, wait_f
 @pytest.mark.slow
 def test_a_killed_threaded_run_resumes_from_its_checkpoint_exactly(store, tmp_path):
     marker, ck, model = tmp_path / "killed", tmp_path / "ck.h5", tmp_path / "m.h5"
-    args = [
-        sys.executable,
-        "-m",
-        "blocksvm.cli",
-        "train",
-        str(store),
-        str(model),
-        "--workers",
-        "2",
-        "--bias",
-        "-1",
-        "--loss",
-        "hinge",
-        "--max-outer",
-        "6",
-        "--tol",
-        "0",
-        "--checkpoint",
-        str(ck),
-        "-q",
-    ]
+    run = ["--workers", "2", "--bias", "-1", "--loss", "hinge", "--max-outer", "6", "--tol", "0"]
+    args = cli("train", store, model, *run, "--checkpoint", ck, "-q")
     env = {**os.environ, FAULT_VARIABLE: f"4,0,{marker}"}
     killed = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     assert killed.returncode == 137 and marker.exists(), killed.stderr
     assert not model.exists()
     resumed = subprocess.run(
-        [*args[:-3], "--resume", str(ck), "-q"], env=env, capture_output=True, text=True, timeout=600
+        cli("train", store, model, *run, "--resume", ck, "-q"), env=env, capture_output=True, text=True, timeout=600
     )
     assert resumed.returncode == 0, resumed.stderr
     uninterrupted = train(store, workers=2, loss="hinge", max_outer=6, tol=0, **QUICK)
