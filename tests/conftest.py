@@ -24,6 +24,7 @@ from sklearn.datasets import load_svmlight_file
 
 import blocksvm.train.loop
 from blocksvm.checkpoint import Checkpointer, read_checkpoint
+from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import convert
 from blocksvm.store import BlockStore
@@ -269,6 +270,25 @@ def failing_open(fails=lambda path: True, refuse: int | None = None):
         return FullFile(builtins.open(file, mode, *args, **kwargs))
 
     return fake_open
+
+
+def split_text(root: Path, spec: SyntheticSpec, train_rows: int, block_rows: int) -> Path:
+    """``spec``'s first ``train_rows`` rows as ``root/train.svm``, converted to ``root/train.bsvm`` in blocks of
+    ``block_rows``, and the rest as ``root/test.svm``; returns ``root``."""
+    write_libsvm(root / "train.svm", spec, rows=range(train_rows), progress=False)
+    write_libsvm(root / "test.svm", spec, rows=range(train_rows, spec.rows), progress=False)
+    convert(root / "train.svm", root / "train.bsvm", block_rows=block_rows, progress=False)
+    return root
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    """``blocksvm ARGV`` in this process: ``(exit code, stdout, stderr)``, a usage error's exit included."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:  # usage errors: argparse exits
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def cli(*args) -> list[str]:

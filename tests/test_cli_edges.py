@@ -7,20 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import blocksvm
 from blocksvm.cli import main
 from blocksvm.demo import run_demo
 from blocksvm.model import LinearModel
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:  # usage errors: argparse exits
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +27,7 @@ def trained(tmp_path_factory, small_libsvm) -> tuple[Path, Path]:
 
 def test_an_unknown_option_points_at_the_command_s_help(capsys, tmp_path):
     """It pointed at ``blocksvm --help``, which does not list the command's options."""
-    code, _, err = run(capsys, "convert", tmp_path / "a.svm", tmp_path / "o", "--frobnicate")
+    code, _, err = run_cli(capsys, "convert", tmp_path / "a.svm", tmp_path / "o", "--frobnicate")
     assert (code, err) == (2, "blocksvm: error: unrecognized arguments: --frobnicate (see 'blocksvm convert --help')\n")
 
 
@@ -53,7 +45,7 @@ def test_liblinear_s_cross_validation_flag_points_at_tune(capsys, small_libsvm, 
 def test_a_model_given_as_training_data_is_refused_before_converting(capsys, trained, tmp_path):
     """``blocksvm train model.h5 m.h5`` first said "converting model.h5 into the cached store"."""
     _, model = trained
-    code, _, err = run(capsys, "train", model, tmp_path / "m2.h5")
+    code, _, err = run_cli(capsys, "train", model, tmp_path / "m2.h5")
     assert code == 2
     what = "is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text"
     assert err == f"blocksvm: error: {model}: {what}\n"
@@ -62,7 +54,7 @@ def test_a_model_given_as_training_data_is_refused_before_converting(capsys, tra
 
 def test_plot_of_a_model_points_at_its_history(capsys, trained):
     _, model = trained
-    code, _, err = run(capsys, "plot", model)
+    code, _, err = run_cli(capsys, "plot", model)
     assert code == 2 and err.endswith(f"not a training history: plot {model}.history.jsonl\n")
     assert Path(f"{model}.history.jsonl").is_file()  # where it points, a history plot reads
 
@@ -70,11 +62,11 @@ def test_plot_of_a_model_points_at_its_history(capsys, trained):
 def test_predict_takes_liblinear_s_words_and_order(capsys, trained, small_libsvm, tmp_path):
     """``predict test_file model_file output_file`` (LIBLINEAR's) was refused."""
     _, model = trained
-    assert run(capsys, "predict", model, small_libsvm, "--output", tmp_path / "ours.txt")[0] == 0
-    assert run(capsys, "predict", model, small_libsvm, tmp_path / "third.txt")[0] == 0
-    assert run(capsys, "predict", small_libsvm, model, tmp_path / "liblinear.txt")[0] == 0
-    assert run(capsys, "export", model, tmp_path / "m.liblinear", "-q")[0] == 0
-    assert run(capsys, "predict", small_libsvm, tmp_path / "m.liblinear", tmp_path / "exported.txt")[0] == 0
+    assert run_cli(capsys, "predict", model, small_libsvm, "--output", tmp_path / "ours.txt")[0] == 0
+    assert run_cli(capsys, "predict", model, small_libsvm, tmp_path / "third.txt")[0] == 0
+    assert run_cli(capsys, "predict", small_libsvm, model, tmp_path / "liblinear.txt")[0] == 0
+    assert run_cli(capsys, "export", model, tmp_path / "m.liblinear", "-q")[0] == 0
+    assert run_cli(capsys, "predict", small_libsvm, tmp_path / "m.liblinear", tmp_path / "exported.txt")[0] == 0
     expected = (tmp_path / "ours.txt").read_text()
     for name in ("third.txt", "liblinear.txt", "exported.txt"):
         assert (tmp_path / name).read_text() == expected, name
@@ -82,7 +74,7 @@ def test_predict_takes_liblinear_s_words_and_order(capsys, trained, small_libsvm
 
 def test_the_max_outer_warning_names_the_flags_that_lift_it(capsys, trained, tmp_path):
     store, _ = trained
-    code, _, err = run(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "1", "--tol", "1e-12")
+    code, _, err = run_cli(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "1", "--tol", "1e-12")
     assert code == 0
     (warning,) = [line for line in err.splitlines() if line.startswith("WARNING")]
     gap = LinearModel.load(tmp_path / "m.h5").summary["gap"]  # how far: the gap reached, as the model records it
@@ -119,11 +111,11 @@ def test_rows_per_block_have_one_name(capsys, small_libsvm, tmp_path):
     """``--block-size``, ``convert(block_rows=)`` and ``BlockSVC(block_size=)`` named one thing three ways: it is
     ``block_rows`` / ``--block-rows`` now, ``--block-size`` an older name the commands still accept."""
     for flag in ("--block-rows", "--block-size"):
-        assert run(capsys, "convert", small_libsvm, tmp_path / flag, flag, "1000", "-q")[0] == 0
+        assert run_cli(capsys, "convert", small_libsvm, tmp_path / flag, flag, "1000", "-q")[0] == 0
     same = [blocksvm.BlockStore(tmp_path / flag).info()["block_sizes"] for flag in ("--block-rows", "--block-size")]
     assert same[0] == same[1] and len(same[0]) == 3
     assert "block_rows" in blocksvm.BlockSVC().get_params() and "block_size" not in blocksvm.BlockSVC().get_params()
-    _, out, _ = run(capsys, "convert", "--help")
+    _, out, _ = run_cli(capsys, "convert", "--help")
     assert "--block-rows ROWS, --block-size ROWS" in out
 
 
@@ -150,10 +142,10 @@ def test_an_interrupted_stream_names_its_checkpoint_even_before_two_classes(caps
 
     monkeypatch.setattr(blocksvm.stream.Progressive, "line", line_then_sigint)
     ck = tmp_path / "st.ckpt"
-    code, _, err = run(capsys, "stream", data, tmp_path / "m.h5", "--checkpoint", ck)
+    code, _, err = run_cli(capsys, "stream", data, tmp_path / "m.h5", "--checkpoint", ck)
     assert code == 130, err
     assert "no model written: stopped by SIGINT before the stream showed two classes" in err
     assert err.endswith(f"checkpoint in {ck}: continue with --resume {ck}\n")
     monkeypatch.undo()
-    assert run(capsys, "stream", data, tmp_path / "m.h5", "--resume", ck, "-q")[0] == 0
+    assert run_cli(capsys, "stream", data, tmp_path / "m.h5", "--resume", ck, "-q")[0] == 0
     assert (tmp_path / "m.h5").exists()

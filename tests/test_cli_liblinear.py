@@ -10,25 +10,16 @@ import signal
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import run_cli
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm import BlockSVR
-from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import convert, write_store
 from blocksvm.model import LinearModel
 from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:  # usage errors: argparse exits
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +55,7 @@ def test_s11_reads_p_as_liblinear_does(capsys, regression, tmp_path, eps):
     objective LIBLINEAR's -s 11 -p EPS reaches, and BlockSVR(solver="newton", epsilon=EPS) trains the same model (its
     loss -s 11's)."""
     path, X, y = regression
-    code, _, err = run(capsys, "train", path, tmp_path / "m.h5", "-s", "11", "-p", eps, "-e", "1e-6", "-q")
+    code, _, err = run_cli(capsys, "train", path, tmp_path / "m.h5", "-s", "11", "-p", eps, "-e", "1e-6", "-q")
     assert code == 0, err
     model = LinearModel.load(tmp_path / "m.h5")
     assert model.params["solver"] == "newton" and model.params["epsilon"] == eps
@@ -81,7 +72,9 @@ def test_s21_prints_liblinear_s_objective_and_takes_its_default_bias(capsys, dat
     """``-s 21`` printed -f(alpha) where LIBLINEAR prints f(alpha) = 1/2 ||w||^2 > 0, and ``-B -1`` (LIBLINEAR's
     default: the one-class SVM has no bias feature) was refused; another bias still is, saying why."""
     root, X, _ = data
-    code, _, err = run(capsys, "train", root / "train.bsvm", tmp_path / "oc.h5", "-s", "21", "-n", "0.2", "-B", "-1")
+    code, _, err = run_cli(
+        capsys, "train", root / "train.bsvm", tmp_path / "oc.h5", "-s", "21", "-n", "0.2", "-B", "-1"
+    )
     assert code == 0, err
     (final,) = [line for line in err.splitlines() if line.startswith("optimization finished")]
     printed = float(final.split("objective = ")[1].split(",")[0])
@@ -91,9 +84,9 @@ def test_s21_prints_liblinear_s_objective_and_takes_its_default_bias(capsys, dat
     model = LinearModel.load(tmp_path / "oc.h5")
     assert printed == pytest.approx(0.5 * model.coef[0] @ model.coef[0], rel=1e-5)
     assert f"primal = {model.summary['primal']:.6e}" in final  # the primal beside it, -f at the optimum
-    code, _, err = run(capsys, "train", root / "train.bsvm", tmp_path / "oc2.h5", "-s", "21", "-B", "2")
+    code, _, err = run_cli(capsys, "train", root / "train.bsvm", tmp_path / "oc2.h5", "-s", "21", "-B", "2")
     assert code == 2 and err.startswith("blocksvm: error: --bias is not read by --solver one-class: its offset is rho")
-    code, out, _ = run(capsys, "info", tmp_path / "oc.h5")
+    code, out, _ = run_cli(capsys, "info", tmp_path / "oc.h5")
     (line,) = [line for line in out.splitlines() if line.startswith("objective")]
     assert float(line.split()[1]) == pytest.approx(printed, rel=1e-6) and "LIBLINEAR's, its dual's value" in line
 
@@ -108,7 +101,7 @@ def models(root, tmp_path, capsys) -> dict:
         "nobias": ["--solver", "perceptron", "-B", "-1", "--max-outer", "1"],
     }.items():
         made[name] = tmp_path / f"{name}.h5"
-        assert run(capsys, "train", store, made[name], *flags, "-q")[0] == 0
+        assert run_cli(capsys, "train", store, made[name], *flags, "-q")[0] == 0
     return made
 
 
@@ -128,13 +121,15 @@ def test_every_warm_start_checks_the_model_s_problem(capsys, data, tmp_path):
     ]  # fmt: skip
     for argv, name, theirs, ours in cases:
         out = tmp_path / "out.h5"
-        code, _, err = run(capsys, argv[0], argv[1], out, *argv[2:])
+        code, _, err = run_cli(capsys, argv[0], argv[1], out, *argv[2:])
         assert code == 2 and len(err.splitlines()) == 1, err
         assert err.startswith(f"blocksvm: error: {made[name]} is {theirs}") and f"this run trains {ours}" in err, err
         assert not out.exists()
-    code, _, err = run(capsys, "stream", text, tmp_path / "out.h5", "--warm-start", made["nobias"])
+    code, _, err = run_cli(capsys, "stream", text, tmp_path / "out.h5", "--warm-start", made["nobias"])
     assert (code, err) == (2, f"blocksvm: error: {made['nobias']} was trained with bias -1: pass --bias -1\n")
-    code, _, err = run(capsys, "stream", text, tmp_path / "out.h5", "--warm-start", made["nobias"], "-B", "-1", "-q")
+    code, _, err = run_cli(
+        capsys, "stream", text, tmp_path / "out.h5", "--warm-start", made["nobias"], "-B", "-1", "-q"
+    )
     assert code == 0, err
 
 
@@ -143,7 +138,7 @@ def test_workers_without_a_solver_train_newton_s_serial_model(capsys, data, tmp_
     """``--workers 2`` ran dual CD's CoCoA+ rounds, many more passes than the serial run; without --solver it chooses
     Newton where the loss allows it, whose shards sum the serial passes: the serial Newton model, bit for bit."""
     root, _, _ = data
-    code, _, err = run(capsys, "train", root / "train.bsvm", tmp_path / "k.h5", "--loss", loss, "--workers", "2")
+    code, _, err = run_cli(capsys, "train", root / "train.bsvm", tmp_path / "k.h5", "--loss", loss, "--workers", "2")
     assert code == 0, err
     sharded = LinearModel.load(tmp_path / "k.h5")
     serial = train(root / "train.bsvm", loss=loss, solver="newton", verbose=0).model
@@ -158,7 +153,7 @@ def test_workers_on_the_hinge_say_what_cocoa_costs(capsys, data, tmp_path, flags
     what they cost (--solver dual-cd was lost on the way to train(), which chose Newton again)."""
     root, _, _ = data
     argv = ["train", root / "train.bsvm", tmp_path / "h.h5", *flags, "--workers", "2", "--max-outer", "2"]
-    code, _, err = run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 0 and LinearModel.load(tmp_path / "h.h5").params["solver"] == "dual-cd"
     (note,) = [line for line in err.splitlines() if "CoCoA+" in line]
     assert note.startswith("note: dual CD on shards runs CoCoA+ rounds, many more passes than the serial run")
@@ -168,10 +163,10 @@ def test_a_flag_that_changes_what_s_set_is_said(capsys, data, tmp_path):
     """``-s 5 --loss logistic`` trained -s 6's problem without a word; it is refused now, naming -s 6 (-s 5's solver,
     CDN, minimizes the squared hinge only), and a flag that changes -s's problem into another's is said in a line."""
     root, _, _ = data
-    code, _, err = run(capsys, "train", root / "train.bsvm", tmp_path / "m.h5", "-s", "5", "--loss", "logistic")
+    code, _, err = run_cli(capsys, "train", root / "train.bsvm", tmp_path / "m.h5", "-s", "5", "--loss", "logistic")
     assert code == 2 and len(err.splitlines()) == 1 and "-s 6" in err and not (tmp_path / "m.h5").exists()
     argv = ["train", root / "train.bsvm", tmp_path / "m.h5", "-s", "0", "--solver", "dual-cd", "--max-outer", "3"]
-    code, _, err = run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 0
     assert err.splitlines()[0] == "note: -s 0 with --solver dual-cd trains LIBLINEAR's -s 7 (logistic loss, l2 penalty)"
     model = LinearModel.load(tmp_path / "m.h5")
@@ -186,7 +181,7 @@ def test_ctrl_c_without_a_checkpoint_leaves_the_output_alone(capsys, data, tmp_p
 
     root, _, _ = data
     output = tmp_path / "m.h5"
-    assert run(capsys, "train", root / "train.bsvm", output, "--max-outer", "1", "-q")[0] == 0
+    assert run_cli(capsys, "train", root / "train.bsvm", output, "--max-outer", "1", "-q")[0] == 0
     before = output.read_bytes()
     record = blocksvm.monitor.Monitor.record
 
@@ -195,7 +190,7 @@ def test_ctrl_c_without_a_checkpoint_leaves_the_output_alone(capsys, data, tmp_p
         signal.raise_signal(signal.SIGINT)
 
     monkeypatch.setattr(blocksvm.monitor.Monitor, "record", record_then_sigint)
-    code, _, err = run(capsys, "train", root / "train.bsvm", output, "--tol", "0", "--max-outer", "5")
+    code, _, err = run_cli(capsys, "train", root / "train.bsvm", output, "--tol", "0", "--max-outer", "5")
     assert code == 130, err
     partial = tmp_path / "m.partial.h5"
     assert f"the model so far written to {partial}, not to {output}, which a finished run writes" in err
@@ -217,7 +212,7 @@ def test_an_l1_run_that_reads_the_store_every_pass_names_the_budget_that_keeps_i
 
     root, _, _ = data
     argv = ["train", root / "train.bsvm", tmp_path / "l1.h5", *flags, "--cache-mb", "0.01", "--max-outer", "2"]
-    code, _, err = run(capsys, *argv)
+    code, _, err = run_cli(capsys, *argv)
     assert code == 0, err
     (note,) = [line for line in err.splitlines() if reads in line]
     if available_mb() is None:  # (not Linux: no MemAvailable to compare with)

@@ -8,11 +8,11 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import cli
+from conftest import cli, split_text
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.cli import main
-from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.datasets import SyntheticSpec
 from blocksvm.errors import ModelError
 from blocksvm.io import convert
 from blocksvm.liblinear_format import read_liblinear_model, write_liblinear_model
@@ -23,11 +23,8 @@ from blocksvm.train import train
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    root = tmp_path_factory.mktemp("model")
     spec = SyntheticSpec(rows=5000, features=300, nnz=15, seed=4)
-    write_libsvm(root / "train.svm", spec, rows=range(4000), progress=False)
-    write_libsvm(root / "test.svm", spec, rows=range(4000, 5000), progress=False)
-    convert(root / "train.svm", root / "train.bsvm", block_rows=500, progress=False)
+    root = split_text(tmp_path_factory.mktemp("model"), spec, 4000, block_rows=500)
     convert(root / "test.svm", root / "test.bsvm", block_rows=300, n_features=300, progress=False)
     result = train(root / "train.bsvm", C=0.5, tol=1e-4, verbose=0)
     result.model.save(root / "model.h5")

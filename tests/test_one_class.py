@@ -13,13 +13,14 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import split_text
 from sklearn.datasets import load_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from blocksvm import BlockOneClassSVM
 from blocksvm.cli import main
-from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.datasets import SyntheticSpec
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
 from blocksvm.liblinear_format import write_liblinear_model
@@ -43,11 +44,8 @@ def one_class_primal(w, rho, X, nu: float) -> float:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """5,000 generated rows (labels -1/+1, unread) in 8 blocks, and 1,000 more to decide."""
-    root = tmp_path_factory.mktemp("oneclass")
     spec = SyntheticSpec(rows=6000, features=150, nnz=15, seed=17)
-    write_libsvm(root / "train.svm", spec, rows=range(5000), progress=False)
-    write_libsvm(root / "test.svm", spec, rows=range(5000, 6000), progress=False)
-    convert(root / "train.svm", root / "train.bsvm", block_rows=640, progress=False)
+    root = split_text(tmp_path_factory.mktemp("oneclass"), spec, 5000, block_rows=640)
     X, _ = load_svmlight_file(str(root / "train.svm"), n_features=150)
     X_test, _ = load_svmlight_file(str(root / "test.svm"), n_features=150)
     return root, X, X_test

@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import split_text
 from oracle import liblinear_fit, primal
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.datasets import SyntheticSpec
 from blocksvm.io import convert
 from blocksvm.train import train
 
@@ -57,11 +58,8 @@ def w8a(shared_data, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    root = tmp_path_factory.mktemp("generated")
     spec = SyntheticSpec(rows=24_000, features=3000, nnz=30, seed=5)
-    write_libsvm(root / "train.svm", spec, rows=range(20_000), progress=False)
-    write_libsvm(root / "test.svm", spec, rows=range(20_000, 24_000), progress=False)
-    convert(root / "train.svm", root / "train.bsvm", block_rows=2000, progress=False)
+    root = split_text(tmp_path_factory.mktemp("generated"), spec, 20_000, block_rows=2000)
     X, y = load_svmlight_file(str(root / "train.svm"), n_features=3000)
     X_test, y_test = load_svmlight_file(str(root / "test.svm"), n_features=3000)
     return root / "train.bsvm", X, y, X_test, y_test

@@ -7,10 +7,11 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import split_text
 from oracle import primal
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.datasets import SyntheticSpec, write_libsvm
+from blocksvm.datasets import SyntheticSpec
 from blocksvm.errors import ParameterError
 from blocksvm.io import convert
 from blocksvm.losses import HINGE, SQUARED_HINGE
@@ -25,11 +26,8 @@ from blocksvm.train.schedule import Schedule
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     """A 6,000-row generated set in 8 blocks, with its text for independent checks."""
-    root = tmp_path_factory.mktemp("small")
     spec = SyntheticSpec(rows=7000, features=500, nnz=20, seed=3)
-    write_libsvm(root / "train.svm", spec, rows=range(6000), progress=False)
-    write_libsvm(root / "test.svm", spec, rows=range(6000, 7000), progress=False)
-    convert(root / "train.svm", root / "train.bsvm", block_rows=750, progress=False)
+    root = split_text(tmp_path_factory.mktemp("small"), spec, 6000, block_rows=750)
     X, y = load_svmlight_file(str(root / "train.svm"), n_features=500)
     return root, X, y
 
