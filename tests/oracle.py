@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from blocksvm.io import convert
 from blocksvm.losses import LOSSES
 from blocksvm.penalties import liblinear_code
 from blocksvm.solvers._common import interleaved_runs
@@ -118,6 +119,47 @@ def write_rows(path, idx, val, y) -> None:
     with open(path, "w") as f:
         for r in range(len(y)):
             f.write(f"{y[r]} " + " ".join(f"{j + 1}:{float(v)!r}" for j, v in zip(idx[r], val[r])) + "\n")
+
+
+def with_bias(X, bias: float) -> np.ndarray:
+    """``X``'s rows as dense float64 arrays with the bias feature's value last (0 without a bias: ``bias <= 0``)."""
+    return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
+
+
+def multiclass_store(folder, seed: int):
+    """600 rows of 30 features in 3 classes (:func:`sparse_rows`, 5% redrawn) as ``folder/multi.svm`` and as the
+    store ``folder/multi.bsvm`` of 3 blocks, the online learners' one-vs-rest data; returns the store's path."""
+    idx, val, y = sparse_rows(np.random.default_rng(seed), 600, 30, 6, 10, 0.05, classes=3)
+    write_rows(folder / "multi.svm", idx, val, y)
+    convert(folder / "multi.svm", folder / "multi.bsvm", block_rows=200, progress=False)
+    return folder / "multi.bsvm"
+
+
+def learn_in_file_order(oracle, rows, y, passes: int, class_weight: dict | None = None):
+    """``passes`` passes of ``oracle.learn(x, +-1, the row's class weight)`` over the dense ``rows`` of labels ``y``
+    in file order; its progressive sums (``correct``, ``losses``) are the last pass's. Returns the oracle."""
+    for _ in range(passes):
+        oracle.correct, oracle.losses = 0, 0.0
+        for x, label in zip(rows, y):
+            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
+    return oracle
+
+
+def assert_weights(model, w, bias: float = 1.0, k: int = 0, rtol: float = 1e-10, atol: float = 1e-12) -> None:
+    """Problem ``k`` of ``model`` has the weights ``w`` (the bias feature's last): coef ``w[:-1]``, intercept
+    ``w[-1] * bias`` (0 without a bias)."""
+    np.testing.assert_allclose(model.coef[k], w[:-1], rtol=rtol, atol=atol)
+    np.testing.assert_allclose(model.intercept[k], w[-1] * bias if bias > 0 else 0.0, rtol=rtol, atol=atol)
+
+
+def streamed_and_one_pass(stream, train, text, folder, stream_kw=(), train_kw=(), **kw):
+    """``text`` streamed, and one pass in file order over its store (converted unshuffled, blocks of 150): their
+    weights agree to 1e-12. ``kw`` reach both, ``stream_kw`` and ``train_kw`` one. Returns both results."""
+    convert(text, folder / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
+    streamed = stream(text, verbose=0, chunk_bytes=4096, **dict(stream_kw), **kw)
+    trained = train(folder / "f32.bsvm", order="file", max_outer=1, verbose=0, **dict(train_kw), **kw)
+    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    return streamed, trained
 
 
 def loss_gradient(loss: str, margin: float) -> float:

@@ -12,7 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_trains_and_resumes_exactly, last_iterate, learner_text, schedule, sparse_rows, write_rows
+from oracle import (
+    assert_trains_and_resumes_exactly,
+    assert_weights,
+    last_iterate,
+    learn_in_file_order,
+    learner_text,
+    multiclass_store,
+    schedule,
+    sparse_rows,
+    streamed_and_one_pass,
+    with_bias,
+    write_rows,
+)
 from scipy.stats import norm
 from sklearn.datasets import load_svmlight_file
 
@@ -78,10 +90,6 @@ def oracle_of(solver: str, n_weights: int, eta: float = 0.8, r: float = 0.5) -> 
     return NumpyCW(n_weights, eta) if solver == "cw" else NumpyAROW(n_weights, r)
 
 
-def dense(X, bias: float) -> np.ndarray:
-    return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
-
-
 HYPER = {"cw": {"cw_eta": 0.8}, "arow": {"arow_r": 0.5}}  # each learner's own parameter
 
 
@@ -99,15 +107,8 @@ def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, solve
         **HYPER[solver],
     )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
-    oracle = oracle_of(solver, FEATURES + 1)
-    for _ in range(2):
-        oracle.correct, oracle.losses = 0, 0.0
-        for x, label in zip(dense(X, bias), y):
-            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
-    np.testing.assert_allclose(result.model.coef[0], oracle.mu[:-1], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(
-        result.model.intercept[0], oracle.mu[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12
-    )
+    oracle = learn_in_file_order(oracle_of(solver, FEATURES + 1), with_bias(X, bias), y, 2, class_weight)
+    assert_weights(result.model, oracle.mu, bias)
     last = result.history[-1]
     assert last["progressive_accuracy"] == pytest.approx(oracle.correct / ROWS)
     assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-10)
@@ -115,19 +116,16 @@ def test_in_file_order_equals_the_numpy_transcription(text, in_file_order, solve
 
 @pytest.mark.parametrize("solver", ["cw", "arow"])
 def test_multiclass_is_one_vs_rest_in_the_schedules_order(tmp_path, solver):
-    idx, val, y = sparse_rows(np.random.default_rng(6), 600, 30, 6, 10, 0.05, classes=3)
-    write_rows(tmp_path / "multi.svm", idx, val, y)
-    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver=solver, max_outer=2, seed=4, verbose=0, **HYPER[solver])
+    store = multiclass_store(tmp_path, 6)
+    result = train(store, solver=solver, max_outer=2, seed=4, verbose=0, **HYPER[solver])
     assert result.model.coef.shape == (3, 30)
     oracles = [oracle_of(solver, 31) for _ in range(3)]
-    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
-        rows = dense(X, 1.0)
+    for X, labels, k, order in schedule(store, 2, 4, 3):
+        rows = with_bias(X, 1.0)
         for i in order:
             oracles[k].learn(rows[i], 1.0 if labels[i] == k + 1 else -1.0)
     for k in range(3):
-        np.testing.assert_allclose(result.model.coef[k], oracles[k].mu[:-1], rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(result.model.intercept[k], oracles[k].mu[-1], rtol=1e-10, atol=1e-12)
+        assert_weights(result.model, oracles[k].mu, k=k)
 
 
 @pytest.mark.parametrize("solver", ["cw", "arow"])
@@ -164,10 +162,7 @@ def test_cli_trains_and_resumes_exactly(shuffled, tmp_path, solver, flags):
 
 @pytest.mark.parametrize("solver", ["cw", "arow"])
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path, solver):
-    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
-    streamed = stream(text, verbose=0, chunk_bytes=4096, solver=solver, **HYPER[solver])
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, solver=solver, **HYPER[solver])
-    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    streamed, trained = streamed_and_one_pass(stream, train, text, tmp_path, solver=solver, **HYPER[solver])
     assert streamed.summary["progressive_accuracy"] == pytest.approx(trained.history[0]["progressive_accuracy"])
 
 
@@ -180,7 +175,7 @@ def test_warm_start_takes_the_models_weights_as_the_mean_with_a_fresh_variance(t
     oracle = oracle_of(solver, FEATURES + 1)
     oracle.mu = np.append(first.coef[0], first.intercept[0])  # bias 1: the bias feature's weight
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
-    for x, label in zip(dense(X, 1.0), y):
+    for x, label in zip(with_bias(X, 1.0), y):
         oracle.learn(x, 1.0 if label > 0 else -1.0)
     np.testing.assert_allclose(again.coef[0], oracle.mu[:-1], rtol=1e-10, atol=1e-12)
 
@@ -202,7 +197,7 @@ def test_the_average_is_the_mean_of_the_iterates(text, in_file_order, tmp_path, 
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     iterates = []
     for _ in range(2):
-        for x, label in zip(dense(X, 1.0), y):
+        for x, label in zip(with_bias(X, 1.0), y):
             oracle.learn(x, 1.0 if label > 0 else -1.0)
             iterates.append(oracle.mu.copy())
     mean = np.mean(iterates, axis=0)

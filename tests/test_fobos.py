@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import assert_trains_and_resumes_exactly, learner_text, loss_gradient, schedule, sparse_rows, write_rows
+from oracle import (
+    assert_trains_and_resumes_exactly,
+    assert_weights,
+    learn_in_file_order,
+    learner_text,
+    loss_gradient,
+    multiclass_store,
+    schedule,
+    streamed_and_one_pass,
+)
 from sklearn.datasets import load_svmlight_file
 
-from blocksvm.io import convert
 from blocksvm.stream import stream
 from blocksvm.train import train
 
@@ -77,13 +85,8 @@ def test_lazy_fobos_in_file_order_equals_the_eager_transcription(
     )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     oracle = NumpyFOBOS(FEATURES + 1, eta, step_schedule, HYPER["l1"], loss, bias)
-    for _ in range(2):
-        oracle.correct, oracle.losses = 0, 0.0
-        for x, label in zip(X.toarray(), y):
-            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
-    w = oracle.w
-    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12)
+    w = learn_in_file_order(oracle, X.toarray(), y, 2, class_weight).w
+    assert_weights(result.model, w, bias)
     last = result.history[-1]
     assert 0 < last["nonzero_weights"] == np.count_nonzero(w[:-1]) < FEATURES  # l1 zeroes some weights exactly
     assert np.array_equal(result.model.coef[0] == 0, w[:-1] == 0)
@@ -99,18 +102,15 @@ def test_lazy_fobos_in_file_order_equals_the_eager_transcription(
 
 
 def test_multiclass_fobos_is_one_vs_rest_in_the_schedules_order(tmp_path):
-    idx, val, y = sparse_rows(np.random.default_rng(5), 600, 30, 6, 10, 0.05, classes=3)
-    write_rows(tmp_path / "multi.svm", idx, val, y)
-    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver="fobos", max_outer=2, seed=4, l1=0.01, verbose=0)
+    store = multiclass_store(tmp_path, 5)
+    result = train(store, solver="fobos", max_outer=2, seed=4, l1=0.01, verbose=0)
     assert result.model.coef.shape == (3, 30)
     oracles = [NumpyFOBOS(31, 0.1, "sqrt", 0.01, "squared-hinge", 1.0) for _ in range(3)]
-    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
+    for X, labels, k, order in schedule(store, 2, 4, 3):
         for i in order:
             oracles[k].learn(X[i].toarray()[0].astype(np.float64), 1.0 if labels[i] == k + 1 else -1.0)
     for k in range(3):
-        np.testing.assert_allclose(result.model.coef[k], oracles[k].w[:-1], rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(result.model.intercept[k], oracles[k].w[-1], rtol=1e-10, atol=1e-12)
+        assert_weights(result.model, oracles[k].w, k=k)
 
 
 def test_cli_trains_and_resumes_fobos_exactly(shuffled, tmp_path):
@@ -125,11 +125,7 @@ def test_cli_trains_and_resumes_fobos_exactly(shuffled, tmp_path):
 
 
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
-    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
-    kw = dict(solver="fobos", l1=0.02, loss="hinge")
-    streamed = stream(text, verbose=0, chunk_bytes=4096, **kw)
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, **kw)
-    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    streamed, trained = streamed_and_one_pass(stream, train, text, tmp_path, solver="fobos", l1=0.02, loss="hinge")
     assert streamed.summary["progressive_accuracy"] == trained.history[0]["progressive_accuracy"]
 
 

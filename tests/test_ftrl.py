@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import NumpyFTRL, assert_trains_and_resumes_exactly, learner_text, schedule, sparse_rows, write_rows
+from oracle import (
+    NumpyFTRL,
+    assert_trains_and_resumes_exactly,
+    assert_weights,
+    learner_text,
+    multiclass_store,
+    schedule,
+    sparse_rows,
+    streamed_and_one_pass,
+    write_rows,
+)
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.io import convert
@@ -62,8 +72,7 @@ def test_ftrl_in_file_order_equals_the_numpy_transcription(text, in_file_order, 
     )
     oracle = ftrl_in_file_order(text, 2, class_weight, loss=loss, bias=bias, **HYPER)
     w = oracle.coef()
-    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12)
+    assert_weights(result.model, w, bias)
     last = result.history[-1]
     assert 0 < last["nonzero_weights"] == np.count_nonzero(w[:-1]) < FEATURES  # l1 zeroes some weights exactly
     assert last["progressive_accuracy"] == oracle.correct / 700
@@ -78,18 +87,15 @@ def test_ftrl_in_file_order_equals_the_numpy_transcription(text, in_file_order, 
 
 
 def test_multiclass_ftrl_is_one_vs_rest_in_the_schedules_order(tmp_path):
-    idx, val, y = sparse_rows(np.random.default_rng(3), 600, 30, 6, 10, 0.05, classes=3)
-    write_rows(tmp_path / "multi.svm", idx, val, y)
-    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver="ftrl", max_outer=2, seed=4, l1=0.2, verbose=0)
+    store = multiclass_store(tmp_path, 3)
+    result = train(store, solver="ftrl", max_outer=2, seed=4, l1=0.2, verbose=0)
     assert result.model.coef.shape == (3, 30)
     oracles = [NumpyFTRL(31, 0.1, 1.0, 0.2, 0.0, "squared-hinge", 1.0) for _ in range(3)]
-    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
+    for X, labels, k, order in schedule(store, 2, 4, 3):
         for i in order:
             oracles[k].learn(X[i].indices, X[i].data.astype(np.float64), 1.0 if labels[i] == k + 1 else -1.0)
     for k in range(3):
-        np.testing.assert_allclose(result.model.coef[k], oracles[k].coef()[:-1], rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(result.model.intercept[k], oracles[k].coef()[-1], rtol=1e-10, atol=1e-12)
+        assert_weights(result.model, oracles[k].coef(), k=k)
 
 
 def test_cli_trains_and_resumes_ftrl_exactly(shuffled, tmp_path):
@@ -99,11 +105,7 @@ def test_cli_trains_and_resumes_ftrl_exactly(shuffled, tmp_path):
 
 
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
-    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
-    kw = dict(solver="ftrl", l1=0.5, loss="hinge")
-    streamed = stream(text, verbose=0, chunk_bytes=4096, **kw)
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, **kw)
-    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    streamed, trained = streamed_and_one_pass(stream, train, text, tmp_path, solver="ftrl", l1=0.5, loss="hinge")
     assert streamed.summary["progressive_accuracy"] == trained.history[0]["progressive_accuracy"]
 
 

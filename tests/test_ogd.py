@@ -13,14 +13,17 @@ import numpy as np
 import pytest
 from oracle import (
     assert_trains_and_resumes_exactly,
+    assert_weights,
     last_iterate,
+    learn_in_file_order,
     learner_text,
     liblinear_fit,
     loss_gradient,
+    multiclass_store,
     primal,
     schedule,
-    sparse_rows,
-    write_rows,
+    streamed_and_one_pass,
+    with_bias,
 )
 from sklearn.datasets import load_svmlight_file
 
@@ -74,10 +77,6 @@ class NumpyOGD:
         return self.sum / self.t
 
 
-def dense(X, bias: float) -> np.ndarray:
-    return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
-
-
 @pytest.mark.parametrize(
     "loss, bias, step_schedule, eta, C, class_weight",
     [
@@ -109,27 +108,20 @@ def test_in_file_order_equals_the_numpy_transcription(
         verbose=0,
     )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
-    oracle = NumpyOGD(FEATURES + 1, ROWS, C, loss, step_schedule, eta)
-    for _ in range(3):
-        oracle.correct, oracle.losses = 0, 0.0
-        for x, label in zip(dense(X, bias), y):
-            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
-    w = oracle.average() if average else oracle.w
-    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-9, atol=1e-9 * np.abs(w).max())
-    np.testing.assert_allclose(
-        result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-9, atol=1e-9 * np.abs(w).max()
+    oracle = learn_in_file_order(
+        NumpyOGD(FEATURES + 1, ROWS, C, loss, step_schedule, eta), with_bias(X, bias), y, 3, class_weight
     )
+    w = oracle.average() if average else oracle.w
+    assert_weights(result.model, w, bias, rtol=1e-9, atol=1e-9 * np.abs(w).max())
     last = result.history[-1]
     assert last["progressive_accuracy"] == pytest.approx(oracle.correct / ROWS)
     assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-9)
 
 
 def test_multiclass_averaged_ogd_is_one_vs_rest_in_the_schedules_order(tmp_path):
-    idx, val, y = sparse_rows(np.random.default_rng(9), 600, 30, 6, 10, 0.05, classes=3)
-    write_rows(tmp_path / "multi.svm", idx, val, y)
-    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
+    store = multiclass_store(tmp_path, 9)
     result = train(
-        tmp_path / "multi.bsvm",
+        store,
         solver="ogd",
         ogd_schedule="sqrt",
         loss="hinge",
@@ -140,14 +132,12 @@ def test_multiclass_averaged_ogd_is_one_vs_rest_in_the_schedules_order(tmp_path)
     )
     assert result.model.coef.shape == (3, 30)
     oracles = [NumpyOGD(31, 600, 1.0, "hinge", "sqrt", 1.0) for _ in range(3)]
-    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
-        rows = dense(X, 1.0)
+    for X, labels, k, order in schedule(store, 2, 4, 3):
+        rows = with_bias(X, 1.0)
         for i in order:
             oracles[k].learn(rows[i], 1.0 if labels[i] == k + 1 else -1.0)
     for k in range(3):
-        w = oracles[k].average()
-        np.testing.assert_allclose(result.model.coef[k], w[:-1], rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(result.model.intercept[k], w[-1], rtol=1e-9, atol=1e-12)
+        assert_weights(result.model, oracles[k].average(), k=k, rtol=1e-9)
 
 
 @pytest.mark.parametrize("steps", ["inverse", "smooth"])
@@ -192,7 +182,7 @@ def test_pegasos_smooth_mini_batches_equal_the_numpy_transcription(text, in_file
     X, labels = load_svmlight_file(str(text), n_features=FEATURES)
     y = np.where(labels > 0, 1.0, -1.0)
     weight = {1.0: (class_weight or {}).get(1, 1.0), -1.0: (class_weight or {}).get(-1, 1.0)}
-    last, mean = numpy_pegasos(dense(X, bias), y, 150, 3, C, loss, 4, weight)
+    last, mean = numpy_pegasos(with_bias(X, bias), y, 150, 3, C, loss, 4, weight)
     for average, w in ((False, last), (True, mean)):
         model = train(in_file_order, class_weight=class_weight, average=average, **kw).model
         np.testing.assert_allclose(model.coef[0], w[:-1], rtol=1e-9, atol=1e-12 * np.abs(w).max())
@@ -237,11 +227,8 @@ def test_cli_trains_and_resumes_exactly(shuffled, tmp_path):
 
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path):
     """A stream knows no row count: lambda = 1 / C there (its problem has one row), and so here."""
-    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
     kw = dict(solver="ogd", average=True, loss="hinge")
-    streamed = stream(text, verbose=0, chunk_bytes=4096, C=1.0, **kw)
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, C=1.0 / ROWS, **kw)
-    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    streamed_and_one_pass(stream, train, text, tmp_path, stream_kw={"C": 1.0}, train_kw={"C": 1.0 / ROWS}, **kw)
 
 
 def test_warm_start_is_refused(shuffled, tmp_path):

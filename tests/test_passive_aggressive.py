@@ -12,7 +12,18 @@ import math
 
 import numpy as np
 import pytest
-from oracle import assert_trains_and_resumes_exactly, last_iterate, learner_text, schedule, sparse_rows, write_rows
+from oracle import (
+    assert_trains_and_resumes_exactly,
+    assert_weights,
+    last_iterate,
+    learner_text,
+    multiclass_store,
+    schedule,
+    sparse_rows,
+    streamed_and_one_pass,
+    with_bias,
+    write_rows,
+)
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.io import convert
@@ -57,10 +68,6 @@ def pa_step(variant: str, w: np.ndarray, x: np.ndarray, y: float, C: float) -> f
 def cost(variant: str, C: float) -> dict:
     """``C`` for PA-I and PA-II (PA has none: it refuses one)."""
     return {} if variant == "pa" else {"C": C}
-
-
-def with_bias(X, bias: float) -> np.ndarray:
-    return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
 
 
 @pytest.mark.parametrize(
@@ -115,8 +122,7 @@ def test_pa_in_the_schedules_order_equals_the_numpy_transcription(shuffled, vari
             right = (w @ dense[i] > 0) == (y > 0)  # a decision of 0 reads as the negative class
             losses, correct = losses + max(0.0, 1.0 - margin), correct + right
             w = w + (class_weight or {}).get(int(labels[i]), 1.0) * pa_step(variant, w, dense[i], y, C) * y * dense[i]
-    np.testing.assert_allclose(result.model.coef[0], w[:-1], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(result.model.intercept[0], w[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12)
+    assert_weights(result.model, w, bias)
     total = sum(r["progressive_loss"] for r in result.history) * ROWS
     assert total == pytest.approx(losses, rel=1e-10)
     assert sum(r["progressive_accuracy"] for r in result.history) * ROWS == pytest.approx(correct)
@@ -133,13 +139,11 @@ def test_the_variants_differ_as_their_steps_do(shuffled):
 
 
 def test_multiclass_pa_is_one_vs_rest_in_the_schedules_order(tmp_path):
-    idx, val, y = sparse_rows(np.random.default_rng(8), 600, 30, 6, 10, 0.05, classes=3)
-    write_rows(tmp_path / "multi.svm", idx, val, y)
-    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver="pa1", C=0.3, max_outer=2, seed=4, verbose=0)
+    store = multiclass_store(tmp_path, 8)
+    result = train(store, solver="pa1", C=0.3, max_outer=2, seed=4, verbose=0)
     assert result.model.coef.shape == (3, 30)
     W = np.zeros((3, 31))
-    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
+    for X, labels, k, order in schedule(store, 2, 4, 3):
         dense = with_bias(X, 1.0)
         for i in order:
             y = 1.0 if labels[i] == k + 1 else -1.0
@@ -203,10 +207,7 @@ def test_cli_trains_and_resumes_pa2_exactly(shuffled, tmp_path):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_a_stream_of_the_text_is_one_pass_in_file_order(text, tmp_path, variant):
-    convert(text, tmp_path / "f32.bsvm", block_rows=150, shuffle=False, progress=False)
-    streamed = stream(text, verbose=0, chunk_bytes=4096, solver=variant, **cost(variant, 0.1))
-    trained = train(tmp_path / "f32.bsvm", order="file", max_outer=1, verbose=0, solver=variant, **cost(variant, 0.1))
-    np.testing.assert_allclose(streamed.model.coef, trained.model.coef, rtol=1e-12, atol=1e-15)
+    streamed, trained = streamed_and_one_pass(stream, train, text, tmp_path, solver=variant, **cost(variant, 0.1))
     assert streamed.summary["progressive_accuracy"] == pytest.approx(trained.history[0]["progressive_accuracy"])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import learner_text, schedule, sparse_rows, write_rows
+from oracle import assert_weights, learn_in_file_order, learner_text, multiclass_store, schedule, with_bias
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.io import convert
@@ -52,10 +52,6 @@ class NumpySCW:
         beta = alpha * self.phi / (np.sqrt(u) + v * alpha * self.phi)
         self.mu = self.mu + alpha * y * sigma_x
         self.sigma = self.sigma - beta * (np.outer(sigma_x, sigma_x) if self.full else sigma_x**2)
-
-
-def dense(X, bias: float) -> np.ndarray:
-    return np.hstack([X.toarray().astype(np.float64), np.full((X.shape[0], 1), bias if bias > 0 else 0.0)])
 
 
 @pytest.fixture(scope="module")
@@ -101,27 +97,19 @@ def test_in_file_order_equals_the_diagonal_transcription(text, in_file_order, va
     )
     X, y = load_svmlight_file(str(text), n_features=FEATURES)
     oracle = NumpySCW(variant, FEATURES + 1, phi=1.2, C=0.5)
-    for _ in range(2):
-        oracle.correct, oracle.losses = 0, 0.0
-        for x, label in zip(dense(X, bias), y):
-            oracle.learn(x, 1.0 if label > 0 else -1.0, (class_weight or {}).get(int(label), 1.0))
-    np.testing.assert_allclose(result.model.coef[0], oracle.mu[:-1], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(
-        result.model.intercept[0], oracle.mu[-1] * bias if bias > 0 else 0.0, rtol=1e-10, atol=1e-12
-    )
+    learn_in_file_order(oracle, with_bias(X, bias), y, 2, class_weight)
+    assert_weights(result.model, oracle.mu, bias)
     last = result.history[-1]
     assert last["progressive_accuracy"] == pytest.approx(oracle.correct / ROWS)
     assert last["progressive_loss"] == pytest.approx(oracle.losses / ROWS, rel=1e-10)
 
 
 def test_multiclass_is_one_vs_rest_in_the_schedules_order(tmp_path):
-    idx, val, y = sparse_rows(np.random.default_rng(8), 600, 30, 6, 10, 0.05, classes=3)
-    write_rows(tmp_path / "multi.svm", idx, val, y)
-    convert(tmp_path / "multi.svm", tmp_path / "multi.bsvm", block_rows=200, progress=False)
-    result = train(tmp_path / "multi.bsvm", solver="scw2", C=0.2, max_outer=2, seed=4, verbose=0)
+    store = multiclass_store(tmp_path, 8)
+    result = train(store, solver="scw2", C=0.2, max_outer=2, seed=4, verbose=0)
     oracles = [NumpySCW("scw2", 31, phi=1.0, C=0.2) for _ in range(3)]
-    for X, labels, k, order in schedule(tmp_path / "multi.bsvm", 2, 4, 3):
-        rows = dense(X, 1.0)
+    for X, labels, k, order in schedule(store, 2, 4, 3):
+        rows = with_bias(X, 1.0)
         for i in order:
             oracles[k].learn(rows[i], 1.0 if labels[i] == k + 1 else -1.0)
     for k in range(3):
