@@ -126,6 +126,13 @@ def assert_same_rows(X, y, X_ref, y_ref) -> None:
     np.testing.assert_array_equal(y, y_ref)
 
 
+def assert_same_run(result, reference, figure: str) -> None:
+    """Two runs' models bit for bit (coef and intercept) and their records' ``figure`` pass by pass."""
+    np.testing.assert_array_equal(result.model.coef, reference.model.coef)
+    np.testing.assert_array_equal(result.model.intercept, reference.model.intercept)
+    assert [r[figure] for r in result.history] == [r[figure] for r in reference.history]
+
+
 def assert_store_matches_sklearn(store_path: Path, text_path: Path, dtype=np.float32, **sklearn_kwargs) -> None:
     """The store holds, row for row, what scikit-learn reads from the text file."""
     X, y, lines = store_rows(store_path)

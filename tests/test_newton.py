@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import assert_same_run
 from oracle import primal, row_costs, seed_liblinear
 from sklearn.datasets import dump_svmlight_file
 
@@ -214,9 +215,7 @@ def test_threads_and_shards_give_the_serial_model_bit_for_bit(generated, small_p
     store = generated[0]
     serial = train(store, solver="newton", loss=loss, C=0.5, eps=1e-4, verbose=0)
     parallel = train(store, solver="newton", loss=loss, C=0.5, eps=1e-4, verbose=0, **split)
-    np.testing.assert_array_equal(parallel.model.coef, serial.model.coef)
-    np.testing.assert_array_equal(parallel.model.intercept, serial.model.intercept)
-    assert [r["primal"] for r in parallel.history] == [r["primal"] for r in serial.history]
+    assert_same_run(parallel, serial, "primal")
 
 
 @pytest.mark.parametrize("fits", [True, False], ids=["in-memory", "read-every-pass"])

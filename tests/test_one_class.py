@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import split_text
+from conftest import assert_same_run, split_text
 from sklearn.datasets import load_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -119,9 +119,7 @@ def test_resume_is_bit_identical(generated, tmp_path, train_in_cuts):
         whole = train(store, verbose=0, **params)
         result, cuts = train_in_cuts(store, tmp_path / f"{working_set}.h5", 5, **params)
         assert cuts == 3 * 8 // 5
-        np.testing.assert_array_equal(result.model.coef, whole.model.coef)
-        np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
-        assert [r["primal"] for r in result.history] == [r["primal"] for r in whole.history]
+        assert_same_run(result, whole, "primal")
 
 
 def test_liblinear_format_both_ways_and_predict(generated, tmp_path, capsys):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import assert_same_run
 from oracle import liblinear_fit, primal, row_costs
 
 from blocksvm.checkpoint import Checkpointer
@@ -127,9 +128,7 @@ def test_multiclass_problems_on_threads_are_the_serial_model_bit_for_bit(tmp_pat
     }
     serial = train(tmp_path / "m.bsvm", **params)
     threaded = train(tmp_path / "m.bsvm", threads=threads, **params)
-    np.testing.assert_array_equal(threaded.model.coef, serial.model.coef)
-    np.testing.assert_array_equal(threaded.model.intercept, serial.model.intercept)
-    assert [r["dual"] for r in threaded.history] == [r["dual"] for r in serial.history]
+    assert_same_run(threaded, serial, "dual")
 
 
 class EveryBlock(Checkpointer):
