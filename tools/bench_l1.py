@@ -13,7 +13,7 @@ then:
   time to a relative objective of 1e-3 is the train time of the first ``-e`` within 1e-3 of the best found (its
   transpose is inside its train time);
 - **blocksvm**: ``blocksvm train STORE -s CODE -e 1e-4 --max-outer 300`` from the store with columns, in a child
-  process (peak RSS from ``os.wait4``), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads
+  process (peak RSS of the command alone), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads
   over 2 pieces (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and
   column entries read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration
   within 1e-3 of the best found; at blocksvm's own ``--cache-mb`` unless ``--cache-mb`` is given;
@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,14 +55,22 @@ def objective(coef, intercept: float, X, y, C: float, loss: str) -> float:
     return float(np.abs(coef).sum() + abs(intercept) + C * LOSSES[loss].value(margins).sum())
 
 
+# A light interpreter starts the command and reports its peak RSS: a child of this process (which holds the data
+# set, over a GB) would start its peak from ours (Linux keeps the parent's peak in ru_maxrss across exec).
+PEAK_OF_CHILD = (
+    "import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(code)"
+)
+
+
 def child(argv: list[str]) -> tuple[float, float]:
     """Run ``argv``; its seconds and peak RSS (MB)."""
-    started = time.perf_counter()
-    process = subprocess.Popen(argv)
-    _, status, usage = os.wait4(process.pid, 0)
-    if status != 0:
-        raise SystemExit(f"failed: {' '.join(argv)}")
-    return time.perf_counter() - started, usage.ru_maxrss / 1024
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as peak:
+        started = time.perf_counter()
+        if subprocess.call([sys.executable, "-c", PEAK_OF_CHILD, peak.name, *argv]) != 0:
+            raise SystemExit(f"failed: {' '.join(argv)}")
+        seconds = time.perf_counter() - started
+        return seconds, int(peak.read()) / 1024
 
 
 def blocksvm(*args: str) -> list[str]:

@@ -173,7 +173,7 @@ class ColumnSolver(StagedSolver):
         self.memory_budget = params.cache_mb * 1e6
         self.results: list = []
         # the weights of each piece, in the pieces' order (the engine's partition, set when it builds them)
-        self.piece_weights: list[np.ndarray] = [np.arange(problem.n_weights)]
+        self.piece_weights: list[slice] = [slice(0, problem.n_weights)]
 
     # ---- rounds -------------------------------------------------------------------------------------
 
@@ -209,12 +209,16 @@ class ColumnSolver(StagedSolver):
         n_k = self.n_problems
         return self.kinds(), np.zeros((n_k, 0), np.int64), 0
 
-    def combined(self, results: list, name: str, start: np.ndarray | None = None) -> np.ndarray:
-        """The pieces' arrays ``name`` over their weights (each result's ``index``), assembled into one
-        (n_problems, n_weights) array (from ``start``'s values where no piece gives one, else zeros)."""
-        out = np.zeros_like(self.w, dtype=results[0][name].dtype) if start is None else start.copy()
+    @staticmethod
+    def combined(results: list, name: str, start: np.ndarray, k: int) -> np.ndarray:
+        """Problem ``k``'s array ``name`` over every weight: the pieces' values over their weights (each result's
+        ``index``), ``start[k]``'s where no piece gives one. One piece over every weight gives its own row (no
+        copy: its arrays are fresh from its round)."""
+        if len(results) == 1 and results[0]["index"] == slice(0, start.shape[1]):
+            return results[0][name][k]
+        out = start[k].copy()
         for result in results:
-            out[:, result["index"]] = result[name]
+            out[result["index"]] = result[name][k]
         return out
 
     def passes_read(self) -> float:
@@ -235,7 +239,7 @@ class ColumnSolver(StagedSolver):
         """``w.x_i`` of every row and problem, (n_problems, n_rows): one read of the columns (a warm start's), counted
         in the iteration's entries read."""
         t = np.zeros((self.n_problems, self.n_rows))
-        for block in self.columns.iter_blocks():
+        for block in self.columns.iter_blocks(statistics=False):
             for k in range(self.n_problems):
                 self.counts[READ] += decisions_add(
                     block.features, block.indptr, block.rows, block.data, self.w[k], t[k]

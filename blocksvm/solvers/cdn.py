@@ -124,12 +124,12 @@ class CDNSolver(ColumnSolver):
         and objective."""
         pieces, n = total["pieces"], self.numbers[k]
         if len(pieces) == 1:
-            self.w[k] = self.combined(pieces, "w", self.w)[k]
+            self.w[k] = self.combined(pieces, "w", self.w, k)
             self.b[k] = pieces[0]["b"][k]
             n[STEP] = 1.0
         else:
             n[STEP] = self._combine(k, pieces)
-        self.active[k] = self.combined(pieces, "active", self.active)[k]
+        self.active[k] = self.combined(pieces, "active", self.active, k)
         totals = np.array([p["totals"][k] for p in pieces])
         n[GMAX], n[GNORM1] = totals[:, K.GMAX].max(), totals[:, K.GNORM1].sum()
         if self.counts[ITERATIONS] == 0:  # LIBLINEAR's Gnorm1_init: the first sweep's
@@ -141,7 +141,7 @@ class CDNSolver(ColumnSolver):
         """Block Jacobi: the pieces' changes to ``w`` and ``b`` added in the pieces' order, scaled by the first of 1,
         1/2, ... that does not raise the objective (0: none; the step is dropped)."""
         w, b, yc = self.w[k], self.b[k], self.yc[k]
-        dw = self.combined(pieces, "w", self.w)[k] - w
+        dw = self.combined(pieces, "w", self.w, k) - w
         db = np.zeros_like(b)
         for piece in pieces:
             db += piece["b"][k] - b

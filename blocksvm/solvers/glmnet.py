@@ -253,11 +253,11 @@ class GLMNETSolver(ColumnSolver):
         """The gradient's round: the violations, the features shrunk for this iteration's quadratic, and at the
         start the stopping rule's reference."""
         n = self.numbers[k]
-        self.grad[k] = self.combined(pieces, "grad", self.grad)[k]
-        self.hdiag[k] = self.combined(pieces, "hdiag", self.hdiag)[k]
+        self.grad[k] = self.combined(pieces, "grad", self.grad, k)
+        self.hdiag[k] = self.combined(pieces, "hdiag", self.hdiag, k)
         if "norms" in pieces[0]:  # (from the statistics at the start: none yet)
-            read = self.combined([{**p, "norms": p["norms"][None, :]} for p in pieces], "norms", self.norms[None, :])
-            self.norms = np.where(read[0] >= 0, read[0], self.norms)
+            read = self.combined([{**p, "norms": p["norms"][None, :]} for p in pieces], "norms", self.norms[None, :], 0)
+            self.norms = np.where(read >= 0, read, self.norms)
         self._screen(k)
         violation, shrunk = _violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS])
         shrunk |= self.screened[k]
@@ -288,7 +288,7 @@ class GLMNETSolver(ColumnSolver):
         """Before the stop, the screened features' gradient at ``w`` (one read of their columns): with their
         violations counted the stopping rule still holds (done), or those that violate come back."""
         n = self.numbers[k]
-        g = self.combined(pieces, "grad", self.grad)[k]
+        g = self.combined(pieces, "grad", self.grad, k)
         violation = np.where(self.screened[k], np.maximum(np.abs(g) - 1.0, 0.0), 0.0)
         if n[GNORM1] + violation.sum() <= n[TOL] * n[GNORM1_INIT]:
             self.stage[k], self.why[k] = DONE, 1
@@ -300,7 +300,7 @@ class GLMNETSolver(ColumnSolver):
         """LIBLINEAR's line search on the rows along ``d = wpd - w``, halving ``d`` (and ``X d``) until the
         objective falls by ``sigma`` times the model's decrease."""
         n, w = self.numbers[k], self.w[k]
-        wpd = self.combined(pieces, "wpd", self.w)[k]
+        wpd = self.combined(pieces, "wpd", self.w, k)
         xTd = pieces[0]["xTd"][k].copy()
         for piece in pieces[1:]:
             xTd += piece["xTd"][k]

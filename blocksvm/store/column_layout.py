@@ -24,7 +24,8 @@ COLUMNS_VERSION = 1
 """The version of the column layout this blocksvm reads and writes (the manifest's ``columns.version``)."""
 MAX_STAT_CLASSES = 256
 """A store of more classes (regression labels) gets its columns' statistics as totals, one column."""
-COLUMN_DATASETS = ("features", "indptr", "rows", "data", "sums", "squares")
+COLUMN_ENTRIES = ("features", "indptr", "rows", "data")
+COLUMN_DATASETS = (*COLUMN_ENTRIES, "sums", "squares")
 STATISTICS = ("features", "indptr", "sums", "squares")
 
 
@@ -47,10 +48,10 @@ class ColumnBlock:
         within each column.
     data : ndarray of float32 or float64, shape (nnz,)
         The values (the store's dtype).
-    sums, squares : ndarray of float64, shape (n_columns, stat_classes)
+    sums, squares : ndarray of float64, shape (n_columns, stat_classes), or None
         For each stored column and class ``c``: the sum over its rows of class ``c`` of ``weight_i * x_ij`` and of
         ``weight_i * x_ij**2`` (``weight_i`` the row's instance weight, 1 in a store without); one column of totals
-        for a store of more than 256 classes.
+        for a store of more than 256 classes. None in a block read for its entries alone.
     """
 
     index: int
@@ -60,8 +61,8 @@ class ColumnBlock:
     indptr: np.ndarray
     rows: np.ndarray
     data: np.ndarray
-    sums: np.ndarray
-    squares: np.ndarray
+    sums: np.ndarray | None = None
+    squares: np.ndarray | None = None
 
     @property
     def n_columns(self) -> int:
@@ -94,8 +95,8 @@ class ColumnStatistics:
     index: int
     features: np.ndarray
     counts: np.ndarray
-    sums: np.ndarray
-    squares: np.ndarray
+    sums: np.ndarray | None = None
+    squares: np.ndarray | None = None
 
 
 class ColumnLayout:
@@ -207,8 +208,10 @@ class ColumnLayout:
                 problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): {self._remedy()}"
             ) from None
 
-    def read_block(self, b: int) -> ColumnBlock:
-        """Read column block ``b``, its chunks decoded on the store's ``read_threads`` threads.
+    def read_block(self, b: int, statistics: bool = True) -> ColumnBlock:
+        """Read column block ``b``, its chunks decoded on the store's ``read_threads`` threads; without its
+        ``statistics`` if not asked (a learner reads them once, by :meth:`statistics`: they are 32 bytes a column,
+        more than the entries where most features occur once or twice).
 
         Raises
         ------
@@ -219,7 +222,7 @@ class ColumnLayout:
         if not 0 <= b < self.n_blocks:
             raise StoreError(f"{self.store.path}: no column block {b} (the layout has {self.n_blocks})")
         entry = self.blocks[b]
-        arrays = self._read(b, COLUMN_DATASETS)
+        arrays = self._read(b, COLUMN_DATASETS if statistics else COLUMN_ENTRIES)
         block = ColumnBlock(b, entry["first"], entry["stop"], **arrays)
         problem = self._block_problem(block, entry)
         if problem:
@@ -234,7 +237,8 @@ class ColumnLayout:
             return f"{n} columns and {block.nnz} nnz, the manifest says {entry['columns']} and {entry['nnz']}"
         if len(block.indptr) != n + 1 or len(block.data) != block.nnz:
             return "array lengths disagree"
-        if block.sums.shape != (n, self.stat_classes) or block.squares.shape != (n, self.stat_classes):
+        shapes = {(n, self.stat_classes)}
+        if block.sums is not None and {block.sums.shape, block.squares.shape} != shapes:
             return f"the statistics are not of shape ({n}, {self.stat_classes})"
         if block.data.dtype != self.store.dtype or block.rows.dtype.kind != "i" or block.features.dtype.kind != "i":
             return "an array is of another type than the layout's"
@@ -247,12 +251,19 @@ class ColumnLayout:
         return None
 
     def iter_blocks(
-        self, order: Iterable[int] | None = None, *, prefetch: int = 1, stats: ReadStats | None = None
+        self,
+        order: Iterable[int] | None = None,
+        *,
+        prefetch: int = 1,
+        stats: ReadStats | None = None,
+        statistics: bool = True,
     ) -> Iterator[ColumnBlock]:
         """Yield column blocks in ``order`` (default: by feature), reading up to ``prefetch`` ahead on threads, as
-        :meth:`BlockStore.iter_blocks` reads row blocks; ``stats`` accumulates read and wait seconds."""
+        :meth:`BlockStore.iter_blocks` reads row blocks; ``stats`` accumulates read and wait seconds; ``statistics``:
+        as :meth:`read_block`."""
         order = list(range(self.n_blocks) if order is None else order)
-        yield from read_in_order(order, self.read_block, self.blocks, prefetch, stats)
+        read = self.read_block if statistics else lambda b: self.read_block(b, statistics=False)
+        yield from read_in_order(order, read, self.blocks, prefetch, stats)
 
     def statistics(self, b: int) -> ColumnStatistics:
         """Column block ``b``'s statistics without its entries: its features, their counts, ``sums`` and

@@ -493,7 +493,9 @@ class ColumnPiece:
         lo = entries[int(block_ids[0])]["first"] if index > 0 else 0
         hi = problem.n_features if last else entries[int(block_ids[-1])]["stop"]
         self.bias = problem.bias if last else 0.0
-        self.weights = np.r_[np.arange(lo, hi), [problem.n_weights - 1] if last else []].astype(np.int64)
+        # the piece's weights, its features and (the last piece) the bias slot after them: a range, so that the
+        # learners' arrays over them are views, not copies of the size of the features
+        self.weights = slice(lo, problem.n_weights if last else hi)
         self.n_rows, self.threads = layout.n_rows, threads
         item = layout.rows_dtype.itemsize + np.dtype(layout.store.dtype).itemsize  # a row id and a value an entry
         self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
@@ -513,7 +515,8 @@ class ColumnPiece:
     def blocks(self):
         """The piece's column blocks in order (kept, or read ahead), then its bias column."""
         missing = [int(b) for b in self.block_ids if int(b) not in self.kept]
-        fresh = iter(self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read)) if missing else None
+        read = self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read, statistics=False)
+        fresh = iter(read) if missing else None
         for b in self.block_ids:
             block = self.kept.get(int(b))
             if block is None:
@@ -530,7 +533,7 @@ class ColumnPiece:
             n = self.n_rows
             self._bias_column = BiasColumn(  # (its index: after the layout's blocks, for its columns' seeds)
                 self.layout.n_blocks,
-                np.array([self.weights[-1]]),
+                np.array([self.weights.stop - 1]),
                 np.array([0, n]),
                 np.arange(n),
                 np.full(n, self.bias),
