@@ -139,7 +139,7 @@ def build(parser: argparse.ArgumentParser, spec: Command) -> None:
     for p in spec.positionals:
         parser.add_argument(p.name, help=p.help, metavar=p.metavar, nargs="?" if p.optional else None)
     options, offers = spec.options(), spec.offers()
-    titles = {group: group for group in GROUPS} | {"": "options"}
+    titles = {group: group for group in GROUPS} | {"": f"{spec.name} options"}  # (argparse's own: "options", -h)
     groups = {name: parser.add_argument_group(titles[name]) for name in ("", *GROUPS) if _in(options, name)}
     for param in options:
         add(groups.get(param.group) or groups[""], param, spec.name, offers)
