@@ -16,6 +16,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+# What a bug prints, never a good error: a traceback, the command line's line for an exception it did not expect
+# (blocksvm.cli.entry), a crash. Phrases, not words: a good message may quote a codec's "unexpected end of data".
+BUG_SIGNS = ("Traceback", "blocksvm: error: unexpected ", "(a bug in blocksvm", "Fatal Python error", "forked child")
 HANG_BOUND = 120.0  # seconds: a command this long on the tests' tiny files hangs (a loaded machine is slow, not this)
 
 

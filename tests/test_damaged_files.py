@@ -84,7 +84,7 @@ def copy(tree: Path, to: Path) -> Path:
 def one_line(err: str) -> str:
     lines = err.rstrip("\n").split("\n")
     assert len(lines) == 1 and lines[0].startswith("blocksvm: error: "), err
-    assert "Traceback" not in err and "unexpected" not in err, err
+    assert not any(sign in err for sign in forked.BUG_SIGNS), err
     return lines[0].removeprefix("blocksvm: error: ")
 
 

@@ -4,9 +4,10 @@ feature map, models of both formats, checkpoints of train, tune and stream, hist
 Each example mutates one pristine file (bytes flipped, cut or spliced; a JSON value replaced by one of another type,
 or removed), runs the command that reads it in a process of its own (tests/forked.py: a hang is a failure after a
 generous bound, nothing here depends on timing below it), and asserts what a user may see: a result, or one line
-``blocksvm: error: ...`` naming the file (a malformed text line adds the line itself); never a traceback, an
-"unexpected" error or a crash. A store damaged in its blocks or its feature map that still trains gives the model of
-the pristine store, bit for bit: what was read is what was written, or the run is refused.
+``blocksvm: error: ...`` naming the file (a malformed text line adds the line itself); never a traceback, the line
+of an exception the command did not expect, or a crash (``forked.BUG_SIGNS``: phrases a bug prints, not words a
+good message may quote). A store damaged in its blocks or its feature map that still trains gives the model of the
+pristine store, bit for bit: what was read is what was written, or the run is refused.
 
 Seeded and bounded: hypothesis derandomized, a few examples of each kind in the suite (the whole file runs in about
 20 s on two busy cores), and a longer campaign of the same tests in the slow step (30 a kind).
@@ -215,7 +216,7 @@ def text_mutations(draw):
 def check_outcome(done: forked.Done, named: list[str], codes=(0, 2)) -> None:
     """A result, or one error line naming the file (a malformed text line shown beneath); nothing else."""
     assert done.code in codes, f"exit {done.code}: {done.err}"
-    for sign in ("Traceback", "unexpected", "Fatal Python error", "forked child"):
+    for sign in forked.BUG_SIGNS:
         assert sign not in done.err, done.err
     if done.code != 2:
         return
@@ -290,6 +291,17 @@ def test_a_fuzzed_manifest_trains_or_is_one_line_naming_the_store(files, work, e
         check_outcome(forked.run(["info", store, "--verify"]), [store.name], codes=(0, 1, 2))
 
     run()
+
+
+def test_a_manifest_cut_inside_a_character_is_one_line_that_may_quote_the_codec(files, work):
+    """The draw that turned the slow step red on one machine: a manifest whose last byte starts a UTF-8 character.
+    The codec's own words ("unexpected end of data") belong in a good message; only a bug's phrases fail."""
+    store = a_store_copy(files, work, files.store)
+    text = (store / "manifest.json").read_bytes()
+    (store / "manifest.json").write_bytes(text[: len(text) // 2] + b"\xca")
+    done = forked.run(["info", store])
+    check_outcome(done, [store.name])
+    assert done.code == 2 and "unexpected end of data" in done.err, done.err
 
 
 @pytest.mark.parametrize("examples", RUNS)
