@@ -456,15 +456,28 @@ WORKERS = Param(
 )
 CACHE_MB = Param(
     "cache_mb",
-    64.0,
-    "Megabytes of rows kept in memory. dual-cd, crammer-singer, one-class: the cache working set; newton, owl-qn: "
-    "the whole store when it fits (their passes after the first then read nothing; on shards, each shard's share "
-    "within its part of it); cdn, glmnet: the store's columns when they fit (their rounds after the first then read "
-    "nothing; each piece its share).",
+    None,
+    "dual-cd, crammer-singer, one-class: megabytes of the support-vector cache of --working-set cache (rows solved "
+    "with every block), taken out of --memory-mb. newton, owl-qn, cdn, glmnet: an older name of --memory-mb (the "
+    "store or its columns kept in memory when they fit). None: 64 for the cache; the others: --memory-mb.",
     positive,
-    "a positive number of megabytes",
+    "a positive number of megabytes or None",
+    none_ok=True,
     metavar="MB",
-    solver_defaults=(("cdn", 1024.0), ("glmnet", 1024.0)),
+    group="data",
+)
+MEMORY_MB = Param(
+    "memory_mb",
+    None,
+    "Megabytes of data the run keeps in memory: decoded blocks kept across passes (dual CD, Pegasos, "
+    "Crammer-Singer, one-class: as many as fit, the others read again at every pass; newton, owl-qn: the whole store "
+    "when it fits), or the store's columns (cdn, glmnet). More memory never makes a run slower. None: half of the "
+    "memory available when the run starts (said in its first line).",
+    positive,
+    "a positive number of megabytes or None",
+    none_ok=True,
+    metavar="MB",
+    commands=("train",),
     group="data",
 )
 
@@ -485,24 +498,31 @@ COLUMN_PIECES = Param(
 WORKING_SETS = ("cache", "pair", "block")
 WORKING_SET = Param(
     "working_set",
-    "cache",
-    "Rows solved together with each loaded block: a cache of support vectors "
-    "kept from earlier blocks (cache: selective block minimization, Chang & Roth 2011), the block "
-    "visited before it (pair), or none (block: plain block minimization). docs/ALGORITHMS.md compares "
-    "them.",
     None,
-    "one of cache, pair, block",
+    "Rows solved together with each loaded block: none (block: with one inner pass, every row swept once a pass, the "
+    "rows kept in memory and the blocks streamed in one random order), a cache of support vectors kept from earlier "
+    "blocks (cache: selective block minimization, Chang & Roth 2011), or the block visited before it (pair). "
+    "docs/ALGORITHMS.md compares them. None: the learner's own (dual-cd: block with one inner pass, in this process; "
+    "cache on shards, or with more inner passes).",
+    None,
+    "one of cache, pair, block, or None",
+    none_ok=True,
     choices=WORKING_SETS,
     parse=str,
+    solver_defaults=(("crammer-singer", "cache"), ("one-class", "cache")),
     group="solver",
 )
 INNER_PASSES = Param(
     "inner_passes",
-    5,
-    "Passes of dual CD over its working set per visit at most (one-class: iterations of its two-level method).",
+    None,
+    "Passes of dual CD over its working set per visit at most (one-class: iterations of its two-level method). With "
+    "one, LIBLINEAR's shrinking carries from pass to pass as in LIBLINEAR's own loop; with more, each visit starts "
+    "it afresh. None: the learner's own (dual-cd: 1 with the block working set, in this process; else 5).",
     count,
-    "an integer >= 1",
+    "an integer >= 1 or None",
+    none_ok=True,
     parse=int,
+    solver_defaults=(("crammer-singer", 5), ("one-class", 5)),
 )
 INNER_EPS = Param(
     "inner_eps",
@@ -563,18 +583,19 @@ COMMON: tuple[Param, ...] = (
     Param(
         "max_outer",
         50,
-        "Outer iterations (passes over the store) at most (newton, owl-qn, cdn, glmnet: their iterations, a pass or "
-        "more each).",
+        "Outer iterations (passes over the store) at most (dual-cd: a sweep each, LIBLINEAR's 1,000 at most; newton, "
+        "owl-qn, cdn, glmnet: their iterations, a pass or more each).",
         count,
         "an integer >= 1",
         parse=int,
         safe_to_change=True,
         commands=("train", "partial_fit"),
-        solver_defaults=(("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
+        solver_defaults=(("dual-cd", 1000), ("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
         group="stopping",
     ),
     AVERAGE,
     L1,
+    MEMORY_MB,
     Param(
         "order",
         "random",

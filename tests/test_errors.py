@@ -1033,7 +1033,7 @@ CASES = [
     ("tol must be a number >= 0, not <x>", "error", train_with("--tol", "-1")),
     ("eps must be a positive number or None, not <x>", "error", train_with("--eps", "0")),
     ("max_outer must be an integer >= 1, not <n>", "error", train_with("--max-outer", "0")),
-    ("inner_passes must be an integer >= 1, not <n>", "error", train_with("--inner-passes", "0")),
+    ("inner_passes must be an integer >= 1 or None, not <n>", "error", train_with("--inner-passes", "0")),
     ("nu must be a number in (0, 1], not <x>", "error", train_with("-s", "21", "-n", "1.5")),
     ("<flag> is not read by --solver <name>: <reason>", "error", train_with("-s", "21", "-B", "1")),
     (

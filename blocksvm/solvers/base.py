@@ -81,12 +81,16 @@ class Resources:
     columns : object, optional
         A column learner's columns (:class:`blocksvm.store.ColumnPieces`: the layout's door, its pieces, the rows'
         labels and the per-feature statistics).
+    kept : object, optional
+        The blocks the engine keeps in memory (:class:`blocksvm.store.KeptBlocks`): dual CD sweeps their rows in
+        one random order.
     """
 
     blocks: object = None
     memory: float = 0.0
     map: Callable = serial_map
     columns: object = None
+    kept: object = None
 
 
 @dataclass
@@ -104,6 +108,7 @@ class BlockReport:
     passes: float
     updates: int
     figures: dict = field(default_factory=dict)
+    sweep_seconds: float = 0.0  # of the visit, in the learner's kernels (the rest is its upkeep)
 
 
 class Solver:

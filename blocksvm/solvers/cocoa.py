@@ -211,6 +211,9 @@ class CoCoASolver(Solver):
 
     dual_objectives = DualCDSolver.dual_objectives
 
+    def refresh_resident_sums(self) -> None:
+        """(The shards keep no rows of their own in memory: their dual sums are all in block_sums.)"""
+
     def pass_figures(self, total: dict) -> dict:
         violation = float(np.max(np.subtract(total["pg_max"], total["pg_min"]))) if total else None
         return {"pg_violation": violation, "nsv": self.nsv}

@@ -26,6 +26,7 @@ import copy
 import operator
 import os
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,8 +36,9 @@ from blocksvm.solvers.base import BLOCKS, COLUMNS, ROW_SUMS, BlockReport, Resour
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
 from blocksvm.store import BlockStore, ColumnPieces, KeptBlocks, ReadStats, ShardView
+from blocksvm.store.kept import block_bytes
 from blocksvm.sums import Node, PieceLayout, TreeSum, range_nodes, split
-from blocksvm.train.pass_loop import PassRun, run_pass, store_blocks
+from blocksvm.train.pass_loop import PassRun, run_pass
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER, Schedule
 
@@ -171,20 +173,61 @@ def _shardable(solver_class) -> bool:
 # ---- how a learner's passes are made -----------------------------------------------------------------------
 
 
-def build(solver_class: type[Solver], problem, params, store: BlockStore, client=None):
+def build(solver_class: type[Solver], problem, params, store: BlockStore, client=None, budget: Budget | None = None):
     """The learner the loop drives and how its passes are made, ``(learner, passes)``, decided once by what the
     learner reads (its family: ``solver_class.reads``); the learner is built with its :class:`Resources`.
 
     ``params.workers`` > 1 or a dask ``client``: shards of the blocks, their rounds on threads or the cluster's
     workers (CoCoA+ for dual CD, :class:`PassShard` for a row-sum learner), or the column pieces on the cluster's
-    workers. Otherwise passes in this process, on ``params.threads`` threads.
+    workers. Otherwise passes in this process, on ``params.threads`` threads. ``budget``: the run's memory budget
+    (default: :func:`memory_budget`'s).
     """
-    return BUILDERS[solver_class.reads](solver_class, problem, params, store, client)
+    return BUILDERS[solver_class.reads](solver_class, problem, params, store, client, budget or memory_budget(params))
 
 
-def memory_budget(params) -> float:
-    """Bytes of data the run keeps in memory: ``--cache-mb``, the learner's (its solver default)."""
-    return params.cache_mb * 1e6
+@dataclass(frozen=True)
+class Budget:
+    """The run's memory budget: ``bytes`` of data it keeps in memory, and where the figure came from (``said``)."""
+
+    bytes: float
+    said: str
+
+
+DEFAULT_SHARE = 0.5  # of the memory available when the run starts
+
+
+def memory_budget(params) -> Budget:
+    """The run's budget: ``--memory-mb``; for the row-sum and column learners ``--cache-mb`` where given (its older
+    name for them); else half of the memory available when the run starts."""
+    from blocksvm.solvers import SOLVERS
+
+    if params.cache_mb is not None and SOLVERS[params.solver].reads != BLOCKS:
+        return Budget(params.cache_mb * 1e6, f"--cache-mb {params.cache_mb:g}")
+    if params.memory_mb is not None:
+        return Budget(params.memory_mb * 1e6, f"--memory-mb {params.memory_mb:g}")
+    available = available_mb()
+    if available is None:
+        return Budget(FALLBACK_MB * 1e6, f"{FALLBACK_MB:,} MB: the memory available is unknown here")
+    mb = DEFAULT_SHARE * available
+    return Budget(mb * 1e6, f"{mb:,.0f} MB, half of the {available:,.0f} MB available")
+
+
+FALLBACK_MB = 1024  # the budget where the memory available cannot be read (not Linux)
+CACHE_DEFAULT_MB = 64.0  # the support-vector cache of --working-set cache, when --cache-mb is not given
+
+
+def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 1) -> tuple[float, float]:
+    """A block learner's ``budget``, split: ``(the learner's own bytes, the kept blocks' bytes)``: its own is the
+    support-vector cache of ``--working-set cache``; the blocks being read ahead (``--prefetch``, and the one in the
+    learner's hands) and the learner's arrays of every row come off the rest, which keeps blocks."""
+    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if params.working_set != "block" else 0.0  # (None: the
+    # learner's own, which may be the cache)
+    largest = max((block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks), default=0.0)
+    # dual CD's arrays of every row: alpha and a shrinking flag, and of the resident rows their target, 1 / Qbar_ii,
+    # share (one problem: about this)
+    arrays = 40.0 * store.n_rows
+    kept = budget.bytes / workers - cache - (params.prefetch + 1) * largest - arrays
+    return cache, max(kept, 0.0)
 
 
 def _in_shards(params, client) -> bool:
@@ -195,53 +238,59 @@ def _engine(params, client, threads: int):
     return DaskEngine(client) if client is not None else ThreadEngine(threads)
 
 
-def _build_blocks(solver_class, problem, params, store: BlockStore, client=None):
-    """A block learner: its passes over the store's blocks in this process (its tasks on ``--threads`` threads), or
-    its coordinator's rounds of shards (dual CD's CoCoA+), each shard a dealt share of the blocks."""
+def _build_blocks(solver_class, problem, params, store: BlockStore, client, budget: Budget):
+    """A block learner: its passes over the store's blocks in this process (its tasks on ``--threads`` threads), as
+    many blocks kept in memory as fit its budget, or its coordinator's rounds of shards (dual CD's CoCoA+), each shard
+    a dealt share of the blocks."""
     if not _in_shards(params, client):
-        resources = Resources(blocks=store, memory=memory_budget(params), map=ThreadEngine(params.threads).map)
+        cache, room = _block_memory(params, store, budget)
+        first = Schedule(params.seed, 1, shuffle=params.order == "random").order(store.n_blocks)
+        kept = KeptBlocks(store, first, room)  # (planned along the first pass's order: the blocks it keeps first)
+        threads = ThreadEngine(params.threads)
+        resources = Resources(blocks=store, memory=cache, map=threads.map, kept=kept)
         learner = solver_class(problem, params, resources)
-        return learner, BlockPasses(learner, store)
+        return learner, BlockPasses(learner, store, kept, budget, threads.map)
     if solver_class.coordinator is None:
         raise ParameterError(f"--solver {solver_class.name} does not run in shards")
     workers = params.workers or 1
     engine = _engine(params, client, workers)
     n_shards = _check_shards(workers, store.n_blocks)
     views = [ShardView(store, np.arange(k, store.n_blocks, n_shards)) for k in range(n_shards)]  # dealt
-    # (each shard's learner keeps its working set within the budget, as one learner in this process would)
-    learner = driver(solver_class.coordinator)(problem, params, views, engine, memory_budget(params))
+    cache, _ = _block_memory(params, store, budget, n_shards)
+    # (each shard's learner keeps its working set as one learner in this process would)
+    learner = driver(solver_class.coordinator)(problem, params, views, engine, cache)
     return learner, Rounds(learner, engine, store)
 
 
-def _build_row_sums(solver_class, problem, params, store: BlockStore, client=None):
+def _build_row_sums(solver_class, problem, params, store: BlockStore, client, budget: Budget):
     """A row-sum learner: each pass's pieces summed on ``--threads`` threads in this process, or on shards (each a
-    contiguous range of blocks), the store's blocks kept in memory when they fit the budget (each shard its share)."""
+    contiguous range of blocks), the store's blocks kept in memory as they fit the budget (each shard its share)."""
     learner = solver_class(problem, params)
     layout = PieceLayout.of(store.block_rows, store.nnz, problem.n_weights)
     if not _in_shards(params, client):
-        kept = KeptBlocks(store, store.n_rows, memory_budget(params))
-        return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads), kept)
+        kept = KeptBlocks(store, range(store.n_blocks), budget.bytes)  # (a pass of sums reads in store order)
+        return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads), kept, budget)
     workers = params.workers or 1
     engine = _engine(params, client, workers)
     ranges = split(0, store.n_blocks, _check_shards(workers, store.n_blocks))
     views = [ShardView(store, np.arange(a, b)) for a, b in ranges]  # contiguous: each a range of the tree
-    share = memory_budget(params) / workers
+    share = budget.bytes / workers
     engine.keep([PassShard(k, v, learner, layout, params, share) for k, v in enumerate(views)])
     return learner, Rounds(learner, engine, store)
 
 
-def _build_columns(solver_class, problem, params, store: BlockStore, client=None):
+def _build_columns(solver_class, problem, params, store: BlockStore, client, budget: Budget):
     """A column learner and its rounds: ``column_pieces`` pieces of the store's column layout
     (:class:`~blocksvm.store.ColumnPieces`), on ``max(threads, workers)`` threads (or the cluster's workers), each
     piece's separable work on the threads left to it."""
     threads = max(params.threads, params.workers or 1)
     pieces = params.column_pieces
     inner = params.threads if client is not None else max(1, threads // pieces)
-    columns = ColumnPieces(store, pieces, problem.bias, memory_budget(params), inner, params.prefetch)
+    columns = ColumnPieces(store, pieces, problem.bias, budget.bytes, inner, params.prefetch)
     engine = _engine(params, client, min(threads, pieces))
     engine.keep(columns.pieces)
     learner = solver_class(problem, params, Resources(columns=columns))
-    return learner, ColumnRounds(learner, engine, store, columns)
+    return learner, ColumnRounds(learner, engine, store, columns, budget)
 
 
 BUILDERS = {BLOCKS: _build_blocks, ROW_SUMS: _build_row_sums, COLUMNS: _build_columns}
@@ -257,24 +306,41 @@ def _check_shards(workers: int, n_blocks: int) -> int:
 
 
 class BlockPasses:
-    """A block learner's passes in this process: its blocks in the schedule's order, read ahead by a thread."""
+    """A block learner's passes in this process: its blocks in the schedule's order, as many kept in memory as fit
+    its budget (``kept``), the others read ahead by the store's threads."""
 
     columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
 
-    def __init__(self, learner, store: BlockStore):
-        self.learner, self.store = learner, store
+    def __init__(self, learner, store: BlockStore, kept: KeptBlocks, budget: Budget, map_=None):
+        self.learner, self.store, self.kept, self.budget = learner, store, kept, budget
+        self.map = map_ or (lambda function, tasks: [function(task) for task in tasks])
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         p = run.params
         schedule = Schedule(p.seed, outer, shuffle=p.order == "random")
-        blocks = store_blocks(self.store, schedule.order(self.store.n_blocks, run.state.position), p.prefetch, read)
-        return run.run(blocks, self.learner, schedule)
+        order = schedule.order(self.store.n_blocks, run.state.position)
+        return run.run(self.kept.iter(self.store, order, p.prefetch, read), self.learner, schedule)
 
     def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
-        return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
+        """An exact pass at ``W``: the kept blocks on the engine's threads, the others as they are read; the blocks'
+        figures added in store order (the same bits for any number of threads)."""
+        n = self.store.n_blocks
+        kept = [b for b in range(n) if self.kept.holds(b)]
+        parts = dict(zip(kept, self.map(lambda b: evaluate_block(problem, W, self.kept.block(b)), kept)))
+        for b, block in self.kept.iter(self.store, [b for b in range(n) if b not in parts], prefetch, ReadStats()):
+            parts[b] = evaluate_block(problem, W, block)
+        total = (np.zeros(W.shape[0]), 0, 0.0)
+        for b in range(n):
+            total = tuple(a + c for a, c in zip(total, parts[b]))
+        return total
 
     def note(self) -> str | None:
-        return None
+        """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
+        return memory_warning(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
+
+    def budget_note(self) -> str:
+        """The run's memory budget and where the passes' blocks come from (said at -v)."""
+        return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
 
 
 def evaluate_blocks(problem, W: np.ndarray, blocks) -> tuple[np.ndarray, int, float]:
@@ -320,8 +386,9 @@ class PiecePasses:
 
     columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
 
-    def __init__(self, learner, store: BlockStore, layout: PieceLayout, engine: ThreadEngine, kept: KeptBlocks):
+    def __init__(self, learner, store: BlockStore, layout: PieceLayout, engine, kept: KeptBlocks, budget: Budget):
         self.learner, self.store, self.layout, self.engine, self.kept = learner, store, layout, engine, kept
+        self.budget = budget
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         visits = PieceVisits(self.learner.mapper(), self.layout, self.engine, self.learner.tree, self.learner.request())
@@ -333,27 +400,48 @@ class PiecePasses:
         return evaluate_blocks(problem, W, (block for _, block in blocks))
 
     def note(self) -> str | None:
-        """Where the passes' blocks come from, said once: memory, or the store at every pass."""
-        kept = self.kept
-        return memory_note(self.learner.name, kept.budget, kept.bytes / 1e6, kept.fits, ("the store", "pass", "it"))
+        """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
+        return memory_warning(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
+
+    def budget_note(self) -> str:
+        """The run's memory budget and where the passes' blocks come from (said at -v)."""
+        return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
 
 
-def memory_note(name: str, budget: float, needed: float, fits: bool, words: tuple[str, str, str]) -> str:
-    """Where learner ``name``'s data comes from, said once: kept in memory, or read again at every pass (or round),
-    and then the ``--cache-mb`` that would keep it when this machine has twice that memory available. ``budget``:
-    bytes; ``words``: what is kept ("the store"), what reads it ("pass") and its pronoun ("it")."""
+def memory_note(name: str, budget: Budget, kept, words: tuple[str, str, str]) -> str:
+    """The run's memory budget and where learner ``name``'s data comes from: kept in memory, or partly or wholly read
+    again at every pass (or round, :func:`memory_warning`). ``kept``: what keeps it (``bytes`` all of it takes,
+    ``fits``; for blocks, its ``plan`` of ``sizes``); ``words``: what is kept ("the store"), what reads it ("pass")
+    and its pronoun ("it")."""
+    if not kept.fits:
+        return memory_warning(name, budget, kept, words)
+    what, each, _ = words
+    return (
+        f"memory budget {budget.said}: {name} keeps {what} in memory ({kept.bytes / 1e6:,.0f} MB): its later "
+        f"{each}es read nothing"
+    )
+
+
+def memory_warning(name: str, budget: Budget, kept, words: tuple[str, str, str]) -> str | None:
+    """When the data does not all fit the budget (else None): what every pass (or round) reads again, and the budget
+    that would keep it all when this machine has twice that memory available."""
+    if kept.fits:
+        return None
     what, each, it = words
-    if fits:
-        return f"{name} keeps {what} in memory ({needed:,.0f} MB): its later {each}es read nothing"
-    need = "needs" if it == "it" else "need"
-    budget = f"{what} {need} {needed:,.3g} MB in memory, more than --cache-mb {budget / 1e6:g}"
+    needed = kept.bytes / 1e6
+    head = f"memory budget {budget.said}: {name}"
+    flag = "--cache-mb" if budget.said.startswith("--cache-mb") else "--memory-mb"
+    planned, total = len(getattr(kept, "plan", ())), len(getattr(kept, "sizes", ()))
+    part = f" keeps {planned} of its {total} blocks in memory;" if planned else ""
+    reads = f"every {each} of {name} reads {'the others' if planned else it} again"
+    more = f"{what} {'needs' if it == 'it' else 'need'} {needed:,.3g} MB in memory"
     available = available_mb()
     if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
         return (
-            f"{budget}: every {each} of {name} reads {it} again; --cache-mb {_round_up(needed)} keeps {it} in "
-            f"memory ({available:,.0f} MB available), and its later {each}es read nothing"
+            f"{head}{part} {more}: {reads}; {flag} {_round_up(needed)} keeps {it} in memory ({available:,.0f} MB "
+            f"available), and its later {each}es read nothing"
         )
-    return f"{budget}: every {each} of {name} reads {it} again (a larger --cache-mb keeps {it})"
+    return f"{head}{part} {more}: {reads} (a larger {flag} keeps {it})"
 
 
 def available_mb() -> float | None:
@@ -382,7 +470,7 @@ class PassShard:
     def __init__(self, index: int, view: ShardView, learner, layout: PieceLayout, params, memory: float):
         self.index, self.view, self.layout, self.params = index, view, layout, params
         self.mapper = learner.mapper()  # its problem and kernels, not its vectors
-        self.kept = KeptBlocks(view.store, view.n_rows, memory)
+        self.kept = KeptBlocks(view.store, view.blocks, memory)
         self.tree: TreeSum | None = None
 
     @property
@@ -427,8 +515,8 @@ class ColumnRounds:
     learner's ``broadcast()``, the results to its ``reduce`` in the pieces' order. Signals and the time limit wait
     for the round's end."""
 
-    def __init__(self, learner, engine, store: BlockStore, columns: ColumnPieces):
-        self.learner, self.engine, self.store, self.columns = learner, engine, store, columns
+    def __init__(self, learner, engine, store: BlockStore, columns: ColumnPieces, budget: Budget):
+        self.learner, self.engine, self.store, self.columns, self.budget = learner, engine, store, columns, budget
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         results = self.engine.run_kept(column_round, self.learner.worker(), self.learner.broadcast())
@@ -445,9 +533,12 @@ class ColumnRounds:
         return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
 
     def note(self) -> str | None:
-        """Where the rounds' columns come from, said once."""
-        c = self.columns
-        return memory_note(self.learner.name, c.budget, c.bytes / 1e6, c.fits, ("the columns", "round", "them"))
+        """What a round reads again, when the columns do not all fit the budget (said before the first round)."""
+        return memory_warning(self.learner.name, self.budget, self.columns, ("the columns", "round", "them"))
+
+    def budget_note(self) -> str:
+        """The run's memory budget and where the rounds' columns come from (said at -v)."""
+        return memory_note(self.learner.name, self.budget, self.columns, ("the columns", "round", "them"))
 
 
 # ---- shards' rounds -----------------------------------------------------------------------------------------
@@ -492,6 +583,9 @@ class Rounds:
             read.blocks_read += r.read.blocks_read
         run.advance(self.store.n_blocks - run.state.position)
         return True
+
+    def budget_note(self) -> None:
+        return None
 
     def note(self) -> str | None:
         """What dual CD's CoCoA+ rounds cost (a pass learner's shards make the serial passes, bit for bit)."""

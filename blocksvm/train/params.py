@@ -141,6 +141,12 @@ class _Checked:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def with_solver_defaults(self, command: str = "train"):
+        """The parameters left at None that have a default of their solver's own, at that default (a TrainParams made
+        by hand; :func:`settle` fills them itself)."""
+        own = {p.name: p.default_for(command, self.solver) for p in PARAMS.values() if p.solver_defaults}
+        return replace(self, **{name: value for name, value in own.items() if getattr(self, name) is None})
+
     @classmethod
     def from_dict(cls, values: dict):
         known = {f.name for f in fields(cls)}

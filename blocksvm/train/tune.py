@@ -38,7 +38,7 @@ from blocksvm.solvers import Problem
 from blocksvm.solvers.by_columns import loss_at_zero
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, reading
-from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
+from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed, with_recorded_memory
 from blocksvm.train.params import for_store, settle_tune
 from blocksvm.train.signals import StopRequest
 from blocksvm.train.snapshot import check_shape, differences
@@ -468,6 +468,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     """
     params, run, options = settle_tune(params, options)
     checkpointer = checkpointer_of(run)
+    params = with_recorded_memory(params, run.resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
