@@ -119,8 +119,9 @@ def main() -> None:
         reads = "" if best["read_mb"] is None else f"{best['read_mb'] / low['store_mb']:.1f}"
         rows.append([name, report.seconds(best["wall_s"]), f"{best['wall_s'] / baseline:.2f}", best["passes"],
                      f"{best['gap']:.1e}", reads, f"{best['peak_rss_mb']:,.0f}"])  # fmt: skip
-    print(f"\n{args.rows:,} x {args.features:,} x {args.nnz} store, {low['store_mb']:,.0f} MB on disk "
-          f"({csr_mb(ours):,.0f} MB of CSR); one cold read {low['floor_s']} s ({low['floor_mb_s']} MB/s)\n")  # fmt: skip
+    size = f"{low['store_mb']:,.0f} MB on disk ({csr_mb(ours):,.0f} MB of CSR)"
+    print(f"\n{args.rows:,} x {args.features:,} x {args.nnz} store, {size}; one cold read {low['floor_s']} s "
+          f"({low['floor_mb_s']} MB/s)\n")  # fmt: skip
     print(report.table(["run", "wall s", f"/ {args.base}", "passes", "gap", "reads of the store", "peak RSS MB"],
                        rows))  # fmt: skip
     report.write_json(folder / "bench_cold.json", {"machine": report.machine(), "floor": low, "results": results})
