@@ -42,7 +42,7 @@ from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import weight_of
 from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
-from blocksvm.train.params import TrainParams, for_store, settle
+from blocksvm.train.params import FASTER, TrainParams, faster_solver, for_store, settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import (
     TIME_LIMIT,
@@ -235,6 +235,8 @@ class Trainer(Run):
                 f"WARNING: reached max_outer ({self.params.max_outer}) with {self.rules.short_of(st.history[-1])}: "
                 "raise --max-outer or --time-limit (max_outer=, time_limit= in Python), or loosen the tolerance"
             )
+            if faster := faster_solver(self.params):  # (scaled or dense data: dual CD's many passes)
+                self.monitor.say(f"note: {FASTER.format(solver=faster)}")
         return TrainResult(model, st.history, reason, interrupted)
 
     def _say_notes(self) -> None:
@@ -572,7 +574,7 @@ def train(
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
-    store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
+    store = store_or_cached(store, run.cache_dir, say=say, progress=bars, skip_bad_lines=run.skip_bad_lines)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
     params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34)

@@ -223,6 +223,10 @@ def liblinear_objective(summary: dict) -> float | None:
     return summary.get("primal")
 
 
+DEFAULT_TOL = 1e-3
+"""The relative duality gap ``tol`` stands for when it is None and ``eps`` was not given (:class:`StopRules`)."""
+
+
 class StopRules:
     """The rules that end training, judged on each pass record.
 
@@ -230,12 +234,18 @@ class StopRules:
     solvers that declare them in ``stop_rules``, and ``"solver"`` to a solver that judges its own iterations
     (Newton's gradient rule, LIBLINEAR's -e): its record says ``stop`` when it is done; ``max_outer`` and the
     time limit apply to all.
+
+    ``tol`` None is :data:`DEFAULT_TOL`, but beside a PG rule (``eps`` given to a solver that has one): then ``-e``
+    alone stops the run, as LIBLINEAR's ``-e`` does, and a tighter ``-e`` makes more passes (the default gap rule
+    would stop them first). Both given, either stops the run, and the reason says when the gap stopped it before
+    ``eps`` was met.
     """
 
     def __init__(self, params, solver_rules: frozenset[str]):
         self.params = params
-        self.gap = "gap" in solver_rules and params.tol > 0
         self.pg = "pg" in solver_rules and params.eps is not None
+        self.tol = params.tol if params.tol is not None else 0.0 if self.pg else DEFAULT_TOL
+        self.gap = "gap" in solver_rules and self.tol > 0
         self.own = "solver" in solver_rules
 
     @property
@@ -245,8 +255,7 @@ class StopRules:
 
     def unused_note(self, solver_name: str) -> str | None:
         """A note when the user set a rule this solver does not have."""
-        p = self.params
-        if not self.has_tolerance and (p.tol > 0 or p.eps is not None):
+        if not self.has_tolerance and (self.tol > 0 or self.params.eps is not None):
             return f"{solver_name} has no dual: it stops after max_outer passes or the time limit"
         return None
 
@@ -254,7 +263,7 @@ class StopRules:
         """How far the last record is from the rules that would have ended the run (a warning at max_outer)."""
         p, far = self.params, []
         if self.gap and record.get("gap") is not None:
-            far.append(f"relative duality gap {record['gap']:.1e} > tol {p.tol:g}")
+            far.append(f"relative duality gap {record['gap']:.1e} > tol {self.tol:g}")
         if self.pg and record.get("pg_violation") is not None:
             far.append(f"PG violation {record['pg_violation']:.2g} > eps {p.eps:g}")
         if self.own and record.get("gradient_norm") is not None:
@@ -262,7 +271,7 @@ class StopRules:
         return ", ".join(far) or "no tolerance met"
 
     def gap_met(self, record: dict) -> bool:
-        return self.gap and record.get("gap") is not None and record["gap"] <= self.params.tol
+        return self.gap and record.get("gap") is not None and record["gap"] <= self.tol
 
     def exact_due(self, record: dict, history: list) -> bool:
         """Whether the gap rule wants ``record`` evaluated exactly (its estimate may meet the tolerance): the pass's
@@ -274,7 +283,7 @@ class StopRules:
         uninterrupted one does."""
         if not self.gap or record.get("gap") is None:
             return False
-        tol = self.params.tol
+        tol = self.tol
         last = next((h for h in reversed(history) if h.get("gap_estimate") is not None), None)
         ratio = 1.0 if last is None else min(max(last["gap"] / max(last["gap_estimate"], 1e-300), 0.01), 1.0)
         if record["gap"] * ratio <= NEAR * tol:
@@ -288,9 +297,14 @@ class StopRules:
             refuse_negative_gap(record["gap"], record)  # never "optimization finished" (issue 34)
         if self.own and record.get("stop"):
             return record["stop"]
+        pg_met = self.pg and record.get("pg_violation") is not None and record["pg_violation"] <= p.eps
         if record["primal_exact"] and self.gap_met(record):
-            return f"relative duality gap {record['gap']:.2e} <= tol {p.tol:g}"
-        if self.pg and record.get("pg_violation") is not None and record["pg_violation"] <= p.eps:
+            reason = f"relative duality gap {record['gap']:.2e} <= tol {self.tol:g}"
+            if self.pg and not pg_met and record.get("pg_violation") is not None:  # -e given, and not what stopped it
+                pg = record["pg_violation"]
+                reason += f" (PG violation {pg:.3g} not yet <= eps {p.eps:g}: --tol 0 leaves -e alone)"
+            return reason
+        if pg_met:
             return f"PG violation {record['pg_violation']:.3g} <= eps {p.eps:g}"
         if record["outer"] >= p.max_outer:
             return f"max_outer ({p.max_outer}) reached"

@@ -6,7 +6,8 @@
               problem (f, k) is train's problem k without the rows of fold f (a row's fold: Problem.fold_of
               its position in the store and the seed, a documented pure function)
     for C in the grid, increasing:
-        the learner moved to C: alpha and w times C / C_before  (Chu, Ho, Chen & Lin, KDD 2015: a warm start)
+        the learner moved to C, warm (Chu, Ho, Chen & Lin, KDD 2015): dual CD's alpha and w times C / C_before, the
+              primal learners (Newton, OWL-QN, CDN, newGLMNET) from their w as it is
         the trainer's iterations until the stop rules hold      (each visit of a block updates every problem)
             each judged by the folds' evaluation read: each problem's exact primal, each fold's predictions of
             its held-out rows
@@ -472,7 +473,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
-    store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
+    store = store_or_cached(store, run.cache_dir, say=say, progress=bars, skip_bad_lines=run.skip_bad_lines)
     params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
     with reading(store), writing({"the model": options["refit"]}):
