@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from blocksvm.aliases import Alias, liblinear_help, liblinear_problem
 from blocksvm.losses import LOSSES
 
 # The commands that read parameters: the two that train, and OnlineClassifier's fit and partial_fit.
@@ -71,25 +72,6 @@ def path(x) -> bool:
 def data_source(x) -> bool:
     """A path, or a store opened already (anything with ``iter_blocks``)."""
     return path(x) or hasattr(x, "iter_blocks")
-
-
-@dataclass(frozen=True)
-class Alias:
-    """Another command-line spelling of a parameter, with its own parser (LIBLINEAR's ``-s 1|3``). A parser may
-    return a dict of parameters instead of the value: the alias sets each (flags given explicitly win).
-    ``describe(offered)`` is its help where a command offers the values ``offered`` (LIBLINEAR's codes whose solvers
-    run under it)."""
-
-    flag: str
-    parse: Callable[[str], Any]
-    metavar: str
-    describe: Callable[[tuple], str]
-
-    @property
-    def dest(self) -> str:
-        """Its own argparse attribute (``alias_s`` for ``-s``): apart from the parameter's, so that a flag given
-        beside it wins in any order, and a ``-s`` after ``--loss`` cannot drop the penalty or the solver it sets."""
-        return "alias_" + self.flag.lstrip("-").replace("-", "_")
 
 
 # The groups of a command's options in its --help, in order (a parameter's ``group``).
@@ -214,56 +196,6 @@ class Param:
         return self.all_flags[0]
 
 
-def _liblinear_problem(text: str) -> dict:
-    """LIBLINEAR's ``-s``: the code of a problem blocksvm solves (:data:`blocksvm.penalties.LIBLINEAR_SOLVERS`), as
-    the parameters it sets: the loss, the penalty where it is not the default, and the solver where LIBLINEAR's is
-    not dual CD (Newton for -s 0, 2 and 11, OWL-QN for -s 5 and 6); flags given explicitly win."""
-    import argparse
-
-    from blocksvm.penalties import LIBLINEAR_CODES
-
-    try:
-        row = LIBLINEAR_CODES[int(text)]
-    except (ValueError, KeyError):
-        known = ", ".join(f"{s.code} ({_problem_words(s)})" for s in LIBLINEAR_CODES.values())
-        raise argparse.ArgumentTypeError(f"blocksvm trains LIBLINEAR's -s {known}") from None
-    return (
-        {"loss": row.loss}
-        | ({"penalty": row.penalty} if row.penalty != "l2" else {})
-        | ({"solver": row.solver} if row.solver != "dual-cd" else {})
-    )
-
-
-def _problem_words(row) -> str:
-    return row.loss + ("" if row.penalty == "l2" else f", {row.penalty} penalty")
-
-
-def _liblinear_help(offered: tuple[int, ...]) -> str:
-    """The ``-s`` alias's help where a command offers the codes ``offered``, from the table: the codes of each
-    problem, and the solvers they choose."""
-    from blocksvm.penalties import LIBLINEAR_SOLVERS
-
-    problems: dict[str, list[int]] = {}
-    solvers: dict[str, list[int]] = {}
-    own: list[int] = []  # a loss with a solver of its own (Crammer and Singer's, the one-class SVM's)
-    for row in (row for row in LIBLINEAR_SOLVERS if row.code in offered):
-        problems.setdefault(_problem_words(row), []).append(row.code)
-        if row.solver == row.loss:
-            own.append(row.code)
-        elif row.solver != "dual-cd":
-            solvers.setdefault(row.solver, []).append(row.code)
-    codes = sorted(problems.items(), key=lambda item: min(item[1]))
-    chosen = "; ".join(f"{_listed(map(str, c))} choose --solver {name}" for name, c in solvers.items())
-    return (
-        "LIBLINEAR's solver code, as the problem it names: "
-        + ", ".join(f"{'|'.join(map(str, sorted(c)))} {words}" for words, c in codes)
-        + (f"; {chosen}, as LIBLINEAR's primal solvers" if chosen else "")
-        + (f"; {_listed(map(str, own))} choose their losses' own solvers" if own else "")
-        + ". --solver beside it solves its problem by another solver; a --loss or --penalty that would change its "
-        "problem is refused (give that problem's code, or the flags alone)"
-    )
-
-
 def _cost(text: str) -> float:
     """``-c``/``-C VALUE``: a number; LIBLINEAR's ``-C`` without one (its search of C) is answered with tune."""
     import argparse
@@ -275,11 +207,6 @@ def _cost(text: str) -> float:
             f"expected a number, not {text!r} (LIBLINEAR's -C without a number, its search of C, is 'blocksvm tune "
             "STORE'; here -C VALUE is the cost, LIBLINEAR's -c)"
         ) from None
-
-
-def _listed(words) -> str:
-    words = list(words)
-    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
 
 
 def _class_weight_flag(text: str):
@@ -348,7 +275,7 @@ LOSS = Param(
     f"one of {', '.join(LOSSES)}",
     choices=tuple(LOSSES),
     parse=str,
-    aliases=(Alias("-s", _liblinear_problem, "CODE", _liblinear_help),),
+    aliases=(Alias("-s", liblinear_problem, "CODE", liblinear_help),),
     command_help=(
         ("stream", "The loss the learners that read it minimize (ogd, ftrl, fobos): hinge, squared-hinge or logistic."),
         (
@@ -744,19 +671,3 @@ COMMON: tuple[Param, ...] = (
 
 # Parameters the estimators name as scikit-learn does (BlockSVCCV's folds and C grid: LogisticRegressionCV's names).
 ESTIMATOR_NAMES = {"seed": "random_state", "threads": "n_jobs", "folds": "cv", "C_grid": "Cs"}
-
-
-def markdown_table(params: tuple[Param, ...]) -> str:
-    """A reference table of docs/PARAMETERS.md."""
-    lines = [
-        "| parameter | flags | commands | solvers | default | range | what it does |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for p in params:
-        flags = ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases)))
-        defaults = f"`{p.default!r}`" + "".join(f", {c}: `{v!r}`" for c, v in (*p.command_defaults, *p.solver_defaults))
-        lines.append(
-            f"| `{p.name}` | {flags} | {', '.join(p.commands)} | {', '.join(p.solvers) or 'all'} | {defaults} "
-            f"| {p.expects} | {p.help} |"
-        )
-    return "\n".join(lines) + "\n"

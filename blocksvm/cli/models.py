@@ -9,7 +9,7 @@ from blocksvm.errors import ParameterError
 
 
 def _predict_options() -> tuple:
-    from blocksvm.params import Alias
+    from blocksvm.aliases import Alias
     from blocksvm.run_options import RUN_OPTIONS
 
     text = {p.name: p for p in RUN_OPTIONS if "predict" in p.commands}  # shared with convert and stream

@@ -110,6 +110,30 @@ def epsilon_step(G, beta, H, U, epsilon):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def row_dot(indptr, indices, data, i, w):
+    """``w.x_i`` of CSR row ``i`` (without the bias)."""
+    dot = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        dot += w[np.uint32(indices[k])] * data[k]
+    return dot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def add_row(indptr, indices, data, i, w, d):
+    """``w += d x_i`` of CSR row ``i`` (without the bias)."""
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        w[np.uint32(indices[k])] += d * data[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_row(indptr, indices, data, j, line):
+    """Ask for the cache lines of CSR row ``j``'s nonzeros (``line``: values a cache line)."""
+    for k in range(indptr[j], indptr[j + 1] + line - 1, line):
+        prefetch(indices, k)
+        prefetch(data, k)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def coordinate(dot, yi, alpha_old, weight, qd_inv, upper, diag, loss, sigma, pg_max_old, pg_min_old):
     """One coordinate's step from its row's ``dot = w.x_i`` (the bias included): ``(PG, new alpha_i, z, c, shrink,
     scale)``, ``z`` the margin ``y_i w.x_i`` (regression: the residual), ``c`` the row's class (1: positive),
@@ -300,23 +324,15 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
             if s + AHEAD < active_size:
                 j = order[s + AHEAD]
                 if j < n_a:
-                    for k in range(a_indptr[j], a_indptr[j + 1] + line - 1, line):
-                        prefetch(a_indices, k)
-                        prefetch(a_data, k)
+                    prefetch_row(a_indptr, a_indices, a_data, j, line)
                 else:
-                    for k in range(b_indptr[j - n_a], b_indptr[j - n_a + 1] + line - 1, line):
-                        prefetch(b_indices, k)
-                        prefetch(b_data, k)
+                    prefetch_row(b_indptr, b_indices, b_data, j - n_a, line)
             i = order[s]
             # G = y_i w.x_i - 1 + D_ii alpha_i
-            dot = 0.0
             if i < n_a:
-                for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
-                    dot += w[np.uint32(a_indices[k])] * a_data[k]
+                dot = row_dot(a_indptr, a_indices, a_data, i, w)
             else:
-                r = i - n_a
-                for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
-                    dot += w[np.uint32(b_indices[k])] * b_data[k]
+                dot = row_dot(b_indptr, b_indices, b_data, i - n_a, w)
             if bias > 0:
                 dot += w[n_w] * bias
             yi = y[i]
@@ -342,12 +358,9 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
             alpha[i] = alpha_new
             d = (alpha_new - alpha_old) * scale
             if i < n_a:
-                for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
-                    w[np.uint32(a_indices[k])] += d * a_data[k]
+                add_row(a_indptr, a_indices, a_data, i, w, d)
             else:
-                r = i - n_a
-                for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
-                    w[np.uint32(b_indices[k])] += d * b_data[k]
+                add_row(b_indptr, b_indices, b_data, i - n_a, w, d)
             if bias > 0:
                 w[n_w] += d * bias
             updates += 1
@@ -455,23 +468,16 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
         if s + AHEAD < n:  # the nonzeros of the row AHEAD ahead arrive while the rows before are solved
             j = order[s + AHEAD]
             if j < n_a:
-                for k in range(a_indptr[j], a_indptr[j + 1] + line - 1, line):
-                    prefetch(a_indices, k)
-                    prefetch(a_data, k)
+                prefetch_row(a_indptr, a_indices, a_data, j, line)
             else:
-                for k in range(b_indptr[j - n_a], b_indptr[j - n_a + 1] + line - 1, line):
-                    prefetch(b_indices, k)
-                    prefetch(b_data, k)
+                prefetch_row(b_indptr, b_indices, b_data, j - n_a, line)
         i = order[s]
-        dot = 0.0
         if i < n_a:
-            for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
-                dot += w[np.uint32(a_indices[k])] * a_data[k]
+            dot = row_dot(a_indptr, a_indices, a_data, i, w)
             yi, qd, weight, row = rows_a[0][i], rows_a[1][i], rows_a[2][i] if weighted_a else 1.0, rows_a[3][i]
         else:
             r = i - n_a
-            for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
-                dot += w[np.uint32(b_indices[k])] * b_data[k]
+            dot = row_dot(b_indptr, b_indices, b_data, r, w)
             yi, qd, weight, row = rows_b[0][r], rows_b[1][r], rows_b[2][r] if weighted_b else 1.0, rows_b[3][r]
         if bias > 0:
             dot += w[n_w] * bias
@@ -495,12 +501,9 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
         alpha[row] = alpha_new
         d = (alpha_new - alpha_old) * scale
         if i < n_a:
-            for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
-                w[np.uint32(a_indices[k])] += d * a_data[k]
+            add_row(a_indptr, a_indices, a_data, i, w, d)
         else:
-            r = i - n_a
-            for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
-                w[np.uint32(b_indices[k])] += d * b_data[k]
+            add_row(b_indptr, b_indices, b_data, i - n_a, w, d)
         if bias > 0:
             w[n_w] += d * bias
         updates += 1

@@ -78,21 +78,12 @@ class ColumnPieces:
         ]
         self.labels, self.row_weights = layout.row_labels()
 
-    @property
-    def n_rows(self) -> int:
-        return len(self.labels)
-
-    @property
-    def nnz(self) -> int:
-        return self.layout.nnz
-
-    @property
-    def n_blocks(self) -> int:
-        return self.layout.n_blocks
-
-    @property
-    def stat_classes(self) -> int:
-        return self.layout.stat_classes
+    def __getattr__(self, name: str):
+        """The layout's own (``n_rows``, ``nnz``, ``n_blocks``, ``stat_classes``, ``statistics(b)``,
+        ``iter_blocks(...)``)."""
+        if name == "layout":  # (not set yet: unpickling)
+            raise AttributeError(name)
+        return getattr(self.layout, name)
 
     @property
     def piece_weights(self) -> list[slice]:
@@ -108,14 +99,6 @@ class ColumnPieces:
     def fits(self) -> bool:
         """Every piece keeps its blocks in memory."""
         return all(piece.fits for piece in self.pieces)
-
-    def statistics(self, b: int):
-        """The per-feature statistics of column block ``b`` (:meth:`ColumnLayout.statistics`)."""
-        return self.layout.statistics(b)
-
-    def iter_blocks(self, **options):
-        """Every column block in order (:meth:`ColumnLayout.iter_blocks`)."""
-        return self.layout.iter_blocks(**options)
 
 
 class ColumnPiece:

@@ -15,6 +15,7 @@ import math
 import os
 from dataclasses import asdict, field, fields, make_dataclass, replace
 
+from blocksvm.aliases import listed
 from blocksvm.errors import ParameterError
 from blocksvm.params import COMMON, Param
 from blocksvm.penalties import LIBLINEAR_SOLVERS, PENALTIES, liblinear_code
@@ -459,7 +460,7 @@ def _check_needs(command: str, values: dict, given: dict, cli: bool) -> None:
 def _check_read(command: str, p: Param, solver: str, cli: bool, value=None) -> None:
     name = p.label if cli else p.name
     if command not in p.commands:
-        owners = _listed([NAMES[c] for c in p.commands if c in NAMES and not (cli and c == "partial_fit")])
+        owners = listed([NAMES[c] for c in p.commands if c in NAMES and not (cli and c == "partial_fit")])
         raise ParameterError(
             f"{name} is a{'n' if owners[0] in 'aeiouO' else ''} {owners} option; {NAMES[command]} {ROLES[command]}"
         )
@@ -474,14 +475,9 @@ def _check_read(command: str, p: Param, solver: str, cli: bool, value=None) -> N
         )
 
 
-def _listed(words: list[str]) -> str:
-    """``a``, ``a and b``, ``a, b and c``."""
-    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1])))
-
-
 def reference_page() -> str:
     """docs/PARAMETERS.md: ``python -m blocksvm.train.params > docs/PARAMETERS.md`` writes it."""
-    from blocksvm.params import ESTIMATOR_NAMES, markdown_table
+    from blocksvm.params import ESTIMATOR_NAMES
 
     renamed = ", ".join(f"`{name}` is `{alias}`" for name, alias in ESTIMATOR_NAMES.items())
     return (
@@ -504,6 +500,22 @@ def reference_page() -> str:
         "dual CD and Newton (C aside: the grid gives it; not the time limit, `eval_every` or shards) and the run "
         "options marked tune above; docs/TUNE.md describes the search.\n\n" + markdown_table(TUNE_OPTIONS)
     )
+
+
+def markdown_table(params: tuple[Param, ...]) -> str:
+    """A reference table of docs/PARAMETERS.md."""
+    lines = [
+        "| parameter | flags | commands | solvers | default | range | what it does |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for p in params:
+        flags = ", ".join(f"`{f}`" for f in (*p.all_flags, *(a.flag for a in p.aliases)))
+        defaults = f"`{p.default!r}`" + "".join(f", {c}: `{v!r}`" for c, v in (*p.command_defaults, *p.solver_defaults))
+        lines.append(
+            f"| `{p.name}` | {flags} | {', '.join(p.commands)} | {', '.join(p.solvers) or 'all'} | {defaults} "
+            f"| {p.expects} | {p.help} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
