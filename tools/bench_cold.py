@@ -39,8 +39,9 @@ def checkout(commit: str) -> Path:
 
 
 def blocksvm(code: Path, *args) -> list[str]:
-    """``blocksvm ARGS`` run by the checkout ``code`` (its package first on the path)."""
-    return ["env", f"PYTHONPATH={code}", sys.executable, "-m", "blocksvm.cli", *map(str, args)]
+    """``blocksvm ARGS`` run by the checkout ``code`` (its package first on the path: run from its folder, which
+    ``python -m`` puts first)."""
+    return ["env", "-C", str(code), f"PYTHONPATH={code}", sys.executable, "-m", "blocksvm.cli", *map(str, args)]
 
 
 def generate(code: Path, store: Path, args) -> Path:
@@ -109,8 +110,12 @@ def main() -> None:
         "warm, --threads 2": (REPO, ours, ["--threads", "2"], False),
     }
     print(report.machine(), file=sys.stderr)
-    results = run.in_turns(list(configs), args.repeat, lambda name: train(*configs[name][:3], configs[name][3],
-                                                                          folder))  # fmt: skip
+
+    def one(name: str) -> dict:
+        code, store, options, cold = configs[name]
+        return train(code, store, name.replace(" ", "_").replace(",", ""), options, cold, folder)
+
+    results = run.in_turns(list(configs), args.repeat, one)
     low = floor(ours)
     baseline = min(r["wall_s"] for r in results[f"{args.base}, default"])
     rows = []

@@ -216,17 +216,18 @@ FALLBACK_MB = 1024  # the budget where the memory available cannot be read (not 
 CACHE_DEFAULT_MB = 64.0  # the support-vector cache of --working-set cache, when --cache-mb is not given
 
 
-def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 1) -> tuple[float, float]:
+def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 0) -> tuple[float, float]:
     """A block learner's ``budget``, split: ``(the learner's own bytes, the kept blocks' bytes)``: its own is the
-    support-vector cache of ``--working-set cache``; the blocks being read ahead (``--prefetch``, and the one in the
-    learner's hands) and the learner's arrays of every row come off the rest, which keeps blocks."""
-    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if params.working_set != "block" else 0.0  # (None: the
-    # learner's own, which may be the cache)
+    support-vector cache of ``--working-set cache`` (a shard's by default: dual CD's own working set there); the blocks
+    being read ahead (``--prefetch``, and the one in the learner's hands) and the learner's arrays of every row come
+    off the rest, which keeps blocks. ``workers``: the shards sharing the budget (0: none, this process's passes)."""
+    cached = params.working_set == "cache" or (workers > 0 and params.working_set is None)
+    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if cached else 0.0
     largest = max((block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks), default=0.0)
     # dual CD's arrays of every row: alpha and a shrinking flag, and of the resident rows their target, 1 / Qbar_ii,
     # share (one problem: about this)
     arrays = 40.0 * store.n_rows
-    kept = budget.bytes / workers - cache - (params.prefetch + 1) * largest - arrays
+    kept = budget.bytes / max(workers, 1) - cache - (params.prefetch + 1) * largest - arrays
     return cache, max(kept, 0.0)
 
 
