@@ -22,7 +22,6 @@ from functools import partial
 
 import numpy as np
 
-from blocksvm.checkpoint import Checkpointer, read_latest
 from blocksvm.errors import BlocksvmError, CheckpointError, InputFormatError
 from blocksvm.io.text import BINARY, CHUNK_BYTES, Skipped
 from blocksvm.io.vw import iter_text, text_format_of
@@ -30,7 +29,7 @@ from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.solvers import SOLVERS
 from blocksvm.solvers.growing import GrowingLearner
-from blocksvm.train.loop import Run
+from blocksvm.train.loop import Run, checkpointer_of, read_resumed
 from blocksvm.train.params import settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import PassSums
@@ -139,13 +138,13 @@ def stream(
     identity = stream_identity(path)
     learner = GrowingLearner(params, params.classes or (), dtype=dtype)
     state = TrainState(sums=PassSums.zeros(1))
+    checkpointer = checkpointer_of(run)  # (train's: a new run over an existing checkpoint is refused, and a resume
+    # from a missing one)
     if run.resume:
         state, learner = _resume(run.resume, params, identity, dtype, out)
     elif run.warm_start:
         _warm_start(learner, load_warm_start(run.warm_start), str(run.warm_start), text)
     progress = Progressive(out, state.sums)
-    checkpoint = run.checkpoint or run.resume
-    checkpointer = Checkpointer(checkpoint, every_blocks=run.checkpoint_every) if checkpoint else None
     text_bytes, stopped_by = [0], None
     skipped = Skipped()
 
@@ -290,9 +289,7 @@ def _model(
 def _resume(path, params, identity: dict, dtype, out) -> tuple[TrainState, GrowingLearner]:
     if identity["path"] == "-":
         raise CheckpointError("standard input cannot be resumed: its rows are gone; stream from a file")
-    saved, warning = read_latest(path)
-    if warning:
-        out(f"warning: {warning}")
+    saved = read_resumed(path, out)
     state = restore(saved, params, identity, f"checkpoint {path}")
     learned = state.learner
     widest = max((a.shape[-1] for n, a in saved.arrays.items() if a.ndim == 2 and n != "feature_slots"), default=1)

@@ -153,6 +153,21 @@ def test_checkpoint_and_resume_end_at_the_uninterrupted_model(text, tmp_path):
     assert resumed.summary["mistakes"] == stream(text, solver="perceptron", verbose=0).summary["mistakes"]
 
 
+def test_a_new_stream_over_an_existing_checkpoint_is_refused_as_train_refuses_it(text, tmp_path):
+    """The stream opens its checkpoint as train does: a typo must not overwrite another run's checkpoint, and a resume
+    from one that is not there says so."""
+    from blocksvm.errors import CheckpointError
+
+    ck = tmp_path / "ck.h5"
+    stream(text, solver="perceptron", verbose=0, checkpoint=ck)
+    before = ck.read_bytes()
+    with pytest.raises(CheckpointError, match=f"checkpoint {ck} exists: pass resume="):
+        stream(text, solver="perceptron", verbose=0, checkpoint=ck)
+    assert ck.read_bytes() == before
+    with pytest.raises(CheckpointError, match="no such checkpoint"):
+        stream(text, solver="perceptron", verbose=0, resume=tmp_path / "missing.h5")
+
+
 def test_warm_start_continues_the_model(text, tmp_path):
     lines = text.read_text().splitlines(keepends=True)
     (tmp_path / "a.svm").write_text("".join(lines[:3000]))

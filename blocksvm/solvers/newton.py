@@ -36,7 +36,6 @@ from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
 from blocksvm.solvers.staged import Stage
 
 ETA = 0.01  # Armijo's sufficient decrease (LIBLINEAR's eta)
-MAX_HALVINGS = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
 EPS_CG = 0.5  # LIBLINEAR's eps_cg
 PRECONDITIONER = 0.01  # M = (1 - 0.01) + 0.01 diag(H) (LIBLINEAR's alpha_pcg)
 
@@ -80,6 +79,7 @@ class NewtonSolver(RowSumSolver):
     state_names = ("w", "g", "precond", "s", "r", "d", "numbers", "stage", "why", "counts")
     STAGES = STAGES
     F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, G_NORM, G0_NORM, TOL, STEP
+    ALPHA, HALVINGS = ALPHA, HALVINGS
     n_numbers, n_counts = N_NUMBERS, 3
     norm_figure, passes_figure = "gradient_norm", "newton_passes"
     norm_words, title = "gradient norm", "Newton"
@@ -204,22 +204,15 @@ class NewtonSolver(RowSumSolver):
         wTw, wTs, sTs = K.dot(w, w), K.dot(w, s), K.dot(s, s)
         step = n[ALPHA]
         for j in range(K.N_CANDIDATES):
-            if n[HALVINGS] + j >= MAX_HALVINGS:
+            if n[HALVINGS] + j >= self.MAX_HALVINGS:
                 break
             f = sums[j] + (step * step * sTs + wTw) / 2.0 + step * wTs
             if f - n[F_OLD] <= ETA * step * n[G_S]:
                 self.w[k] = w + step * s
-                n[F], n[STEP] = f, step
-                if j == 0:
-                    self._at_w(k, sums, vectors, slots, start=False)
-                else:
-                    self.stage[k] = GRADIENT
+                self._take_step(k, f, step, j == 0, lambda: self._at_w(k, sums, vectors, slots, start=False))
                 return
             step *= 0.5
-        n[ALPHA], n[HALVINGS] = step, n[HALVINGS] + K.N_CANDIDATES
-        if n[HALVINGS] >= MAX_HALVINGS:
-            n[F], n[STEP] = n[F_OLD], 0.0
-            self.stage[k], self.why[k] = DONE, 2
+        self._no_step(k, step, K.N_CANDIDATES)
 
     # ---- records --------------------------------------------------------------------------------------
 

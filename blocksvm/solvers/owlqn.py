@@ -48,7 +48,6 @@ from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
 from blocksvm.solvers.staged import Stage
 
 ARMIJO = 1e-4  # sufficient decrease (Andrew & Gao's gamma)
-MAX_HALVINGS = 20  # line-search steps tried (as LIBLINEAR's max_num_linesearch)
 CURVATURE = 1e-10  # a pair is kept when s.y > CURVATURE ||s|| ||y||
 
 # A problem's stage in its iteration (the checkpoint's numbers: append, never reorder).
@@ -108,6 +107,7 @@ class OWLQNSolver(RowSumSolver):
     state_names = ("w", "g", "pg", "d", "S", "Y", "rho", "numbers", "stage", "why", "counts")
     STAGES = STAGES
     F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, G1, G1_ZERO, TOL, STEP
+    ALPHA, HALVINGS = ALPHA, HALVINGS
     n_numbers = N_NUMBERS
     norm_figure, passes_figure = "subgradient_norm", "owlqn_passes"
     norm_words, title = "subgradient norm", "OWL-QN"
@@ -230,7 +230,7 @@ class OWLQNSolver(RowSumSolver):
         terms = np.empty((K.N_CANDIDATES, 3))
         K.candidate_terms(w, d, self.pg[k], steps, self.project, terms)
         for j in range(K.N_CANDIDATES):
-            if n[HALVINGS] + j >= MAX_HALVINGS:
+            if n[HALVINGS] + j >= self.MAX_HALVINGS:
                 break
             f = sums[j] + self._penalty(terms[j, 1], terms[j, 2])
             if f - n[F_OLD] <= ARMIJO * terms[j, 0]:
@@ -238,16 +238,10 @@ class OWLQNSolver(RowSumSolver):
                 K.candidate(w, d, steps[j], self.project, new)
                 self.d[k] = new - w  # s, the step taken (kept in d's place until the pair is made)
                 self.w[k] = new
-                n[F], n[STEP] = f, steps[j]
-                if j == 0:
-                    self._at_w(k, sums, gradient[None, :], np.array([0, -1]), start=False)
-                else:
-                    self.stage[k] = GRADIENT
+                at_w = lambda: self._at_w(k, sums, gradient[None, :], np.array([0, -1]), start=False)  # noqa: E731
+                self._take_step(k, f, steps[j], j == 0, at_w)
                 return
-        n[ALPHA], n[HALVINGS] = steps[-1] * 0.5, n[HALVINGS] + K.N_CANDIDATES
-        if n[HALVINGS] >= MAX_HALVINGS:
-            n[F], n[STEP] = n[F_OLD], 0.0
-            self.stage[k], self.why[k] = DONE, 2
+        self._no_step(k, steps[-1] * 0.5, K.N_CANDIDATES)
 
     # ---- records --------------------------------------------------------------------------------------
 

@@ -71,6 +71,7 @@ class StagedSolver(Solver):
             cls.START = names.index("START") if "START" in names else -1
             cls.FIRST = max(cls.START, 0)
             cls.WAIT, cls.DONE = names.index("WAIT"), names.index("DONE")
+            cls.STAGE_GRADIENT = names.index("GRADIENT") if "GRADIENT" in names else -1
             cls._asks = np.array([s.asks for s in cls.STAGES])
 
     def __init__(self, problem, params, resources: Resources | None = None):
@@ -143,6 +144,33 @@ class StagedSolver(Solver):
             self.stage[k], self.why[k] = self.DONE, 4
         elif not started and abs(n[self.F_OLD] - n[self.F]) <= 1.0e-12 * abs(n[self.F]):
             self.stage[k], self.why[k] = self.DONE, 3
+
+    # ---- a line search's end (Newton's, OWL-QN's) ------------------------------------------------------
+    # A learner with a line search declares the columns of ``numbers`` holding its next step and the halvings so far
+    # (``ALPHA``, ``HALVINGS``): each pass tries a few steps, the first with Armijo's decrease is taken.
+
+    ALPHA = HALVINGS = 0
+    MAX_HALVINGS: ClassVar[int] = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
+
+    def _take_step(self, k: int, f: float, step: float, first: bool, at_w) -> None:
+        """Problem ``k`` takes the ``step`` whose objective ``f`` met Armijo's decrease (its ``w`` already moved):
+        the first candidate's pass also summed the gradient there (``at_w()`` serves it); another's asks a pass for
+        it."""
+        n = self.numbers[k]
+        n[self.F], n[self.STEP] = f, step
+        if first:
+            at_w()
+        else:
+            self.stage[k] = self.STAGE_GRADIENT
+
+    def _no_step(self, k: int, next_step: float, tried: int) -> None:
+        """None of the ``tried`` candidates met Armijo's decrease: the next pass tries from ``next_step``; after
+        ``MAX_HALVINGS`` in all, problem ``k`` is done (the line search fails, LIBLINEAR's message)."""
+        n = self.numbers[k]
+        n[self.ALPHA], n[self.HALVINGS] = next_step, n[self.HALVINGS] + tried
+        if n[self.HALVINGS] >= self.MAX_HALVINGS:
+            n[self.F], n[self.STEP] = n[self.F_OLD], 0.0
+            self.stage[k], self.why[k] = self.DONE, 2
 
     def pass_label(self) -> str:
         stages = {self.STAGES[s].words for s in self.stage if self.STAGES[s].words}

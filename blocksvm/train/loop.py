@@ -595,7 +595,7 @@ def train(
             return trainer.run()
         with checkpointer:  # holds the lock for the whole run
             if resume:
-                trainer.restore(read_resumed(resume, trainer.monitor), f"checkpoint {resume}")
+                trainer.restore(read_resumed(resume, trainer.monitor.say), f"checkpoint {resume}")
                 st = trainer.state
                 trainer.monitor.say(f"resuming at iteration {st.outer}, block {st.position}/{trainer.store.n_blocks}")
             result = trainer.run()
@@ -641,9 +641,9 @@ def with_recorded_memory(params: TrainParams, resume) -> TrainParams:
     return replace(params, memory_mb=recorded) if isinstance(recorded, (int, float)) else params
 
 
-def read_resumed(path, monitor: Monitor):
-    """The checkpoint to resume from at ``path`` (or its ``.prev``, saying why on ``monitor``)."""
+def read_resumed(path, say: Callable[[str], None]):
+    """The checkpoint to resume from at ``path`` (or its ``.prev``, saying why through ``say``)."""
     saved, warning = read_latest(path)
     if warning:
-        monitor.say(f"warning: {warning}")
+        say(f"warning: {warning}")
     return saved

@@ -480,7 +480,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
         tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
         with checkpointer or contextlib.nullcontext():  # the checkpoint's lock, for the whole search
             if run.resume:
-                tuner.restore(read_resumed(run.resume, tuner.trainer.monitor), f"checkpoint {run.resume}")
+                tuner.restore(read_resumed(run.resume, tuner.trainer.monitor.say), f"checkpoint {run.resume}")
             result = tuner.run()
         if options["refit"] and not result.interrupted:
             refit = tuner.refit_run(result.best_C, verbose=verbose)
