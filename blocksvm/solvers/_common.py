@@ -334,3 +334,27 @@ def dot(a, b):
     for i in range(a.shape[0]):
         total += a[i] * b[i]
     return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def working_dot(w, a, b, n_a, i):
+    """``w.x_i`` of working row ``i`` (A's rows ``0 .. n_a - 1``, then B's: each a CSR tuple ``(indptr, indices,
+    data, ...)``), without the bias."""
+    indptr, indices, data = (a[0], a[1], a[2]) if i < n_a else (b[0], b[1], b[2])
+    r = i if i < n_a else i - n_a
+    total = 0.0
+    for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+        total += w[np.uint32(indices[k])] * data[k]
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def working_add(w, a, b, n_a, i, d, bias):
+    """``w += d x_i`` of working row ``i`` (as :func:`working_dot`), and ``d * bias`` to the bias weight (``w``'s
+    last) when ``bias > 0``."""
+    indptr, indices, data = (a[0], a[1], a[2]) if i < n_a else (b[0], b[1], b[2])
+    r = i if i < n_a else i - n_a
+    for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+        w[np.uint32(indices[k])] += d * data[k]
+    if bias > 0:
+        w[w.shape[0] - 1] += d * bias

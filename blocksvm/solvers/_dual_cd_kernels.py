@@ -37,6 +37,8 @@ from blocksvm.solvers._common import (
     prefetch,
     row_loss,
     soft_newton_step,
+    working_add,
+    working_dot,
 )
 
 INF = math.inf
@@ -107,22 +109,6 @@ def epsilon_step(G, beta, H, U, epsilon):
         pg = Gp if beta > 0.0 else Gn
     d = soft_newton_step(Gp, Gn, H, beta)
     return pg, min(max(beta + d, -U), U)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_dot(indptr, indices, data, i, w):
-    """``w.x_i`` of CSR row ``i`` (without the bias)."""
-    dot = 0.0
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        dot += w[np.uint32(indices[k])] * data[k]
-    return dot
-
-
-@njit(cache=True, nogil=True, inline="always")
-def add_row(indptr, indices, data, i, w, d):
-    """``w += d x_i`` of CSR row ``i`` (without the bias)."""
-    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        w[np.uint32(indices[k])] += d * data[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -329,10 +315,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
                     prefetch_row(b_indptr, b_indices, b_data, j - n_a, line)
             i = order[s]
             # G = y_i w.x_i - 1 + D_ii alpha_i
-            if i < n_a:
-                dot = row_dot(a_indptr, a_indices, a_data, i, w)
-            else:
-                dot = row_dot(b_indptr, b_indices, b_data, i - n_a, w)
+            dot = working_dot(w, a, b, n_a, i)
             if bias > 0:
                 dot += w[n_w] * bias
             yi = y[i]
@@ -354,15 +337,8 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
                 first_min = min(first_min, PG)
             if alpha_new == alpha_old:
                 continue
-            # w += sigma (alpha_i - alpha_old) y_i x_i
             alpha[i] = alpha_new
-            d = (alpha_new - alpha_old) * scale
-            if i < n_a:
-                add_row(a_indptr, a_indices, a_data, i, w, d)
-            else:
-                add_row(b_indptr, b_indices, b_data, i - n_a, w, d)
-            if bias > 0:
-                w[n_w] += d * bias
+            working_add(w, a, b, n_a, i, (alpha_new - alpha_old) * scale, bias)  # w += sigma d_alpha y_i x_i
             updates += 1
         passes += 1
         # drop the rows shrunk in this pass from the active list, which stays increasing
@@ -472,12 +448,11 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
             else:
                 prefetch_row(b_indptr, b_indices, b_data, j - n_a, line)
         i = order[s]
+        dot = working_dot(w, a, b, n_a, i)
         if i < n_a:
-            dot = row_dot(a_indptr, a_indices, a_data, i, w)
             yi, qd, weight, row = rows_a[0][i], rows_a[1][i], rows_a[2][i] if weighted_a else 1.0, rows_a[3][i]
         else:
             r = i - n_a
-            dot = row_dot(b_indptr, b_indices, b_data, r, w)
             yi, qd, weight, row = rows_b[0][r], rows_b[1][r], rows_b[2][r] if weighted_b else 1.0, rows_b[3][r]
         if bias > 0:
             dot += w[n_w] * bias
@@ -499,13 +474,7 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
         if alpha_new == alpha_old:
             continue
         alpha[row] = alpha_new
-        d = (alpha_new - alpha_old) * scale
-        if i < n_a:
-            add_row(a_indptr, a_indices, a_data, i, w, d)
-        else:
-            add_row(b_indptr, b_indices, b_data, i - n_a, w, d)
-        if bias > 0:
-            w[n_w] += d * bias
+        working_add(w, a, b, n_a, i, (alpha_new - alpha_old) * scale, bias)
         updates += 1
     stats = np.empty(N_SEEN, np.float64)
     stats[SEEN_PG_MAX], stats[SEEN_PG_MIN], stats[SEEN_LOSS], stats[SEEN_CORRECT] = pg_max, pg_min, loss_sum, correct

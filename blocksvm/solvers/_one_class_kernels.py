@@ -28,6 +28,8 @@ import math
 import numpy as np
 from numba import njit
 
+from blocksvm.solvers._common import working_add, working_dot
+
 INF = math.inf
 
 # Indices into the stats array solve_block returns.
@@ -77,7 +79,7 @@ def solve_block(a, b, w, hyper, G_a):
         neg_max, neg_min = -INF, INF
         for s in range(active_size):
             i = index[s]
-            G[i] = _dot(w, a, b, n_a, i)
+            G[i] = working_dot(w, a, b, n_a, i)
             if alpha[i] < 1.0:
                 neg_max = max(neg_max, -G[i])
             if alpha[i] > 0.0:
@@ -118,8 +120,8 @@ def solve_block(a, b, w, hyper, G_a):
             i, j = ups[s], lows[s]
             if (alpha[i] == 0.0 and alpha[j] == 0.0) or (alpha[i] == 1.0 and alpha[j] == 1.0):
                 continue
-            Gi = _dot(w, a, b, n_a, i)
-            Gj = _dot(w, a, b, n_a, j)
+            Gi = working_dot(w, a, b, n_a, i)
+            Gj = working_dot(w, a, b, n_a, j)
             if not (
                 (alpha[i] < 1.0 and alpha[j] > 0.0 and -Gj + 1e-12 < -Gi)
                 or (alpha[i] > 0.0 and alpha[j] < 1.0 and -Gi + 1e-12 < -Gj)
@@ -144,38 +146,18 @@ def solve_block(a, b, w, hyper, G_a):
             elif alpha[i] < 0.0:
                 alpha[i], alpha[j] = 0.0, total
             delta = alpha[i] - old_i
-            _add_row(w, a, b, n_a, i, delta)
-            _add_row(w, a, b, n_a, j, -delta)
+            working_add(w, a, b, n_a, i, delta, 0.0)
+            working_add(w, a, b, n_a, j, -delta, 0.0)
             updates += 1
         iterations += 1
     a_alpha[:] = alpha[:n_a]
     b_alpha[:] = alpha[n_a:]
     for i in range(n_a):
-        G_a[i] = _dot(w, a, b, n_a, i)
+        G_a[i] = working_dot(w, a, b, n_a, i)
     stats = np.empty(N_STATS)
     stats[UP_FIRST], stats[LOW_FIRST], stats[VIOLATION_LAST] = up_first, low_first, violation
     stats[ITERATIONS], stats[UPDATES] = iterations, updates
     return stats
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _dot(w, a, b, n_a, i):
-    """``w.x_i`` of working row ``i`` (A's rows first, then B's), the offset left out."""
-    indptr, indices, data = (a[0], a[1], a[2]) if i < n_a else (b[0], b[1], b[2])
-    r = i if i < n_a else i - n_a
-    total = 0.0
-    for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-        total += w[np.uint32(indices[k])] * data[k]
-    return total
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _add_row(w, a, b, n_a, i, d):
-    """``w += d x_i``."""
-    indptr, indices, data = (a[0], a[1], a[2]) if i < n_a else (b[0], b[1], b[2])
-    r = i if i < n_a else i - n_a
-    for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-        w[np.uint32(indices[k])] += d * data[k]
 
 
 @njit(cache=True, nogil=True, inline="always")
