@@ -136,6 +136,8 @@ def stream(
     say = say or (lambda text: print(text, flush=True))  # the table is the command's output: standard output
     out = say if verbose else (lambda text: None)
     identity = stream_identity(path)
+    if run.resume and path == "-":  # (said before the checkpoint is looked for: no checkpoint would help)
+        raise CheckpointError("standard input cannot be resumed: its rows are gone; stream from a file")
     learner = GrowingLearner(params, params.classes or (), dtype=dtype)
     state = TrainState(sums=PassSums.zeros(1))
     checkpointer = checkpointer_of(run)  # (train's: a new run over an existing checkpoint is refused, and a resume
@@ -287,8 +289,6 @@ def _model(
 
 
 def _resume(path, params, identity: dict, dtype, out) -> tuple[TrainState, GrowingLearner]:
-    if identity["path"] == "-":
-        raise CheckpointError("standard input cannot be resumed: its rows are gone; stream from a file")
     saved = read_resumed(path, out)
     state = restore(saved, params, identity, f"checkpoint {path}")
     learned = state.learner

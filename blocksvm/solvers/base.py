@@ -252,6 +252,13 @@ class BlockSolver(Solver):
     # as the registry names drivers), built with (problem, params, resources, views, engine) (dual CD's CoCoA+ rounds).
     coordinator: ClassVar[str | None] = None
 
+    @classmethod
+    def own_defaults(cls, params, keeps_rows: bool):
+        """``params`` with the learner's own defaults where it has them (dual CD's working set and inner passes, which
+        depend on whether the engine keeps rows in memory: ``keeps_rows``); the engine sizes the learner's share of the
+        budget by them."""
+        return params
+
     def local_state(self, block) -> dict[str, np.ndarray]:
         """The state that belongs to ``block``'s rows (views: the step updates it in place)."""
         return {}

@@ -89,10 +89,14 @@ class DualCDSolver(ResidentRows, WorkingSet, BlockSolver):
     state_names = ("w", "alpha", "block_sums", "previous", *RESIDENT_STATE)
     coordinator = "blocksvm.solvers.cocoa:CoCoASolver"  # its shards' coordinator (CoCoA+ rounds)
 
+    @classmethod
+    def own_defaults(cls, params, keeps_rows: bool):
+        return own_defaults(params, keeps_rows)
+
     def __init__(self, problem, params, resources: Resources | None = None):
         super().__init__(problem, params, resources)
         kept = self.resources.kept
-        params = own_defaults(params, kept is not None)
+        params = self.own_defaults(params, kept is not None)
         self.inner_passes = params.inner_passes
         self.inner_eps = params.inner_eps if params.inner_eps > 0 else -1.0
         self.sigma = 1.0  # CoCoA+'s sigma' when this solver is one worker's of K (blocksvm.train.parallel)

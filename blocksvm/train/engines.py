@@ -218,11 +218,10 @@ CACHE_DEFAULT_MB = 64.0  # the support-vector cache of --working-set cache, when
 
 def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 0) -> tuple[float, float]:
     """A block learner's ``budget``, split: ``(the learner's own bytes, the kept blocks' bytes)``: its own is the
-    support-vector cache of ``--working-set cache`` (a shard's by default: dual CD's own working set there); the blocks
-    being read ahead (``--prefetch``, and the one in the learner's hands) and the learner's arrays of every row come
-    off the rest, which keeps blocks. ``workers``: the shards sharing the budget (0: none, this process's passes)."""
-    cached = params.working_set == "cache" or (workers > 0 and params.working_set is None)
-    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if cached else 0.0
+    support-vector cache of ``--working-set cache`` (``params`` at the learner's own defaults); the blocks being read
+    ahead (``--prefetch``, and the one in the learner's hands) and the learner's arrays of every row come off the rest,
+    which keeps blocks. ``workers``: the shards sharing the budget (0: none, this process's passes)."""
+    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if params.working_set == "cache" else 0.0
     largest = max((block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks), default=0.0)
     # dual CD's arrays of every row: alpha and a shrinking flag, and of the resident rows their target, 1 / Qbar_ii,
     # share (one problem: about this)
@@ -244,7 +243,7 @@ def _build_blocks(solver_class, problem, params, store: BlockStore, client, budg
     many blocks kept in memory as fit its budget, or its coordinator's rounds of shards (dual CD's CoCoA+), each shard
     a dealt share of the blocks."""
     if not _in_shards(params, client):
-        cache, room = _block_memory(params, store, budget)
+        cache, room = _block_memory(solver_class.own_defaults(params, keeps_rows=True), store, budget)
         first = Schedule(params.seed, 1, shuffle=params.order == "random").order(store.n_blocks)
         kept = KeptBlocks(store, first, room)  # (planned along the first pass's order: the blocks it keeps first)
         threads = ThreadEngine(params.threads)
@@ -257,7 +256,7 @@ def _build_blocks(solver_class, problem, params, store: BlockStore, client, budg
     engine = _engine(params, client, workers)
     n_shards = _check_shards(workers, store.n_blocks)
     views = [ShardView(store, np.arange(k, store.n_blocks, n_shards)) for k in range(n_shards)]  # dealt
-    cache, _ = _block_memory(params, store, budget, n_shards)
+    cache, _ = _block_memory(solver_class.own_defaults(params, keeps_rows=False), store, budget, n_shards)
     # (each shard's learner keeps its working set as one learner in this process would)
     learner = driver(solver_class.coordinator)(problem, params, views, engine, cache)
     return learner, Rounds(learner, engine, store)
