@@ -52,26 +52,22 @@ import argparse
 import json
 import math
 import os
-import platform
 import re
 import shutil
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+from harness import OUT, REPO, SHARED_DATA, data, peers, report, run
+
 TARGETS = (1e-1, 1e-2, 1e-3, 1e-4)
 STOP_GAP = 0.9 * min(TARGETS)  # blocksvm trains until this duality gap: every target is then met
 
 # name -> (train rows, test rows, features, nnz a row, seed); --quick uses QUICK_SIZES
 GENERATED = {"gen-50k": (50_000, 10_000, 100_000, 50, 1), "gen-2m": (2_000_000, 200_000, 1_000_000, 80, 2)}
 QUICK_SIZES = {"gen-50k": (5_000, 2_000, 10_000, 50, 1), "gen-2m": (40_000, 10_000, 100_000, 80, 2)}
-REAL = {"a9a": ("a9a", "a9a.t", 123), "w8a": ("w8a", None, 300)}
 SETS = ("a9a", "w8a", "gen-50k", "gen-2m")
 
 VARIANTS = [  # (short name: of --skip and of the weights file, row label, training options)
@@ -132,19 +128,17 @@ def liblinear_runs(args) -> list[tuple[int, str]]:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = run.parser(__doc__)
     p.add_argument("--sets", default=",".join(SETS), help=f"comma-separated subset of {', '.join(SETS)}")
     p.add_argument("-C", "--C", type=float, default=1.0, help="cost C of every solver (default 1)")
     p.add_argument("--loss", choices=("squared-hinge", "hinge", "logistic"), default="squared-hinge")
     p.add_argument(
         "--out",
         type=Path,
-        default=REPO / "bench-out" / "peers",
+        default=OUT / "peers",
         help="folder of data, stores, logs and the results (default bench-out/peers, git-ignored)",
     )
-    p.add_argument("--quick", action="store_true", help="small generated sets and few passes, to test the script")
+    run.add_quick(p, "small generated sets and few passes, to test the script")
     p.add_argument("--data-dir", type=Path, default=SHARED_DATA, help="where a9a, a9a.t, w8a are")
     p.add_argument("--block-mb", type=float, default=64.0, help="blocksvm block size (default 64)")
     p.add_argument(
@@ -183,9 +177,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default="",
         help="comma-separated methods to leave out: cache,pair,block,pegasos,workers2,kernel,liblinear,sgd,vw",
     )
-    p.add_argument("--job", help=argparse.SUPPRESS)  # child mode: run one job
-    p.add_argument("--job-args", help=argparse.SUPPRESS)
-    p.add_argument("--job-result", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     defaults = {
         "max_passes": (100, 30),
@@ -201,67 +192,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-# ---- running a job in its own process ---------------------------------------------------------
-
-
-def run_job(kind: str, job_args: dict, log: Path, timeout: float | None = None) -> dict:
-    """Run ``kind`` in a fresh interpreter; its result dict, with wall seconds and peak RSS.
-
-    The parent imports nothing heavy: on Linux a child's ``ru_maxrss`` (from ``wait4``) starts from
-    its parent's RSS at the fork, so that it is the job's own peak only when the parent is small.
-    """
-    result_path = log.with_suffix(".result.json")
-    result_path.unlink(missing_ok=True)
-    command = [
-        sys.executable,
-        __file__,
-        "--job",
-        kind,
-        "--job-args",
-        json.dumps(job_args, default=str),
-        "--job-result",
-        str(result_path),
-    ]
-    start = time.perf_counter()
-    with open(log, "w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
-        timer = threading.Timer(timeout, proc.kill) if timeout else None
-        if timer:
-            timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if timer:
-            timer.cancel()
-    result = {"wall_seconds": time.perf_counter() - start, "peak_rss_mb": usage.ru_maxrss / 1024}
-    if proc.returncode == 0 and result_path.exists():
-        result.update(json.loads(result_path.read_text()))
-        result["log"] = log.read_text()[-4000:]
-    else:
-        tail = log.read_text().strip().splitlines()[-3:]
-        why = "killed after the job time limit" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        result["error"] = f"{why}: {' / '.join(tail)}"
-        print(f"  {kind} failed ({why}); log: {log}", file=sys.stderr)
-    log.with_suffix(".run.json").write_text(json.dumps(result))
-    return result
-
-
-def job_main(kind: str, job_args: dict, result_path: str) -> int:
-    result = JOBS[kind](**job_args)
-    Path(result_path).write_text(json.dumps(result))
-    return 0
-
-
-# ---- jobs (run in children) -------------------------------------------------------------------
-
-
-def job_generate(train: str, test: str, rows: int, test_rows: int, features: int, nnz: int, seed: int) -> dict:
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-
-    spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, seed=seed)
-    for path, part in ((train, range(rows)), (test, range(rows, rows + test_rows))):
-        if not Path(path).exists():
-            write_libsvm(path, spec, rows=part, progress=False)
-    return {}
+# ---- jobs (each run in a fresh interpreter by harness.run.job) ------------------------------------
 
 
 def tiny_text(work: str) -> str:
@@ -327,8 +258,7 @@ def save_weights(path: str, w, b: float, n_features: int) -> None:
 
 def job_liblinear(cache: str, n_features: int, options: str, weights: str) -> dict:
     """LIBLINEAR on the cached arrays: seconds of problem() (setup) and of train()."""
-    from liblinear import liblinearutil as ll
-
+    ll = peers.liblinear()
     X, y = load_cached(cache, "train", n_features)
     ll.train(ll.problem(y[:2], X[:2]), "-q")  # the first problem() call imports for about a second
     start = time.perf_counter()
@@ -338,37 +268,16 @@ def job_liblinear(cache: str, n_features: int, options: str, weights: str) -> di
     model = ll.train(problem, options)  # "-B 1" in the options: the problem's own bias is overridden
     seconds = time.perf_counter() - start
     sys.stdout.flush()
-    w, b = model.get_decfun()
-    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-    save_weights(weights, [sign * v for v in w], sign * b / model.bias, n_features)
+    w, b = peers.weights(model)
+    save_weights(weights, w, b / model.bias, n_features)
     return {"setup_seconds": setup, "seconds": seconds}
-
-
-def warm_up_blocksvm(work: Path, params: dict | None) -> None:
-    """Load numba's cached kernels before the clock starts (convert and, with params, train)."""
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-    from blocksvm.io import convert
-    from blocksvm.train import train
-
-    text, store = work / f"warm-up-{os.getpid()}.svm", work / f"warm-up-{os.getpid()}.bsvm"
-    write_libsvm(text, SyntheticSpec(rows=4000, features=2000, nnz=20, seed=3), progress=False)
-    convert(text, store, block_rows=1000, zero_based=False, overwrite=True, progress=False)
-    if params is not None:
-        train(
-            store,
-            **{**params, "max_outer": 2, "eval_every": 1, "time_limit": None},
-            verbose=0,
-            progress=False,
-        )
-    text.unlink()
-    shutil.rmtree(store)
 
 
 def job_convert(train: str, store: str, block_mb: float, min_blocks: int, work: str) -> dict:
     """blocksvm convert; reconverted with ``rows / min_blocks`` rows a block if that gave too few blocks."""
     from blocksvm.io import convert
 
-    warm_up_blocksvm(Path(work), None)
+    data.warm_up(Path(work))
     start = time.perf_counter()
     summary = convert(train, store, block_mb=block_mb, zero_based=False, overwrite=True, progress=False)
     seconds = time.perf_counter() - start
@@ -401,7 +310,7 @@ def job_blocksvm(store: str, params: dict, weights: str, n_features: int, work: 
     unknown = set(params) - set(TrainParams().to_dict())
     if unknown:
         return {"skipped": f"TrainParams has no {', '.join(sorted(unknown))}"}
-    warm_up_blocksvm(Path(work), params)
+    data.warm_up(Path(work), params=params)
     result = train(store, **params, verbose=0, progress=False)
     model = result.model
     save_weights(weights, model.coef[0], model.intercept[0] / model.bias, n_features)
@@ -480,7 +389,8 @@ def job_kernel(cache: str, n_features: int, C: float, loss: str, repeat: int, fu
     X, y = load_cached(cache, "train", n_features)
     data = bench_epoch.Data.from_csr("set", X, y, "float32", seed=0)
     del X
-    bench_epoch.kernel_call(data, np.zeros(n_features + 1), np.zeros(len(data.y)), 0, C, 1, -1.0, 0)  # compile
+    w, alpha = np.zeros(n_features + 1), np.zeros(len(data.y))
+    bench_epoch.kernel_call(data, w, alpha, bench_epoch.LOSSES[loss], C, 1, -1.0, 0)  # numba's cache
     options = argparse.Namespace(C=C, repeat=repeat, full_passes=full_passes, seed=0)
     r = bench_epoch.measure(data, loss, 0.1, options)
     return {
@@ -493,78 +403,21 @@ def job_kernel(cache: str, n_features: int, C: float, loss: str, repeat: int, fu
 
 
 def job_vw_convert(train: str, output: str) -> dict:
-    """LIBSVM text -> VW text: ``label | 0:1 index:value ...`` (feature 0: the bias)."""
-    start = time.perf_counter()
-    rows = 0
-    with open(train, "rb") as src, open(output + ".partial", "wb") as dst:
-        write = dst.write
-        for line in src:
-            parts = line.split(None, 1)
-            if not parts:
-                continue  # blank line (w8a ends with one)
-            label = b"1" if float(parts[0]) > 0 else b"-1"
-            write(label + b" | 0:1 " + (parts[1] if len(parts) > 1 else b"\n"))
-            rows += 1
-    os.replace(output + ".partial", output)
-    return {"seconds": time.perf_counter() - start, "rows": rows, "mb": os.path.getsize(output) / 1e6}
+    """LIBSVM text -> VW text (:func:`harness.peers.to_vw`: feature 0 the bias)."""
+    done = peers.to_vw(Path(train), Path(output))
+    return {**done, "mb": os.path.getsize(output) / 1e6}
 
 
 def job_vw(data: str, n_features: int, rows: int, C: float, loss: str, passes: int, weights: str) -> dict:
-    """Vowpal Wabbit with a cache file.
-
-    Numeric feature names hash to themselves, so weight i is feature i. With ``--l2`` VW keeps the
-    weights times a running factor (``l2_state`` in the readable model, applied at prediction).
-    """
-    import numpy as np
-    from vowpalwabbit import Workspace
-
-    bits = max(18, (n_features + 1).bit_length())
-    readable = weights + ".readable.txt"
-    arguments = [
-        "-d",
-        data,
-        "--cache_file",
-        data + ".cache",
-        "-k",
-        "--passes",
-        str(passes),
-        "--holdout_off",
-        "--noconstant",
-        "-b",
-        str(bits),
-        "--loss_function",
-        loss,
-        "--l2",
-        repr(1.0 / (rows * C)),
-        "--readable_model",
-        readable,
-        "--quiet",
-    ]
-    start = time.perf_counter()
-    workspace = Workspace(arg_list=arguments)  # runs every pass
-    seconds = time.perf_counter() - start
-    workspace.finish()  # writes the readable model
-    w, scale = np.zeros(n_features + 1), 1.0
-    pattern = re.compile(r"^(\d+):(\S+)")
-    with open(readable) as f:
-        for line in f:
-            m = pattern.match(line)
-            if m and int(m.group(1)) <= n_features:
-                w[int(m.group(1))] = float(m.group(2))
-            elif line.startswith("l2_state "):
-                scale = float(line.split()[1])
-    w *= scale
-    save_weights(weights, w[1:], w[0], n_features)
-    Path(readable).unlink()
-    Path(data + ".cache").unlink(missing_ok=True)
-    return {"seconds": seconds, "arguments": " ".join(arguments)}
+    """Vowpal Wabbit with a cache file, ``--l2 1/(n C)`` (:func:`harness.peers.vw`)."""
+    w, b, seconds = peers.vw(Path(data), n_features, passes, loss, l2=1.0 / (rows * C))
+    save_weights(weights, w, b, n_features)
+    return {"seconds": seconds}
 
 
 def job_evaluate(cache: str, n_features: int, has_test: bool, C: float, loss: str, weights: list) -> dict:
     """Objective (float64) and test accuracy (training accuracy without a test set) of saved weights."""
     import numpy as np
-
-    from blocksvm.losses import LOSSES
 
     X, y = load_cached(cache, "train", n_features)
     X_test, y_test = load_cached(cache, "test", n_features) if has_test else (X, y)
@@ -572,15 +425,13 @@ def job_evaluate(cache: str, n_features: int, has_test: bool, C: float, loss: st
     for path in weights:
         saved = np.load(path)
         w, b = saved["w"], float(saved["b"])
-        losses = LOSSES[loss].value(y * (X @ w + b))
-        primal = 0.5 * (w @ w + b * b) + C * losses.sum()
+        primal = peers.objective(w, b, X, y, C, loss)  # (the bias weight regularized: LIBLINEAR's -B 1)
         accuracy = float(np.mean(np.where(X_test @ w + b > 0, 1.0, -1.0) == y_test))
         out[path] = {"primal": float(primal), "accuracy": accuracy}
     return out
 
 
 JOBS = {
-    "generate": job_generate,
     "load-sklearn": job_load_sklearn,
     "load-liblinear": job_load_liblinear,
     "liblinear": job_liblinear,
@@ -598,54 +449,36 @@ JOBS = {
 
 
 def data_sets(args: argparse.Namespace) -> list[DataSet]:
-    """The requested sets that are available (generated ones are written once, in a child)."""
+    """The requested sets that are available (generated ones are written once)."""
     out, data_dir = [], args.out / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     for name in args.sets.split(","):
         work = args.out / (name + ("-quick" if args.quick and name in GENERATED else ""))
-        if name in REAL:
-            train, test, n_features = REAL[name]
-            if not (args.data_dir / train).exists():
-                print(f"({name}: {args.data_dir / train} not found, skipped)", file=sys.stderr)
+        if name in data.REAL:
+            found = data.real(name, args.data_dir)
+            if found is None:
+                print(f"({name}: not in {args.data_dir}, skipped)", file=sys.stderr)
                 continue
+            train, test, n_features = found
             note = "" if test else "no test file: training accuracy"
-            out.append(
-                DataSet(
-                    name,
-                    args.data_dir / train,
-                    test and args.data_dir / test,
-                    n_features,
-                    work,
-                    data_dir / f"{name}.npy",
-                    note=note,
-                )
-            )
+            out.append(DataSet(name, train, test, n_features, work, data_dir / f"{name}.npy", note=note))
         elif name in GENERATED:
             rows, test_rows, features, nnz, seed = (QUICK_SIZES if args.quick else GENERATED)[name]
             stem = f"{name}-r{rows}-t{test_rows}-f{features}-k{nnz}-s{seed}"
-            train, test = data_dir / f"{stem}.train.svm", data_dir / f"{stem}.test.svm"
-            if not (train.exists() and test.exists()):
-                print(f"generating {train.name} and {test.name} ...", file=sys.stderr)
-                work.mkdir(parents=True, exist_ok=True)
-                result = run_job(
-                    "generate",
-                    {
-                        "train": str(train),
-                        "test": str(test),
-                        "rows": rows,
-                        "test_rows": test_rows,
-                        "features": features,
-                        "nnz": nnz,
-                        "seed": seed,
-                    },
-                    work / "generate.log",
-                )
-                if "error" in result:
-                    continue
+            print(f"{stem}: generating the text when missing ...", file=sys.stderr)
+            train, test = data.split(data_dir, stem, data.spec(rows + test_rows, features, nnz, seed), test_rows)
             out.append(DataSet(name, train, test, features, work, data_dir / f"{stem}.npy"))
         else:
             raise SystemExit(f"unknown set {name!r}: choose among {', '.join(SETS)}")
     return out
+
+
+def run_job(kind: str, job_args: dict, log: Path, timeout: float | None = None) -> dict:
+    """:func:`harness.run.job` (``seconds``, ``peak_rss_mb``, ``output``: what LIBLINEAR prints), its result kept
+    beside ``log`` for ``--resume``."""
+    result = run.job(kind, log, timeout, **job_args)
+    log.with_suffix(".run.json").write_text(json.dumps(result, default=str))
+    return result
 
 
 def bench_set(ds: DataSet, args: argparse.Namespace) -> dict:
@@ -825,10 +658,10 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
     rel = lambda p: (p - fstar) / fstar  # noqa: E731
     rows, info = [], {"fstar": fstar, "fstar_liblinear": fstar_run["primal"], "rows": runs["load sklearn"]["rows"]}
 
-    def add(row: Row, run: dict) -> Row:
-        row.rss_mb = run.get("peak_rss_mb")
-        if "error" in run:
-            row.note = (row.note + " " if row.note else "") + "FAILED: " + run["error"][:120]
+    def add(row: Row, done: dict) -> Row:
+        row.rss_mb = done.get("peak_rss_mb")
+        if "error" in done:
+            row.note = (row.note + " " if row.note else "") + "FAILED: " + done["error"][:120]
         rows.append(row)
         return row
 
@@ -881,13 +714,13 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
 
     # blocksvm
     for name, stem in SHORT.items():
-        run = runs.get(name)
-        if run is None:
+        done = runs.get(name)
+        if done is None:
             continue
-        if "skipped" in run:
-            info.setdefault("skipped", []).append(f"{name}: {run['skipped']}")
+        if "skipped" in done:
+            info.setdefault("skipped", []).append(f"{name}: {done['skipped']}")
             continue
-        history = run.get("history", [])
+        history = done.get("history", [])
         row = Row(ds.name, name)
         exact = [r for r in history if r.get("primal_exact")]
         for record in exact:
@@ -904,66 +737,67 @@ def summarize(ds: DataSet, runs: dict, args: argparse.Namespace) -> tuple[list[R
             if exact:
                 info.setdefault("own_vs_evaluated", {})[name] = (exact[-1]["primal"] - final["primal"]) / fstar
         if history and 1e-3 not in row.to_target:
-            row.note = f"not at 1e-3 after {history[-1]['outer']} passes ({run.get('stop_reason')})"
-        add(row, run)
+            row.note = f"not at 1e-3 after {history[-1]['outer']} passes ({done.get('stop_reason')})"
+        add(row, done)
         if "workers" not in BLOCKSVM_VARIANTS[name]:  # a round's read and compute seconds are summed over its workers
             info.setdefault("overlap", {})[name] = overlap(history)
         info.setdefault("history", {})[name] = history
 
     # LIBLINEAR at several -e (logistic: its dual, -s 7, and its primal, -s 0)
     for s, eps in liblinear_runs(args):
-        run = runs.get(f"liblinear -s {s} -e {eps}")
-        if run is None:
+        done = runs.get(f"liblinear -s {s} -e {eps}")
+        if done is None:
             continue
         found = objective(f"liblinear-s{s}-e{eps}")
         row = Row(
             ds.name,
             f"LIBLINEAR -s {s} -e {eps}",
-            load=run.get("setup_seconds"),
-            train=run.get("seconds"),
-            passes=liblinear_iterations(run),
+            load=done.get("setup_seconds"),
+            train=done.get("seconds"),
+            passes=liblinear_iterations(done),
             note="load column: problem() setup",
         )
         if found:
             row.rel, row.accuracy = rel(found["primal"]), found["accuracy"]
-            reached(row, run["seconds"], found["primal"])
-        add(row, run)
+            reached(row, done["seconds"], found["primal"])
+        add(row, done)
 
     # streaming peers
     if "sgd" in runs:
-        run = runs["sgd"]
+        done = runs["sgd"]
         row = Row(
             ds.name,
             f"sklearn SGDClassifier.partial_fit ({args.loss.replace('-', '_')}, {args.sgd_learning_rate})",
             note="times include parsing each chunk, every epoch",
         )
-        for epoch, seconds in enumerate(run.get("epoch_seconds", []), 1):
+        for epoch, seconds in enumerate(done.get("epoch_seconds", []), 1):
             found = objective(f"sgd-epoch{epoch}")
             if found:
                 reached(row, seconds, found["primal"])
                 row.train, row.passes, row.rel, row.accuracy = seconds, epoch, rel(found["primal"]), found["accuracy"]
-        add(row, run)
+        add(row, done)
     if "vw" in runs:
-        run = runs["vw"]
+        done = runs["vw"]
         found = objective("vw")
         row = Row(
             ds.name,
             f"Vowpal Wabbit ({args.vw_loss} loss)",
-            train=run.get("seconds"),
+            train=done.get("seconds"),
             passes=args.vw_passes,
             note="only the final model is evaluated",
         )
         if found:
             row.rel, row.accuracy = rel(found["primal"]), found["accuracy"]
-            reached(row, run["seconds"], found["primal"])
-        add(row, run)
+            reached(row, done["seconds"], found["primal"])
+        add(row, done)
     info["ratios"] = ratios(rows, runs)
     return rows, info
 
 
-def liblinear_iterations(run: dict) -> int | None:
+def liblinear_iterations(done: dict) -> int | None:
     """LIBLINEAR's iteration count from its output: dual CD's ``#iter = N``, TRON's last ``iter N``."""
-    found = re.findall(r"#iter = (\d+)", run.get("log", "")) or re.findall(r"^iter +(\d+)", run.get("log", ""), re.M)
+    output = done.get("output", "")
+    found = re.findall(r"#iter = (\d+)", output) or re.findall(r"^iter +(\d+)", output, re.M)
     return int(found[-1]) if found else None
 
 
@@ -1036,12 +870,6 @@ def ratios(rows: list[Row], runs: dict) -> dict:
 # ---- output -----------------------------------------------------------------------------------
 
 
-def fmt_seconds(x: float | None) -> str:
-    if x is None:
-        return ""
-    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 1000 else f"{x:,.0f}"
-
-
 def table(rows: list[Row]) -> str:
     head = (
         "| set | method | load/convert s | train s | passes | rel. objective | "
@@ -1053,13 +881,13 @@ def table(rows: list[Row]) -> str:
         cells = [
             r.set,
             r.method,
-            fmt_seconds(r.load),
-            fmt_seconds(r.train),
+            report.seconds(r.load),
+            report.seconds(r.train),
             "" if r.passes is None else str(r.passes),
             "" if r.rel is None else f"{r.rel:.1e}",
         ]
         for t in TARGETS:
-            cells.append(fmt_seconds(r.to_target[t]) if t in r.to_target else ("—" if r.rel is not None else ""))
+            cells.append(report.seconds(r.to_target[t]) if t in r.to_target else ("—" if r.rel is not None else ""))
         cells += [
             "" if r.loads_1e3 is None else str(r.loads_1e3),
             "" if r.accuracy is None else f"{100 * r.accuracy:.2f}%",
@@ -1128,36 +956,10 @@ def notes(name: str, info: dict) -> list[str]:
     return out
 
 
-def machine() -> str:
-    cpu = ""
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    versions = []
-    for module in ("blocksvm", "sklearn", "liblinear", "vowpalwabbit", "numba"):
-        try:
-            from importlib.metadata import version
-
-            dist = {"sklearn": "scikit-learn", "liblinear": "liblinear-official"}.get(module, module)
-            versions.append(f"{module} {version(dist)}")
-        except Exception:  # noqa: BLE001
-            pass
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (
-        f"{platform.node()}: {os.cpu_count()} cores ({cpu}), {mem:.0f} GiB RAM, Python "
-        f"{platform.python_version()}, {'; '.join(versions)}; load average at start {load}"
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.job:
-        return job_main(args.job, json.loads(args.job_args), args.job_result)
     args.out.mkdir(parents=True, exist_ok=True)
-    header = machine()
+    header = report.machine()
     started = time.time()
     all_rows, infos = [], {}
     for ds in data_sets(args):
@@ -1192,26 +994,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for name, entry in infos.items():
         text += notes(name, entry["info"])
-    report = "\n".join(text)
-    print(report)
+    markdown = "\n".join(text)
+    print(markdown)
     stem = "peers-" + "-".join(infos) + ("-quick" if args.quick else "")
-    (args.out / f"{stem}.md").write_text(report + "\n")
-    (args.out / f"{stem}.json").write_text(
-        json.dumps(
-            {
-                "command": command,
-                "machine": header,
-                "args": vars(args),
-                "rows": [asdict(r) for r in all_rows],
-                "sets": infos,
-            },
-            default=str,
-            indent=1,
-        )
-    )
+    (args.out / f"{stem}.md").write_text(markdown + "\n")
+    report.write_json(args.out / f"{stem}.json", {"command": command, "machine": header, "args": vars(args),
+                                                  "rows": [asdict(r) for r in all_rows], "sets": infos})  # fmt: skip
     print(f"\nwritten: {args.out / (stem + '.md')}, {args.out / (stem + '.json')}", file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
+    run.serve(JOBS)
     sys.exit(main())
