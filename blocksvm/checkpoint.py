@@ -207,6 +207,7 @@ _SUMS = Schema(
         Field("compute_seconds", "real", low=0),
         Field("figures", "dict"),
         Field("weight", "real", optional=True, null=True),
+        Field("sweep_seconds", "real", low=0, optional=True),
     )
 )
 _NEGATIVE_GAP = -1e-10  # blocksvm.train.records.NEGATIVE_GAP: a gap below is no pass's (a run refuses it)

@@ -29,13 +29,17 @@ class InputFormatError(BlocksvmError, ValueError):
     """
 
     def __init__(self, path: str, line: int, reason: str, text: str | None = None):
-        self.path, self.line, self.reason = str(path), int(line), reason
+        self.path, self.line, self.reason, self.text = str(path), int(line), reason, text
         message = f"{self.path}:{self.line}: {reason}" if self.line else f"{self.path}: {reason}"
         if text:
             shown = _printable(text)
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             message += f"\n    {shown}"
         super().__init__(message)
+
+    def hinted(self, hint: str) -> InputFormatError:
+        """The same error, ``hint`` (what to do) added to its reason."""
+        return InputFormatError(self.path, self.line, f"{self.reason} ({hint})", self.text)
 
 
 def _printable(text: str) -> str:

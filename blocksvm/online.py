@@ -41,9 +41,10 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
         "Passes of ``fit`` over the data (the training parameter ``max_outer``, named as scikit-learn names it).",
     ),
     "random_state": (
-        None,
+        0,
         "int, RandomState instance or None. Seeds the row order of each pass of ``fit`` "
-        "and ``partial_fit`` (with ``order='random'``).",
+        "and ``partial_fit`` (with ``order='random'``). The default, 0, learns the same model twice, as the command "
+        "line's ``--seed 0``; None draws other orders at each fit.",
     ),
 }
 _FITTED = ("coef_", "intercept_", "classes_", "n_features_in_", "n_iter_", "_learner", "_encoder", "_rng")

@@ -259,8 +259,22 @@ def _liblinear_help(offered: tuple[int, ...]) -> str:
         + ", ".join(f"{'|'.join(map(str, sorted(c)))} {words}" for words, c in codes)
         + (f"; {chosen}, as LIBLINEAR's primal solvers" if chosen else "")
         + (f"; {_listed(map(str, own))} choose their losses' own solvers" if own else "")
-        + ". A flag given beside it (--loss, --solver, --penalty) wins"
+        + ". --solver beside it solves its problem by another solver; a --loss or --penalty that would change its "
+        "problem is refused (give that problem's code, or the flags alone)"
     )
+
+
+def _cost(text: str) -> float:
+    """``-c``/``-C VALUE``: a number; LIBLINEAR's ``-C`` without one (its search of C) is answered with tune."""
+    import argparse
+
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number, not {text!r} (LIBLINEAR's -C without a number, its search of C, is 'blocksvm tune "
+            "STORE'; here -C VALUE is the cost, LIBLINEAR's -c)"
+        ) from None
 
 
 def _listed(words) -> str:
@@ -311,6 +325,7 @@ C = Param(
     "(pa1, pa2: the aggressiveness).",
     positive,
     "a positive finite number",
+    parse=_cost,
     flags=("-C", "-c"),
     command_help=(
         (
@@ -371,11 +386,13 @@ L1_RATIO = Param(
 )
 TOL = Param(
     "tol",
-    1e-3,
+    None,
     "Stop when the relative duality gap (P - D) / P is at most this (confirmed by an exact evaluation pass); "
-    "0 disables the rule.",
+    "0 disables the rule. None: 1e-3, or, with --eps given, off: -e alone stops the run, as in LIBLINEAR (give both "
+    "for either rule to stop it).",
     non_negative,
-    "a number >= 0",
+    "a number >= 0 or None",
+    none_ok=True,
     safe_to_change=True,
     commands=("train",),
     group="stopping",
@@ -383,14 +400,16 @@ TOL = Param(
 EPS = Param(
     "eps",
     None,
-    "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this; "
-    "None disables the rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
+    "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this "
+    "(given without --tol, the duality gap rule is off: -e alone stops the run, as in LIBLINEAR); None disables the "
+    "rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
     "max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 0 and 2); None: LIBLINEAR's default, 0.01 (0.0001 for "
     "regression, -s 11). cdn, glmnet, owl-qn: stop when the 1-norm of the minimum-norm subgradient is at most eps "
     "times its value at the start (owl-qn: at w = 0), times max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 5 and "
     "6; None: their default, 0.01. "
     "crammer-singer, one-class: stop when LIBLINEAR's violation over a pass (-s 4: the largest of a row's; -s 21: "
-    "max -G over alpha < 1 less min -G over alpha > 0) is at most this; None disables the rule.",
+    "max -G over alpha < 1 less min -G over alpha > 0) is at most this (without --tol, alone, as for dual-cd); None "
+    "disables the rule.",
     positive,
     "a positive number or None",
     none_ok=True,
@@ -414,10 +433,10 @@ AVERAGE = Param(
 L1 = Param(
     "l1",
     0.0,
-    "The L1 strength lambda1 of the sparse online learners (> 0: weights exactly zero; --penalty l1 is the L1 "
-    "problem of the SVMs, OWL-QN's). ftrl: against the sum of the losses (McMahan et al.'s lambda1: it grows with the "
-    "rows, e.g. 10 to 300 for 10^4 to 10^5 rows); fobos: against the mean loss, each step shrinks by eta_t lambda1 "
-    "(e.g. 1e-4 to 1e-2).",
+    "The L1 strength lambda1 of the sparse online learners (> 0: weights exactly zero; the SVMs' and logistic "
+    "regression's L1 problem is --penalty l1). ftrl: against the sum of the losses (McMahan et al.'s lambda1: it "
+    "grows with the rows, e.g. 10 to 300 for 10^4 to 10^5 rows); fobos: against the mean loss, each step shrinks by "
+    "eta_t lambda1 (e.g. 1e-4 to 1e-2).",
     non_negative,
     "a number >= 0",
     flags=("--lambda1",),
@@ -428,10 +447,12 @@ L1 = Param(
 THREADS = Param(
     "threads",
     1,
-    "Threads working on each block at once. dual-cd: one-vs-rest problems a thread each (the same model, bit for "
-    "bit); one problem's rows in shares, each thread on its own replica of w, the replicas' steps added and scaled "
-    "by the dual's line search after every sweep. newton, owl-qn: each thread sums a share of the block's pieces "
-    "into its own vectors (the same model, bit for bit). docs/PARALLEL.md. 1 is the serial trainer.",
+    "Threads working at once. dual-cd: one-vs-rest problems a thread each (the same model, bit for bit); one "
+    "problem's rows in shares, each thread on its own replica of w, the replicas' steps added and scaled by the "
+    "dual's line search after every sweep. newton, owl-qn: each thread sums a share of a block's pieces into its own "
+    "vectors (the same model, bit for bit). cdn, glmnet: the pieces of --column-pieces a thread each, and glmnet's "
+    "gradient over its features on the threads left (the same model for any number of threads). docs/PARALLEL.md. 1 "
+    "is the serial trainer.",
     count,
     "an integer >= 1",
     parse=int,
@@ -441,12 +462,13 @@ THREADS = Param(
 WORKERS = Param(
     "workers",
     None,
-    "Shards of the blocks worked on at once, on threads of this process or one per worker of a dask cluster "
-    "(--scheduler): newton and owl-qn each shard summing its blocks' share of a pass (the serial model, bit for "
-    "bit); dual-cd by CoCoA+ rounds (more passes than the serial run: for data spread over machines). Given without "
-    "--solver, shards choose newton where the loss allows it (squared-hinge, logistic, "
-    "squared-epsilon-insensitive). docs/PARALLEL.md. None: 1, or with a cluster, one per worker. 1 is the serial "
-    "trainer.",
+    "Shards worked on at once, on threads of this process or one per worker of a dask cluster (--scheduler). "
+    "newton, owl-qn: shards of the blocks, each summing its blocks' share of a pass (the serial model, bit for bit). "
+    "cdn, glmnet: the pieces of --column-pieces run on max(--threads, --workers) threads, or kept on the cluster's "
+    "workers (the model depends on the pieces only). dual-cd: shards of the blocks in CoCoA+ rounds (more passes than "
+    "the serial run: for data spread over machines). Given without --solver, shards choose newton where the loss "
+    "allows it (squared-hinge, logistic, squared-epsilon-insensitive). docs/PARALLEL.md. None: 1, or with a cluster, "
+    "one per worker. 1 is the serial trainer.",
     count,
     "an integer >= 1 or None",
     none_ok=True,
@@ -456,15 +478,28 @@ WORKERS = Param(
 )
 CACHE_MB = Param(
     "cache_mb",
-    64.0,
-    "Megabytes of rows kept in memory. dual-cd, crammer-singer, one-class: the cache working set; newton, owl-qn: "
-    "the whole store when it fits (their passes after the first then read nothing; on shards, each shard's share "
-    "within its part of it); cdn, glmnet: the store's columns when they fit (their rounds after the first then read "
-    "nothing; each piece its share).",
+    None,
+    "dual-cd, crammer-singer, one-class: megabytes of the support-vector cache of --working-set cache (rows solved "
+    "with every block), taken out of --memory-mb. newton, owl-qn, cdn, glmnet: an older name of --memory-mb (the "
+    "store or its columns kept in memory when they fit). None: 64 for the cache; the others: --memory-mb.",
     positive,
-    "a positive number of megabytes",
+    "a positive number of megabytes or None",
+    none_ok=True,
     metavar="MB",
-    solver_defaults=(("cdn", 1024.0), ("glmnet", 1024.0)),
+    group="data",
+)
+MEMORY_MB = Param(
+    "memory_mb",
+    None,
+    "Megabytes of data the run keeps in memory: decoded blocks kept across passes (dual CD, Pegasos, "
+    "Crammer-Singer, one-class: as many as fit, the others read again at every pass; newton, owl-qn: the whole store "
+    "when it fits), or the store's columns (cdn, glmnet). More memory never makes a run slower. None: half of the "
+    "memory available when the run starts (said in its first line).",
+    positive,
+    "a positive number of megabytes or None",
+    none_ok=True,
+    metavar="MB",
+    commands=("train",),
     group="data",
 )
 
@@ -485,24 +520,31 @@ COLUMN_PIECES = Param(
 WORKING_SETS = ("cache", "pair", "block")
 WORKING_SET = Param(
     "working_set",
-    "cache",
-    "Rows solved together with each loaded block: a cache of support vectors "
-    "kept from earlier blocks (cache: selective block minimization, Chang & Roth 2011), the block "
-    "visited before it (pair), or none (block: plain block minimization). docs/ALGORITHMS.md compares "
-    "them.",
     None,
-    "one of cache, pair, block",
+    "Rows solved together with each loaded block: none (block: with one inner pass, every row swept once a pass, the "
+    "rows kept in memory and the blocks streamed in one random order), a cache of support vectors kept from earlier "
+    "blocks (cache: selective block minimization, Chang & Roth 2011), or the block visited before it (pair). "
+    "docs/ALGORITHMS.md compares them. None: the learner's own (dual-cd: block with one inner pass, in this process; "
+    "cache on shards, or with more inner passes).",
+    None,
+    "one of cache, pair, block, or None",
+    none_ok=True,
     choices=WORKING_SETS,
     parse=str,
+    solver_defaults=(("crammer-singer", "cache"), ("one-class", "cache")),
     group="solver",
 )
 INNER_PASSES = Param(
     "inner_passes",
-    5,
-    "Passes of dual CD over its working set per visit at most (one-class: iterations of its two-level method).",
+    None,
+    "Passes of dual CD over its working set per visit at most (one-class: iterations of its two-level method). With "
+    "one, LIBLINEAR's shrinking carries from pass to pass as in LIBLINEAR's own loop; with more, each visit starts "
+    "it afresh. None: the learner's own (dual-cd: 1 with the block working set, in this process; else 5).",
     count,
-    "an integer >= 1",
+    "an integer >= 1 or None",
+    none_ok=True,
     parse=int,
+    solver_defaults=(("crammer-singer", 5), ("one-class", 5)),
 )
 INNER_EPS = Param(
     "inner_eps",
@@ -529,8 +571,12 @@ COMMON: tuple[Param, ...] = (
     Param(
         "solver",
         "dual-cd",
-        "The learner: dual-cd and pegasos solve the SVM over a store's blocks; the online learners also learn in "
-        "one pass from text (stream) and from arrays (OnlineClassifier).",
+        "The learner (docs/ALGORITHMS.md): dual-cd (dual coordinate descent over the store's blocks, with a duality "
+        "gap; LIBLINEAR's -s 1, 3, 7, 12, 13), newton (LIBLINEAR's primal Newton method, -s 0, 2, 11), owl-qn (the "
+        "elastic net, and the L1 penalty over rows), cdn and glmnet (the L1 penalty over the store's columns, -s 5 "
+        "and 6), crammer-singer (-s 4), one-class (-s 21), pegasos (primal stochastic steps, no gap), and the online "
+        "learners, perceptron, pa, pa1, pa2, cw, arow, ogd, ftrl, fobos, scw1 and scw2, which also learn in one pass "
+        "from text ('blocksvm stream') and from arrays (OnlineClassifier).",
         None,
         "a solver of blocksvm.solvers.registry (--help lists them)",
         parse=str,
@@ -541,7 +587,7 @@ COMMON: tuple[Param, ...] = (
                 "The online learner: perceptron, pa, pa1, pa2, cw, arow, ogd, ftrl, fobos, scw1 or scw2 "
                 "(docs/ALGORITHMS.md).",
             ),
-            ("tune", "The solver tune warm-starts along C: dual-cd, newton or owl-qn."),
+            ("tune", "The solver tune warm-starts along C: dual-cd, newton, owl-qn, cdn or glmnet."),
         ),
         group="solver",
     ),
@@ -555,6 +601,14 @@ COMMON: tuple[Param, ...] = (
         finite,
         "a finite number (<= 0: no bias)",
         flags=("--bias", "-B"),
+        command_help=(
+            (
+                "tune",
+                "Value of the constant bias feature appended to every row (LIBLINEAR's -B), its weight the model's "
+                "intercept, penalized as the other weights (as LIBLINEAR and scikit-learn's LinearSVC do); <= 0: no "
+                "bias term. The default, 1, is scikit-learn's intercept; LIBLINEAR's is -1 (no bias).",
+            ),
+        ),
         off=lambda x: x <= 0,
         group="problem",
     ),
@@ -563,18 +617,19 @@ COMMON: tuple[Param, ...] = (
     Param(
         "max_outer",
         50,
-        "Outer iterations (passes over the store) at most (newton, owl-qn, cdn, glmnet: their iterations, a pass or "
-        "more each).",
+        "Outer iterations (passes over the store) at most (dual-cd: a sweep each, LIBLINEAR's 1,000 at most; newton, "
+        "owl-qn, cdn, glmnet: their iterations, a pass or more each).",
         count,
         "an integer >= 1",
         parse=int,
         safe_to_change=True,
         commands=("train", "partial_fit"),
-        solver_defaults=(("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
+        solver_defaults=(("dual-cd", 1000), ("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
         group="stopping",
     ),
     AVERAGE,
     L1,
+    MEMORY_MB,
     Param(
         "order",
         "random",
@@ -586,6 +641,13 @@ COMMON: tuple[Param, ...] = (
         choices=("random", "file"),
         parse=str,
         commands=("train", "partial_fit"),
+        command_help=(
+            (
+                "tune",
+                "Visit blocks and rows in a fresh random order each pass (random), or as stored (file: with a store "
+                "converted --no-shuffle, the rows of the text file in order).",
+            ),
+        ),
         group="data",
     ),
     Param(

@@ -9,7 +9,9 @@ Features outside the model's (indices beyond its features, or absent from a comp
 map; for a sparse model, which keeps only its nonzero weights, indices beyond its space's width) count as zero, as
 in LIBLINEAR; they are counted on the way (nonzeros, and distinct indices in
 a :class:`~blocksvm.features.FeatureSet`, sized by the distinct indices met, not by the largest) and
-reported by a :class:`FeatureSpaceWarning`, or refused with ``strict=True``.
+reported by a :class:`FeatureSpaceWarning`, or refused with ``strict=True``. So are a classifier's input labels that
+are not among its classes (a test set of another problem): their rows count as predicted wrong, and one
+:class:`LabelWarning` says how many there were, of which labels, from which line.
 
 Text is read as the model's training text was: LIBSVM's indices, or VW's names hashed alike (the model's
 ``text_format``, :mod:`blocksvm.io.vw`); text or a store declared or recorded otherwise is refused.
@@ -28,13 +30,22 @@ import numpy as np
 from blocksvm._progress import progress_bar
 from blocksvm.errors import BlocksvmError, ModelError, check_writable
 from blocksvm.features import FeatureSet, translate
+from blocksvm.io.text import Skipped
 from blocksvm.io.vw import Hashing, describe, iter_text, text_format_of
 from blocksvm.model import LinearModel, load_shared
 from blocksvm.store import BlockStore, reading
 
 
-class FeatureSpaceWarning(UserWarning):
+class InputWarning(UserWarning):
+    """The input is not what the model was trained on (``predict`` says it in one line)."""
+
+
+class FeatureSpaceWarning(InputWarning):
     """The input has features outside the model's feature space: they were ignored."""
+
+
+class LabelWarning(InputWarning):
+    """The input has labels that are not among a classifier's classes: their rows count as predicted wrong."""
 
 
 @dataclass
@@ -57,6 +68,10 @@ class PredictSummary:
     """One-class: the rows predicted +1, ``w.x - rho > 0`` (None for other models, whose labels are compared)."""
     nonzero_weights: int | None = None
     """The model's weights of features that are not zero (every problem's; the bias's aside)."""
+    skipped_lines: int = 0
+    """Malformed lines of text skipped (``skip_bad_lines``): no prediction was written for them."""
+    first_skipped: str | None = None
+    """The first skipped line's message."""
 
     @property
     def accuracy(self) -> float | None:
@@ -66,6 +81,15 @@ class PredictSummary:
         return {**asdict(self), "accuracy": self.accuracy}
 
     def __str__(self) -> str:
+        text = self._result()
+        if self.skipped_lines:
+            text += (
+                f"; skipped {self.skipped_lines:,} malformed lines (no prediction written for them), the first: "
+                f"{self.first_skipped}"
+            )
+        return text
+
+    def _result(self) -> str:
         weights = "" if self.nonzero_weights is None else f" (a model of {self.nonzero_weights:,} nonzero weights)"
         if self.mse is not None:
             return (
@@ -79,19 +103,55 @@ class PredictSummary:
 
 
 class _Tally:
-    """What predictions got right: correct labels, or (regression) the sums for the squared error and R^2."""
+    """What predictions got right: correct labels, or (regression) the sums for the squared error and R^2; and, for a
+    classifier, the labels of the input that are not among its classes (``unseen``: label -> rows, first line), which
+    ``strict`` refuses at the first."""
 
-    def __init__(self):
+    def __init__(self, model: LinearModel, data: Path, strict: bool):
         self.rows = self.correct = self.positive = 0
         self.squared_error = self.sum = self.sum_squares = 0.0
+        classifier = not model.is_regression and model.rho is None  # (one-class: labels unread)
+        self.classes = np.asarray(model.classes, np.float64) if classifier else None
+        self.data, self.strict = data, strict
+        self.unseen: dict[float, list] = {}
 
-    def add(self, predicted: np.ndarray, labels: np.ndarray) -> None:
+    def add(self, predicted: np.ndarray, labels: np.ndarray, lines: np.ndarray) -> None:
+        if self.classes is not None:
+            self._check_labels(labels, lines)
         self.rows += len(labels)
         self.correct += int(np.count_nonzero(predicted == labels))
         self.positive += int(np.count_nonzero(predicted > 0))
         self.squared_error += float(np.sum((predicted - labels) ** 2))
         self.sum += float(np.sum(labels))
         self.sum_squares += float(np.sum(labels * labels))
+
+    def _check_labels(self, labels: np.ndarray, lines: np.ndarray) -> None:
+        stray = np.flatnonzero(~np.isin(labels, self.classes))
+        if not len(stray):
+            return
+        if self.strict:
+            raise ModelError(
+                f"{self._where(int(lines[stray[0]]))}: label {labels[stray[0]]:g} is not among the model's classes "
+                f"({_numbers(self.classes)}) (--strict; without it such rows count as wrong, with a warning)"
+            )
+        for label, first in zip(*np.unique(labels[stray], return_index=True)):
+            count = int(np.count_nonzero(labels[stray] == label))
+            seen = self.unseen.setdefault(float(label), [0, int(lines[stray[first]])])
+            seen[0] += count
+            seen[1] = min(seen[1], int(lines[stray[first]]))
+
+    def _where(self, line: int) -> str:
+        return f"{self.data} (the row of source line {line})" if self.data.is_dir() else f"{self.data}:{line}"
+
+    def unseen_warning(self, data: Path, model: LinearModel) -> str:
+        rows = sum(count for count, _ in self.unseen.values())
+        labels = sorted(self.unseen)
+        first = min(line for _, line in self.unseen.values())
+        return (
+            f"{data}: {rows} rows have labels the model never saw ({_numbers(labels)}; the first at line {first}), "
+            f"not among its classes ({_numbers(model.classes)}): they count as predicted wrong (--strict or "
+            "strict=True makes this an error)"
+        )
 
     def regression(self) -> dict:
         n = max(self.rows, 1)
@@ -111,6 +171,7 @@ def predict(
     text_format: str | None = None,
     hash_bits: int | None = None,
     hash_all: bool | None = None,
+    skip_bad_lines: bool = False,
 ) -> PredictSummary:
     """Predict every row of ``data`` (a block store directory, a LIBSVM file, or VW text for a model trained on it).
 
@@ -128,15 +189,17 @@ def predict(
         Write each class's probability after the label instead (LIBLINEAR's ``-b 1``; a logistic regression
         model only): a first line ``labels`` names the classes, in the model's (sorted) order.
     strict : bool
-        Refuse input features outside the model's feature space (indices beyond its features):
-        raise :class:`~blocksvm.errors.ModelError` at the first one, naming its line, and write no
-        output. By default they count as zero and one :class:`FeatureSpaceWarning` says how many
-        there were.
+        Refuse input features outside the model's feature space (indices beyond its features), and a classifier's
+        input labels not among its classes: raise :class:`~blocksvm.errors.ModelError` at the first one, naming its
+        line, and write no output. By default such features count as zero, such rows as predicted wrong, and one
+        :class:`FeatureSpaceWarning` or :class:`LabelWarning` says how many there were.
     text_format : {"libsvm", "vw"}, optional
         The text's format, when declared (``--format``); by default the model's training text's. A model trained
         on VW text reads text as VW text hashed alike; any other declaration is refused.
     hash_bits, hash_all : optional
         The hashing of VW text, when declared: refused unless it is the model's.
+    skip_bad_lines : bool
+        Text: skip malformed lines and count them (no prediction is written for them); refused for a store.
 
     Returns
     -------
@@ -153,13 +216,19 @@ def predict(
         model.probabilities(np.zeros((0, model.coef.shape[0])))  # a model without them: one line, before any output
     space = _FeatureSpace(model, name, data, strict)
     writer = _Writer(output, model, decision_values, probability)
-    tally = _Tally()
+    tally = _Tally(model, data, strict)
     declared = text_format_for(model, name, text_format, hash_bits, hash_all)
+    skipped = Skipped()
+    if skip_bad_lines and data.is_dir():
+        raise ModelError(
+            f"--skip-bad-lines (skip_bad_lines=) reads text; {data} is a store, converted already (its skipped lines: "
+            "blocksvm info)"
+        )
     with reading(data), writer:  # a store: no conversion replaces it while its rows are predicted
         if data.is_dir():
             _predict_store(model, BlockStore(data), writer, progress, space, tally, name)
         else:
-            _predict_text(model, data, writer, progress, space, tally, declared)
+            _predict_text(model, data, writer, progress, space, tally, declared, skipped if skip_bad_lines else None)
     summary = PredictSummary(
         tally.rows,
         tally.correct,
@@ -170,10 +239,18 @@ def predict(
         **(tally.regression() if model.is_regression else {}),
         **({"inliers": tally.positive} if model.rho is not None else {}),
         nonzero_weights=model.nonzero_weights,
+        skipped_lines=skipped.lines,
+        first_skipped=skipped.first,
     )
     if space.nonzeros:
         warnings.warn(space.warning(), FeatureSpaceWarning, stacklevel=2)
+    if tally.unseen:
+        warnings.warn(tally.unseen_warning(data, model), LabelWarning, stacklevel=2)
     return summary
+
+
+def _numbers(values) -> str:
+    return ", ".join(f"{float(v):g}" for v in values)
 
 
 class _FeatureSpace:
@@ -265,11 +342,21 @@ def text_format_for(
 
 
 def _predict_text(
-    model: LinearModel, path: Path, writer, progress, space: _FeatureSpace, tally: _Tally, text_format: dict | None
+    model: LinearModel,
+    path: Path,
+    writer,
+    progress,
+    space: _FeatureSpace,
+    tally: _Tally,
+    text_format: dict | None,
+    skipped: Skipped | None,
 ) -> None:
+    """``skipped``: malformed lines are skipped and counted there (None: the first is an error)."""
     size = path.stat().st_size if path.exists() else None
     with progress_bar(size, "predict", unit="B", unit_scale=True, enabled=progress) as bar:
-        for chunk in iter_text(path, text_format, dtype=np.float64):
+        for chunk in iter_text(path, text_format, dtype=np.float64, skip_bad_lines=skipped is not None):
+            if skipped is not None:
+                skipped.add(chunk)
             if model.index_base == 1 and chunk.min_index == 0:
                 first = int(np.argmax(chunk.indices == 0))
                 line = chunk.lines[np.searchsorted(chunk.indptr, first, side="right") - 1]
@@ -282,7 +369,7 @@ def _predict_text(
             values = model.decisions_of_columns(chunk.indptr, columns, chunk.data)
             labels = model.labels_from_decisions(values)
             writer.write(labels, values)
-            tally.add(labels, chunk.labels)
+            tally.add(labels, chunk.labels, chunk.lines)
             bar.update(chunk.source_pos - bar.n)
 
 
@@ -306,7 +393,7 @@ def _predict_store(
             columns = space.columns(block.indptr, indices, block.lines)  # lines: of the source
             values = model.decisions_of_columns(block.indptr, columns, block.data)
             labels = model.labels_from_decisions(values)
-            tally.add(labels, block.labels)
+            tally.add(labels, block.labels, block.lines)
             if writer.active:
                 lines.append(block.lines)
                 predicted.append(labels)

@@ -46,8 +46,8 @@ RUN_OPTIONS: tuple[Param, ...] = (
     ),
     _path_option(
         "checkpoint",
-        "Write checkpoints here: after every pass (train, tune), every --checkpoint-every blocks or chunks and "
-        "--checkpoint-seconds, and when the run stops. Defaults to --resume.",
+        "Write checkpoints here: after every pass, every --checkpoint-every blocks and --checkpoint-seconds, and when "
+        "the run stops. Defaults to --resume.",
         "PATH",
         ("train", "stream", "tune"),
         command_help=(
@@ -62,7 +62,8 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param(
         "checkpoint_every",
         0,
-        "Also checkpoint every this many blocks (train, tune) or 8 MB chunks of text (stream); 0: never.",
+        "Also checkpoint every this many blocks (train, tune) or 8 MB chunks of text (stream); 0: only at the points a "
+        "run always writes one (after every pass of train and tune, and when a run stops).",
         natural,
         "an integer >= 0",
         parse=int,
@@ -94,18 +95,40 @@ RUN_OPTIONS: tuple[Param, ...] = (
     _path_option(
         "resume",
         "Continue from this checkpoint (or its .prev if it is damaged), and keep writing it; only the parameters "
-        "safe to change (docs/CHECKPOINTS.md) may differ. A stream resumes from a file input, unchanged; a search "
-        "(tune) with the same tune options, --patience aside.",
+        "safe to change (docs/CHECKPOINTS.md) may differ.",
         "PATH",
         ("train", "stream", "tune"),
+        command_help=(
+            (
+                "stream",
+                "Continue from this checkpoint (or its .prev if it is damaged), and keep writing it: the stream of a "
+                "file input, unchanged (its rows learned are parsed and skipped); only the parameters safe to change "
+                "(docs/CHECKPOINTS.md) may differ.",
+            ),
+            (
+                "tune",
+                "Continue the search from this checkpoint (or its .prev if it is damaged), and keep writing it: the "
+                "same tune options, --patience aside; only the parameters safe to change (docs/CHECKPOINTS.md) may "
+                "differ.",
+            ),
+        ),
         group="checkpoint",
     ),
     _path_option(
         "warm_start",
         "Start from this model's weights (same problem and classes, bias and text format; features beyond the "
-        "model's start at zero): the online learners, Newton and OWL-QN, whose state is their weights.",
+        "model's start at zero; -i: LIBLINEAR's warm-start extension's and Vowpal Wabbit's spelling): the learners "
+        "whose state is their weights, newton, owl-qn, cdn, glmnet and the online learners but ogd.",
         "MODEL",
         ("train", "stream"),
+        flags=("--warm-start", "-i"),
+        command_help=(
+            (
+                "stream",
+                "Start from this model's weights (same problem and classes, bias and text format; features beyond the "
+                "model's start at zero; -i: Vowpal Wabbit's spelling): the online learners but ogd.",
+            ),
+        ),
         group="checkpoint",
     ),
     Param(
@@ -126,16 +149,46 @@ RUN_OPTIONS: tuple[Param, ...] = (
     Param(
         "zero_based",
         False,
-        "Feature indices of the text start at 0 (default: at 1, as LIBSVM writes them).",
+        "Feature indices of the text start at 0 (default: at 1, as LIBSVM writes them; an index 0 is an error).",
         boolean,
-        "True or False",
+        "True or False (convert: 'auto' too)",
         parse=bool,
         commands=("stream", "convert"),
+        command_defaults=(("convert", "auto"),),
         command_help=(
             (
                 "convert",
                 "Feature indices of the text start at 0 (--zero-based) or at 1, as LIBSVM writes them "
-                "(--no-zero-based) (default: detected from the file: 0-based if an index 0 is met)",
+                "(--no-zero-based) (default: detected from the file, 0-based if an index 0 is met anywhere, and the "
+                "summary names the line of the first; --no-zero-based refuses that line, as LIBLINEAR does)",
+            ),
+        ),
+        group="data",
+    ),
+    Param(
+        "skip_bad_lines",
+        False,
+        "Skip malformed lines of text and count them instead of stopping at the first (the count and the first such "
+        "line are said at the end).",
+        boolean,
+        "True or False",
+        parse=bool,
+        commands=("train", "tune", "stream", "convert", "predict"),
+        command_help=(
+            (
+                "train",
+                "A text input: skip malformed lines while converting it and count them (said when it is converted or "
+                "its cached store reused); a store was converted already, so it is refused with one",
+            ),
+            (
+                "tune",
+                "A text input: skip malformed lines while converting it and count them (said when it is converted or "
+                "its cached store reused); a store was converted already, so it is refused with one",
+            ),
+            (
+                "predict",
+                "Text: skip malformed lines and count them (no prediction line is written for them: the output has "
+                "fewer lines than the input); a store was converted already, so it is refused with one",
             ),
         ),
         group="data",

@@ -23,8 +23,8 @@ from functools import partial
 import numpy as np
 
 from blocksvm.checkpoint import Checkpointer, read_latest
-from blocksvm.errors import BlocksvmError, CheckpointError
-from blocksvm.io.text import CHUNK_BYTES
+from blocksvm.errors import BlocksvmError, CheckpointError, InputFormatError
+from blocksvm.io.text import BINARY, CHUNK_BYTES, Skipped
 from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.losses import LOGISTIC
 from blocksvm.model import LinearModel, load_warm_start
@@ -147,6 +147,7 @@ def stream(
     checkpoint = run.checkpoint or run.resume
     checkpointer = Checkpointer(checkpoint, every_blocks=run.checkpoint_every) if checkpoint else None
     text_bytes, stopped_by = [0], None
+    skipped = Skipped()
 
     def arrays() -> dict:  # the learner's, and (in the state) the classes and features it has met
         state.learner = {"classes": learner.classes.tolist(), "n_features": learner.n_features}
@@ -157,10 +158,11 @@ def stream(
         return saved
 
     the_run = Run(params, identity, arrays, state, checkpointer=checkpointer)
-    with checkpointer or contextlib.nullcontext(), the_run.session() as stop:
-        chunks = iter_text(path, text, dtype=learner.dtype, chunk_bytes=chunk_bytes)
+    hinted = _hint_skipping(run.skip_bad_lines)
+    with hinted, checkpointer or contextlib.nullcontext(), the_run.session() as stop:
+        chunks = iter_text(path, text, dtype=learner.dtype, chunk_bytes=chunk_bytes, skip_bad_lines=run.skip_bad_lines)
         chunk_done = partial(the_run.checkpoint, "after_block", at_pass_end=False)
-        pieces = _pieces(chunks, base, state.position, progress, text_bytes, chunk_done)
+        pieces = _pieces(_counting(chunks, skipped), base, state.position, progress, text_bytes, chunk_done)
         if params.classes:
             pieces = _declared_only(pieces, np.asarray(params.classes, dtype=np.float64), path)
         the_pass = PassRun(state, params, stop, by_rows=True, on_block=lambda rows: progress.update())
@@ -172,7 +174,28 @@ def stream(
     if stopped_by and (learner.solver is None or len(learner.classes) < 2):  # nothing to save yet; the checkpoint is
         return StreamResult(None, {"examples": state.sums.rows}, stopped_by)
     model = _model(learner, params, base, state.sums, the_run.elapsed(), text_bytes[0], text)
+    model.summary |= skipped.summary()
     return StreamResult(model, model.summary, stopped_by)
+
+
+def _counting(chunks, skipped: Skipped):
+    """``chunks``, their skipped lines counted in ``skipped``."""
+    for chunk in chunks:
+        skipped.add(chunk)
+        yield chunk
+
+
+@contextlib.contextmanager
+def _hint_skipping(skipping: bool):
+    """A malformed line of the stream's text (without ``skip_bad_lines``) says how to go past it."""
+    try:
+        yield
+    except InputFormatError as exc:
+        if skipping or not exc.line or exc.reason == BINARY:
+            raise
+        raise exc.hinted(
+            "the stream stops there, no model written: --skip-bad-lines skips such lines and counts them"
+        ) from None
 
 
 def _pieces(chunks, base: int, skip: int, progress: Progressive, text_bytes: list, chunk_done):

@@ -8,11 +8,17 @@ commands in processes of their own, as many at once as there are cores: first th
 builds on (:data:`FIRST`: the conversion and the column layout, whose store the others read, and a training and its
 predictions, whose kernels of reading and evaluating every training shares), then every other command
 (:data:`REST`).
+
+A warm-up that ends well leaves a stamp beside the caches (:data:`STAMP`: the compiled modules' sources, numba,
+Python and the processor, and the cache files it left); the next one, while all of that is as it was, says so and
+compiles nothing (a second of work, where running the commands again only to load their caches took 45 s).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -21,8 +27,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from blocksvm._jit_cache import PACKAGE, sources_digest
 from blocksvm.errors import BlocksvmError
 from blocksvm.params import cores
+
+STAMP = PACKAGE / "__pycache__" / "warmup.json"
+"""What the last warm-up that ended well found: the caches it left and what they were compiled from and for."""
 
 # Chains of commands: DATA (LIBSVM text), VW (VW text), STORE (DATA's store), MODEL and OUT are the warm-up's files.
 CODES = (0, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21)  # (-s 1 is dual CD's default problem: FIRST trains it)
@@ -53,14 +63,23 @@ REST = (
 )
 
 
-def warmup(jobs: int | None = None, say=print) -> dict:
+def warmup(jobs: int | None = None, say=print, again: bool = False) -> dict:
     """Run the chains of :data:`FIRST`, then of :data:`REST`, ``jobs`` processes at a time (default: one a core);
     return the seconds and the commands run. The conversion's chain predicts with the training chain's model: it
-    comes second, and waits for it."""
+    comes second, and waits for it. Nothing runs while the last warm-up's caches stand as it left them (``again``:
+    run anyway)."""
     jobs = jobs or cores()
     phases = (FIRST, REST)
     commands = sum(len(chain) for phase in phases for chain in phase)
     started = time.perf_counter()
+    stamped = _stamped()
+    if stamped is not None and not again:
+        seconds = time.perf_counter() - started
+        say(
+            f"warm already: the kernels of {commands} commands stand compiled and cached as the warm-up of "
+            f"{stamped} left them (nothing compiled; --again runs it anyway)"
+        )
+        return {"seconds": round(seconds, 1), "commands": 0, "jobs": jobs, "warm_since": stamped}
     with tempfile.TemporaryDirectory(prefix="blocksvm-warmup-") as tmp:
         files = _files(Path(tmp))
         say(f"compiling the kernels of {commands} commands, {jobs} at a time")
@@ -69,8 +88,58 @@ def warmup(jobs: int | None = None, say=print) -> dict:
             with ThreadPoolExecutor(jobs) as pool:
                 list(pool.map(lambda chain: _chain(chain[1], files, chain[0], failed), enumerate(phase)))
     seconds = time.perf_counter() - started
+    _stamp()
     say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
     return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
+
+
+def _identity() -> dict:
+    """What the caches were compiled from and for: the compiled modules' sources, numba, Python, the processor."""
+    import numba
+
+    cpu = ""
+    try:  # numba compiles for the host's processor: its model and flags (Linux)
+        with open("/proc/cpuinfo") as info:
+            cpu = "".join(sorted({line for line in info if line.startswith(("model name", "flags"))}))
+    except OSError:
+        pass
+    return {
+        "sources": sources_digest(),
+        "numba": numba.__version__,
+        "python": sys.version,
+        "machine": f"{platform.machine()} {platform.processor()} {cpu}",
+    }
+
+
+def _caches() -> list[str]:
+    """The numba cache files in the package's folders."""
+    return sorted(str(p.relative_to(PACKAGE)) for pattern in ("*.nbi", "*.nbc") for p in PACKAGE.rglob(pattern))
+
+
+def _stamp() -> None:
+    """Record the caches a warm-up left (nothing where numba caches elsewhere: the next warm-up runs)."""
+    caches = _caches()
+    if not caches:
+        return
+    record = {**_identity(), "caches": caches, "when": time.strftime("%Y-%m-%d %H:%M")}
+    try:
+        STAMP.write_text(json.dumps(record))
+    except OSError:
+        pass  # a read-only installation: the next warm-up runs again
+
+
+def _stamped() -> str | None:
+    """When the last warm-up that ended well ran, if its caches stand as it left them (every file, for the same
+    sources, numba, Python and processor); else None."""
+    try:
+        record = json.loads(STAMP.read_text())
+        if {key: record.get(key) for key in ("sources", "numba", "python", "machine")} != _identity():
+            return None
+        if not all((PACKAGE / name).is_file() for name in record["caches"]):
+            return None
+        return str(record["when"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _files(root: Path) -> dict:

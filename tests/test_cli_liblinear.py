@@ -160,8 +160,9 @@ def test_workers_on_the_hinge_say_what_cocoa_costs(capsys, data, tmp_path, flags
 
 
 def test_a_flag_that_changes_what_s_set_is_said(capsys, data, tmp_path):
-    """``-s 5 --loss logistic`` trained -s 6's problem without a word; it is refused now, naming -s 6 (-s 5's solver,
-    CDN, minimizes the squared hinge only), and a flag that changes -s's problem into another's is said in a line."""
+    """``-s 5 --loss logistic`` trained -s 6's problem without a word; it is refused now, naming -s 6 (a --loss or
+    --penalty beside -s that asks for another problem is refused), and a --solver that solves -s's problem another
+    way is said in a line."""
     root, _, _ = data
     code, _, err = run_cli(capsys, "train", root / "train.bsvm", tmp_path / "m.h5", "-s", "5", "--loss", "logistic")
     assert code == 2 and len(err.splitlines()) == 1 and "-s 6" in err and not (tmp_path / "m.h5").exists()

@@ -66,4 +66,4 @@ def test_a_failed_chain_fails_the_warmup_without_a_wait(monkeypatch):
     monkeypatch.setattr(blocksvm.warmup, "_run", run)
     monkeypatch.setattr(blocksvm.warmup, "_files", lambda root: {"root": root, "MODEL": str(root / "never.h5")})
     with pytest.raises(BlocksvmError, match="on purpose"):
-        warmup(jobs=2, say=lambda text: None)
+        warmup(jobs=2, say=lambda text: None, again=True)  # (again: whatever the caches here)

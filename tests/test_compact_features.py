@@ -346,8 +346,9 @@ def test_blocksvc_fit_on_a_wide_matrix_trains_compactly(pair):
 
     X, y = load_svmlight_file(str(pair / "wide.txt"), n_features=LARGEST)
     X_dense, _ = load_svmlight_file(str(pair / "dense.txt"), n_features=K)
-    wide = BlockSVC(max_outer=20, random_state=0).fit(X, y)
-    dense = BlockSVC(max_outer=20, random_state=0).fit(X_dense, y)
+    # (one solver for both: "auto" would choose by the width, dual CD for 2^31 columns and Newton for K)
+    wide = BlockSVC(solver="dual-cd", max_outer=20, random_state=0).fit(X, y)
+    dense = BlockSVC(solver="dual-cd", max_outer=20, random_state=0).fit(X_dense, y)
     assert wide.model_.n_features == K and wide.coef_.shape == (1, LARGEST)
     np.testing.assert_array_equal(wide.coef_.indices, SPREAD - 1)  # (column indexing would scan 2**31 columns)
     np.testing.assert_allclose(wide.coef_.data, dense.coef_[0], rtol=0, atol=1e-12)

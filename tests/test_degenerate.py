@@ -317,11 +317,15 @@ def test_blocks_holding_one_class_each(tmp_path, working_set):
 
 @pytest.fixture
 def checkpointed(tmp_path):
-    """A store of 6 blocks and the model of 3 uninterrupted passes over it."""
+    """A store of 6 blocks and the model of 3 uninterrupted passes over it, none kept in memory (every pass reads
+    every block)."""
     store = tmp_path / "s.bsvm"
     convert(generated(tmp_path, 1200), store, block_rows=200, progress=False)
-    uninterrupted = train(store, max_outer=3, tol=0, verbose=0).model
+    uninterrupted = train(store, max_outer=3, tol=0, verbose=0, memory_mb=READ_EVERY_PASS).model
     return store, uninterrupted
+
+
+READ_EVERY_PASS = 0.001  # megabytes: a budget that keeps no block
 
 
 def break_block_on_read(monkeypatch, tmp_path: Path, nth: int, damage) -> list[Path]:
@@ -367,6 +371,8 @@ def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
         "1",
         "--prefetch",
         prefetch,
+        "--memory-mb",
+        READ_EVERY_PASS,
     )
     [file] = damaged
     block = int(file.stem.split("-")[1])
@@ -377,9 +383,11 @@ def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
     saved = read_checkpoint(ck)  # intact: the state after the last block solved
     assert (saved.state["outer"], saved.state["position"]) == (2, 2)
     monkeypatch.undo()
-    assert "block" in cli_error(capsys, "train", store, tmp_path / "m.h5", "--resume", ck)  # still broken
+    assert "block" in cli_error(capsys, "train", store, tmp_path / "m.h5", "--resume", ck)  # still broken (its budget:
+    # the checkpoint's)
     shutil.copy(tmp_path / "kept.h5", file)  # the user restores the file
-    cli_ok(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck)
+    cli_ok(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck,
+           "--memory-mb", READ_EVERY_PASS)  # fmt: skip
     resumed = LinearModel.load(tmp_path / "m.h5")
     np.testing.assert_array_equal(resumed.coef, uninterrupted.coef)
     np.testing.assert_array_equal(resumed.intercept, uninterrupted.intercept)
@@ -388,7 +396,8 @@ def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
 def test_a_block_deleted_between_two_runs_is_named_when_the_store_opens(tmp_path, capsys, checkpointed):
     store, uninterrupted = checkpointed
     ck = tmp_path / "ck.h5"
-    train(store, max_outer=1, tol=0, verbose=0, checkpoint=ck)
+    train(store, max_outer=1, tol=0, verbose=0, checkpoint=ck, memory_mb=READ_EVERY_PASS)  # (the budget of
+    # `checkpointed`'s run: the same model; a resume keeps it)
     shutil.move(store / "block-00004.h5", tmp_path / "kept.h5")
     message = cli_error(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck)
     assert message == (

@@ -583,6 +583,30 @@ CASES = [
     ),
     ("<file>:<line>: label <token> is not a finite number", "parse", convert_line(BAD_LINES[K.NONFINITE_LABEL])),
     ("<file>:<line>: <token> is not an index:value pair", "parse", convert_line(BAD_LINES[K.BAD_PAIR])),
+    (
+        "<file>:<line>: <token> is not an index:value pair: it looks like Vowpal Wabbit text (features after a "
+        "'|namespace'): read it with --format vw (text_format='vw' in Python)",
+        "parse",
+        convert_line("1 |f a:1 b"),
+    ),
+    (
+        "<file>:<line>: is not UTF-8 text (a binary file?): blocksvm reads LIBSVM or VW text, plain or .gz, .bz2 or "
+        ".xz",
+        "error",
+        lambda e, t, mp: ["convert", write(t / "a.npy", b"\x93NUMPY\x01\x00v\x00{'descr': '<f8'}\n"), t / "o.bsvm"],
+    ),
+    (
+        "--skip-bad-lines (skip_bad_lines=) reads text; <store> is a store, converted already (its skipped lines: "
+        "blocksvm info)",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--skip-bad-lines"],
+    ),
+    (
+        "--skip-bad-lines (skip_bad_lines=) reads text; <store> is a store, converted already (its skipped lines: "
+        "blocksvm info)",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.test_store, "--skip-bad-lines"],
+    ),
     ("<file>:<line>: feature index in <token> is not an integer", "parse", convert_line(BAD_LINES[K.BAD_INDEX])),
     ("<file>:<line>: feature index in <token> is negative", "parse", convert_line(BAD_LINES[K.NEGATIVE_INDEX])),
     (
@@ -1030,10 +1054,10 @@ CASES = [
     ),
     # -- training parameters
     ("C must be a positive finite number, not <x>", "error", train_with("-C", "-1")),
-    ("tol must be a number >= 0, not <x>", "error", train_with("--tol", "-1")),
+    ("tol must be a number >= 0 or None, not <x>", "error", train_with("--tol", "-1")),
     ("eps must be a positive number or None, not <x>", "error", train_with("--eps", "0")),
     ("max_outer must be an integer >= 1, not <n>", "error", train_with("--max-outer", "0")),
-    ("inner_passes must be an integer >= 1, not <n>", "error", train_with("--inner-passes", "0")),
+    ("inner_passes must be an integer >= 1 or None, not <n>", "error", train_with("--inner-passes", "0")),
     ("nu must be a number in (0, 1], not <x>", "error", train_with("-s", "21", "-n", "1.5")),
     ("<flag> is not read by --solver <name>: <reason>", "error", train_with("-s", "21", "-B", "1")),
     (
@@ -1228,6 +1252,12 @@ CASES = [
             main(["convert", str(write(t / "wide.txt", "1 1:1 100000:2\n")), str(t / "wide.bsvm"), "-q"])
             or ["predict", e.model, t / "wide.bsvm", "--strict"]
         ),
+    ),
+    (
+        "<where>: label <label> is not among the model's classes (<classes>) (--strict; without it such rows count as "
+        "wrong, with a warning)",
+        "error",
+        lambda e, t, mp: ["predict", e.model, write(t / "five.txt", "1 1:1\n5 2:1\n"), "--strict"],
     ),
     # -- streams and warm starts
     (
@@ -1492,6 +1522,28 @@ CASES = [
         "<flag> is read by --solver <solvers>, not by --solver <name>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--workers", "2", "--solver", "pegasos"],
+    ),
+    (
+        "<flag> is read only with <options>: it <what it does>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint-seconds", "60"],
+    ),
+    (
+        "<flag> is read only with <options>: it <what it does>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "dual-cd", "--cocoa-sigma", "2"],
+    ),
+    (
+        "-s <code> is the <loss> loss with the <penalty> penalty; <flags> beside it asks for another problem "
+        "(<problem>): give one of them",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "-s", "1", "--loss", "logistic"],
+    ),
+    (
+        "<file>:<line>: <reason> (the stream stops there, no model written: --skip-bad-lines skips such lines and "
+        "counts them)",
+        "parse",
+        lambda e, t, mp: ["stream", write(t / "bad.txt", "1 1:1\n-1 2:x\n"), t / "o.h5"],
     ),
     (
         "--loss <loss> is not a loss --solver <solver> minimizes (it minimizes <losses>)",

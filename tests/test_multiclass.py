@@ -157,7 +157,7 @@ def test_bytes_read_per_outer_iteration_do_not_grow_with_classes(tmp_path):
     assert (len(a.classes), len(b.classes)) == (2, 10)
     total = sum(e["bytes"] for e in a.blocks)
     assert total == sum(e["bytes"] for e in b.blocks)
-    runs = {k: train(s, tol=0, max_outer=3, verbose=0) for k, s in stores.items()}
+    runs = {k: train(s, tol=0, max_outer=3, verbose=0, memory_mb=0.001) for k, s in stores.items()}  # (none kept)
     assert runs[10].model.coef.shape[0] == 10 and runs[2].model.coef.shape[0] == 1
     for k, run in runs.items():
         assert [r["bytes_read"] for r in run.history] == [total] * 3, k  # each block once per pass

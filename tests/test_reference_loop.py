@@ -107,9 +107,15 @@ def make_data(root: Path) -> dict[str, Path]:
     return paths
 
 
+# dual CD's defaults when the models were recorded (since then, one sweep a visit and no working set)
+DUAL_CD_THEN = {"inner_passes": 5, "working_set": "cache"}
+
+
 def fit(data: dict[str, Path], name: str) -> tuple[np.ndarray, np.ndarray]:
     if name in TRAIN:
         config = dict(TRAIN[name])
+        if config.get("solver", "dual-cd") == "dual-cd":
+            config = DUAL_CD_THEN | config
         model = train(data[config.pop("store", "binary")], verbose=0, **COMMON, **cost(config), **config).model
         return model.coef, model.intercept
     if name in STREAM:

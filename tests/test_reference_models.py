@@ -69,10 +69,16 @@ def make_stores(root: Path) -> dict[str, Path]:
     return stores
 
 
+# dual CD's defaults when the models were recorded (since then, one sweep a visit and no working set)
+DUAL_CD_THEN = {"inner_passes": 5, "working_set": "cache"}
+
+
 def fit(stores: dict[str, Path], name: str):
     config = dict(CONFIGS[name])
     store = stores[config.pop("store", "binary")]
     common = {k: v for k, v in COMMON.items() if k != "tol" or config.get("solver", "dual-cd") == "dual-cd"}
+    if config.get("solver", "dual-cd") == "dual-cd":
+        config = DUAL_CD_THEN | config
     return train(store, verbose=0, **common, **config).model  # (tol: dual CD's alone; it never moved Pegasos)
 
 

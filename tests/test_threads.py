@@ -78,7 +78,7 @@ def at_liblinears_optimum(result, X, y, loss: str, C: float, bias: float, class_
 def test_a9a_reaches_liblinears_optimum(a9a, threads, loss, working_set, bias):
     store, X, y = a9a
     result = train(
-        store, threads=threads, loss=loss, working_set=working_set, bias=bias, tol=1e-4, max_outer=500, verbose=0
+        store, threads=threads, loss=loss, working_set=working_set, bias=bias, tol=1e-4, max_outer=3000, verbose=0
     )
     at_liblinears_optimum(result, X, y, loss, 1.0, bias)
 
@@ -87,7 +87,7 @@ def test_a9a_reaches_liblinears_optimum(a9a, threads, loss, working_set, bias):
 def test_w8a_reaches_liblinears_optimum_with_class_weights(w8a, threads, loss):
     store, X, y = w8a
     weights = {1: 4.0, -1: 0.5}
-    result = train(store, threads=threads, loss=loss, class_weight=weights, tol=1e-4, max_outer=500, verbose=0)
+    result = train(store, threads=threads, loss=loss, class_weight=weights, tol=1e-4, max_outer=3000, verbose=0)
     at_liblinears_optimum(result, X, y, loss, 1.0, 1.0, weights)
 
 

@@ -79,7 +79,9 @@ def test_a_search_cut_every_few_blocks_resumes_to_the_same_table_and_model(store
     options = {**SEARCH, **more}
     whole = tune(stores[name], verbose=0, refit=tmp_path / "whole.h5", **options)
     result, cuts = tune_in_cuts(stores[name], tmp_path / "ck.h5", 3, refit=tmp_path / "cut.h5", **options)
-    assert cuts == sum(p.passes for p in whole.points) * N_BLOCKS // 3 >= 4  # cuts in passes, at C boundaries
+    blocks = sum(p.passes for p in whole.points) * N_BLOCKS
+    assert blocks // 3 - 1 <= cuts <= blocks // 3 and cuts >= 4  # cuts in passes, at C boundaries (one that falls
+    # on the search's last block may end nothing: the search is done)
     assert_same_search(result, whole)
 
 

@@ -336,7 +336,9 @@ def test_stream_and_predict_name_the_line_of_a_malformed_vw_line(small_split, tm
     for argv in (["predict", tmp_path / "m.h5", bad], ["stream", bad, tmp_path / "s.h5", "--format", "vw", "-q"]):
         code, _, err = run(capsys, *argv)
         first, *rest = err.rstrip("\n").split("\n")
-        assert code == 2 and first == f"blocksvm: error: {bad}:5: value in 'x:oops' is not a number", err
+        message = f"blocksvm: error: {bad}:5: value in 'x:oops' is not a number"
+        hint = " (the stream stops there, no model written: --skip-bad-lines skips such lines and counts them)"
+        assert code == 2 and first == message + hint * (argv[0] == "stream"), err
         assert len(rest) == 1 and rest[0].startswith("    ")
 
 

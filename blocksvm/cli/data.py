@@ -36,7 +36,7 @@ def _convert_options() -> tuple:
             group="data",
         ),
         option("n_features", "The feature count, if larger than the largest index (a test file's)", int, group="data"),
-        option("skip_bad_lines", "Skip and count malformed lines instead of stopping at the first", bool, group="data"),
+        text["skip_bad_lines"],
         option(
             "block_mb",
             "Megabytes of in-memory CSR a block (default 64): training holds about two blocks and its cache",

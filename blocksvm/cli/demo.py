@@ -40,13 +40,19 @@ def demo_command(out, **options) -> int:
     "compile every command's kernels once, on every core (a fresh installation's first runs then wait for none)",
     options=lambda: (
         option("jobs", "Commands compiled at once, each in a process (default: one a core)", int, metavar="J"),
+        option(
+            "again",
+            "Run every command again even where the last warm-up's caches stand as it left them (then it says so and "
+            "compiles nothing)",
+            bool,
+        ),
     ),
     json="print the seconds taken as JSON",
 )
-def warmup_command(out, jobs: int | None = None) -> int:
+def warmup_command(out, jobs: int | None = None, again: bool = False) -> int:
     from blocksvm.warmup import warmup
 
-    figures = warmup(jobs, say=out.say)
+    figures = warmup(jobs, say=out.say, again=again)
     if out.json:
         print_json(figures)
     return EXIT_OK

@@ -66,8 +66,29 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         )
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+        hint = next((f": {text}" for flag, text in FOREIGN.get(args.command, {}).items() if flag in unknown), "")
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     return args
+
+
+# Other tools' flags that blocksvm spells otherwise, answered where a command does not know them: Vowpal Wabbit's
+# (LIBLINEAR's -v K and -C are answered by train's parser and -C's own parse; -i is --warm-start's other spelling).
+_VW = {
+    "-b": "Vowpal Wabbit's -b BITS is --hash-bits BITS here (with --format vw)",
+    "-f": "Vowpal Wabbit's -f MODEL is the model argument here (blocksvm stream INPUT MODEL)",
+    "-d": "Vowpal Wabbit's -d DATA is the input argument here",
+    "--passes": "stream makes one pass, as VW's default; several passes over a store: 'blocksvm train' (--max-outer)",
+    "--loss_function": "Vowpal Wabbit's --loss_function is --loss here",
+}
+FOREIGN = {
+    "convert": {"-b": _VW["-b"]},
+    "stream": _VW,
+    "train": {
+        "-b": "Vowpal Wabbit's -b BITS is convert's --hash-bits BITS (blocksvm convert FILE STORE --format vw "
+        "--hash-bits BITS; then train the store)",
+        "--loss_function": _VW["--loss_function"],
+    },
+}
 
 
 def _liblinear_folds(argv: list[str]) -> str | None:

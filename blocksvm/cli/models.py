@@ -27,13 +27,15 @@ def _predict_options() -> tuple:
         ),
         option(
             "strict",
-            "Refuse features outside the model's feature space (default: ignore them, with a warning)",
+            "Refuse features outside the model's feature space and, for a classifier, labels not among its classes "
+            "(default: features ignored, such rows counted wrong, with a warning)",
             bool,
             group="data",
         ),
         text["text_format"],
         text["hash_bits"],
         text["hash_all"],
+        text["skip_bad_lines"],
     )
 
 
@@ -66,7 +68,7 @@ def _zero_or_one(text: str) -> bool:
 def predict_command(out, model: str, input: str, output_file: str | None = None, **options) -> int:
     import warnings
 
-    from blocksvm.predict import FeatureSpaceWarning, predict
+    from blocksvm.predict import InputWarning, predict
 
     if "alias_b" in options:  # -b 0|1, unless --probability was given too
         options.setdefault("probability", options.pop("alias_b"))
@@ -77,10 +79,10 @@ def predict_command(out, model: str, input: str, output_file: str | None = None,
     if not is_model_file(model) and is_model_file(input):  # LIBLINEAR's predict test_file model_file output_file
         model, input = input, model
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", FeatureSpaceWarning)
+        warnings.simplefilter("always", InputWarning)
         summary = predict(model, input, options.pop("output", None), progress=out.progress, **options)
-    for warning in caught:  # features outside the model's: one line; other warnings as Python shows them
-        if issubclass(warning.category, FeatureSpaceWarning):
+    for warning in caught:  # features or labels outside the model's: one line; others as Python shows them
+        if issubclass(warning.category, InputWarning):
             out.say(f"warning: {warning.message}")
         else:
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)

@@ -91,10 +91,32 @@ def given_flags(command: str, flags: dict) -> tuple[dict, list[str]]:
                 )
             values = value if isinstance(value, dict) else {param.name: value}
             changed = {key: given[key] for key in values if key in given and given[key] != values[key]}
+            _refuse_another_problem(alias.flag, values, changed, given)
             if changed:
                 notes.append(_override_note(alias.flag, values, changed))
             given |= {key: v for key, v in values.items() if key not in given}  # flags given explicitly win
     return given, notes
+
+
+def _refuse_another_problem(flag: str, alias: dict, changed: dict, given: dict) -> None:
+    """A --loss or --penalty beside ``-s CODE`` that changes its problem is refused (``-s 1 --loss logistic``): one
+    flag would be read and the other not. (--solver may change: the same problem, solved another way.)"""
+    from blocksvm.penalties import LIBLINEAR_SOLVERS
+
+    other = {key: value for key, value in changed.items() if key in ("loss", "penalty")}
+    if not other:
+        return
+    code = next(row.code for row in LIBLINEAR_SOLVERS if _sets(row) == alias)
+    problem = {"penalty": "l2", **alias, **{k: v for k, v in given.items() if k in ("loss", "penalty")}}
+    same = [row for row in LIBLINEAR_SOLVERS if (row.loss, row.penalty) == (problem["loss"], problem["penalty"])]
+    solver = given.get("solver", alias.get("solver", "dual-cd"))
+    same = [row.code for row in sorted(same, key=lambda row: row.solver != solver)]  # (its solver's code first)
+    flags = " ".join(f"--{key} {value}" for key, value in other.items())
+    that = f"LIBLINEAR's -s {same[0]}" if same else "a problem LIBLINEAR has no code for"
+    raise ParameterError(
+        f"{flag} {code} is the {alias['loss']} loss with the {alias.get('penalty', 'l2')} penalty; {flags} beside it "
+        f"asks for another problem ({that}): give one of them"
+    )
 
 
 def _override_note(flag: str, alias: dict, changed: dict) -> str:
@@ -135,24 +157,31 @@ def _stopped(out, result_reason: str, model, partial: Path | None, checkpoint) -
 
 @command(
     "train",
-    "train a linear model on a block store (or a text file, converted once): LIBLINEAR's problems (-s), "
-    "by block minimization (dual CD), Newton or OWL-QN passes, Pegasos or an online learner",
+    "train a linear model on a block store (or a text file, converted once): LIBLINEAR's problems (-s), by block "
+    "minimization (dual CD), Newton's or OWL-QN's passes, coordinate descent over the store's columns (the L1 "
+    "penalty: CDN, newGLMNET), Pegasos or an online learner",
     positionals=(
         Positional(
             "store",
             "the training store (from 'blocksvm convert'), or LIBSVM text (.gz/.bz2/.xz too), "
             "converted once into a cached store beside it",
         ),  # fmt: skip
-        Positional("model", "the model file to write"),
+        Positional(
+            "model",
+            "the model file to write (default: the input's name + .model, in this folder, as LIBLINEAR names it)",
+            optional=True,
+        ),
     ),
     **_declared("train"),
     json="print the training summary as JSON",
 )
-def train_command(out, store: str, model: str, **flags) -> int:
+def train_command(out, store: str, model: str | None = None, **flags) -> int:
     from blocksvm.checkpoint import writing
     from blocksvm.train import train
 
     params, run = settled(out, "train", flags)
+    model = model or f"{Path(store).name}.model"  # LIBLINEAR's train: a9a -> a9a.model
+    replaced = Path(model).exists()
     history = run.history_path or f"{model}.history.jsonl"
     outputs = {"the model": model, "the history": history, "the checkpoint": run.checkpoint or run.resume}
     for what, path in outputs.items():  # before training, not after hours of it
@@ -172,10 +201,19 @@ def train_command(out, store: str, model: str, **flags) -> int:
     if out.json:
         print_json({"model": str(path), "history": history, **result.model.summary})
     elif not stopped:
-        out.say(f"model written to {path}; history in {history}")
+        out.say(f"model written to {path}{' (it replaced the model there)' * replaced}; history in {history}")
     if stopped:
         return _stopped(out, result.stop_reason, model, path, run.checkpoint or run.resume)
+    _remove_partial(out, partial, run.resume)
     return EXIT_OK
+
+
+def _remove_partial(out, partial: Path, resumed) -> None:
+    """A finished run that resumed removes the model an interrupted run left beside its output: the finished model
+    replaces it (a run that never resumed leaves one alone: it may be another run's)."""
+    if resumed and partial.exists():
+        partial.unlink()
+        out.say(f"removed {partial}, the interrupted run's model so far")
 
 
 def _run_options(run, command: str) -> dict:
@@ -248,7 +286,7 @@ def stream_command(out, input: str, model: str, **flags) -> int:
 
     params, run = settled(out, "stream", flags)
     check_writable(model, "the model")
-    partial = partial_path(model)
+    partial, replaced = partial_path(model), Path(model).exists()
     with writing({"the model": model, "the model so far": partial}):  # one run per output, until it is written
         result = stream(input, params, verbose=0 if out.json else out.verbosity, **_run_options(run, "stream"))
         path = None
@@ -259,13 +297,14 @@ def stream_command(out, input: str, model: str, **flags) -> int:
             )
         else:
             path = result.model.save(partial if result.stopped_by else model)
-            _stream_summary(out, path, result)
+            _stream_summary(out, path, result, replaced and not result.stopped_by)
     if result.stopped_by:
         return _stopped(out, result.stopped_by, model, path, run.checkpoint or run.resume)
+    _remove_partial(out, partial, run.resume)
     return EXIT_OK
 
 
-def _stream_summary(out, path, result) -> None:
+def _stream_summary(out, path, result, replaced: bool = False) -> None:
     if out.json:
         print_json({"model": str(path), **result.summary})
         return
@@ -275,4 +314,8 @@ def _stream_summary(out, path, result) -> None:
         f"{s['examples']} examples{weight} in {s['seconds']:.2f} s ({s['mb_per_s']} MB/s): progressive accuracy "
         f"{100 * s['progressive_accuracy']:.2f}%, progressive {'log ' * ('progressive_log_loss' in s)}loss "
         f"{s['progressive_loss']:.4f}, {s['nonzero_weights']} nonzero weights; model written to {path}"
+        + " (it replaced the model there)"
+        * replaced
     )
+    if s.get("skipped_lines"):
+        out.say(f"skipped {s['skipped_lines']:,} malformed lines; the first: {s['first_skipped']}")

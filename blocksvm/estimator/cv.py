@@ -9,7 +9,7 @@ import numpy as np
 
 from blocksvm._estimators import declared_parameters, declared_tune
 from blocksvm.errors import ParameterError
-from blocksvm.estimator.fitting import OWN_PARAMS, plain
+from blocksvm.estimator.fitting import OWN_PARAMS, plain, solver_auto
 from blocksvm.estimator.svc import BlockSVC
 from blocksvm.estimator.svr import BlockSVR, for_regression
 from blocksvm.params import ESTIMATOR_NAMES
@@ -21,7 +21,7 @@ from blocksvm.train.tune import Tuner
 
 # BlockSVCCV's parameters: what tune reads (the training parameters but C, which it searches, and its own options
 # but refit: fit always refits), tune's folds and C grid under LogisticRegressionCV's names, then BlockSVC's own.
-TUNED = declared_tune()
+TUNED = solver_auto(declared_tune())
 SEARCH_OWN: dict[str, tuple[object, str]] = {
     "cv": (
         TUNE["folds"].default,
@@ -43,10 +43,10 @@ class _Tuned:
     """What :class:`BlockSVCCV` and :class:`BlockSVRCV` add to the estimators they extend: tune's check of the
     parameters, and a fit that is tune's search on the store and its refit at the best C."""
 
-    def _settle(self, given: dict) -> TrainParams:
-        """The checked training parameters of the values ``given``: tune's check (it refuses C and what it does
-        not read)."""
-        return settle_tune(None, given | self._search_options())[0]
+    def _settle(self, given: dict, shape: tuple[int, int] | None = None) -> TrainParams:
+        """The checked training parameters of the values ``given`` (``shape``: the data's, for the solver "auto"):
+        tune's check (it refuses C and what it does not read)."""
+        return settle_tune(None, given | self._search_options(), shape=shape)[0]
 
     def _search_options(self) -> dict:
         """The options of tune the parameters give, under tune's names, each checked against its declaration."""
@@ -119,7 +119,9 @@ class BlockSVCCV(_Tuned, BlockSVC):
         each row counted by its weight, as ``LogisticRegressionCV`` scores its folds). Then it trains on every row at
         the best C, started from the folds' solutions there (tune's refit): that model predicts, as BlockSVC's does
         (``predict_proba`` with ``loss="logistic"``). ``fit`` takes arrays, a store or a LIBSVM file, as
-        BlockSVC's does. Dual CD only: tune scales its dual from one C to the next (docs/TUNE.md).
+        BlockSVC's does. The learners tune warm-starts along C: dual CD (its dual scaled from one C to the next),
+        Newton, OWL-QN, CDN and newGLMNET (from their weights); ``solver="auto"`` chooses as BlockSVC's does
+        (docs/TUNE.md).
 
     {parameters}
         Attributes

@@ -8,6 +8,7 @@ convert``, and removes it; ``fit(store_path)`` trains on a store already on disk
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -22,18 +23,20 @@ from blocksvm._estimators import declared, sparse_coef
 from blocksvm.errors import ParameterError
 from blocksvm.io.convert import write_store
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
+from blocksvm.params import Param
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainResult
-from blocksvm.train.params import PARAMS
+from blocksvm.train.params import AUTO, PARAMS
 
 # Parameters of the estimator besides the training parameters (those of ESTIMATOR_NAMES are named as
 # scikit-learn names them).
 OWN_PARAMS: dict[str, tuple[object, str]] = {
     "block_rows": (100_000, "Rows per block of the temporary store that ``fit(X, y)`` writes. Range [1, inf)."),
     "random_state": (
-        None,
+        0,
         "int, RandomState instance or None. Seeds the row shuffle of the temporary store and "
-        "the block and row orders of training (the training parameter ``seed``).",
+        "the block and row orders of training (the training parameter ``seed``). The default, 0, fits the same model "
+        "twice, as the command line's ``--seed 0``; None draws other orders at each fit.",
     ),
     "verbose": (0, "0 silent, 1 one line per pass (standard error)."),
     "tmp_dir": (None, "Folder for the temporary store (default: the system's temporary folder)."),
@@ -43,8 +46,25 @@ OWN_PARAMS: dict[str, tuple[object, str]] = {
         "serial trainer. CoCoA+ shards are ``workers``.",
     ),
 }
+
+
+def solver_auto(params: dict[str, Param]) -> dict[str, Param]:
+    """The declared parameters with the estimators' ``solver``: ``"auto"`` by default, chosen by the data's shape
+    when ``fit`` is given arrays (:func:`blocksvm.train.params.settle`'s ``shape``), as scikit-learn's ``LinearSVC``
+    chooses with ``dual="auto"``."""
+    p = params["solver"]
+    help = (
+        "'auto' (the default): on arrays (in memory) with more rows than features, newton (LIBLINEAR's primal Newton "
+        "method) where the loss allows it (squared-hinge, logistic, squared-epsilon-insensitive) and newton reads "
+        "every parameter given, as scikit-learn's LinearSVC(dual='auto') chooses its primal solver: dual-cd needs "
+        "many passes on scaled or dense data; else dual-cd (a store or a LIBSVM file: dual-cd, out of core). Or a "
+        "solver by name: " + p.help
+    )
+    return params | {"solver": dataclasses.replace(p, default=AUTO, choices=(AUTO, *p.choices), help=help)}
+
+
 # The training parameters, as declared: those train reads (seed and threads are random_state and n_jobs here).
-TRAINING = declared("train")
+TRAINING = solver_auto(declared("train"))
 
 
 def plain(value):

@@ -27,7 +27,7 @@ from blocksvm.losses import LOSSES, NOVELTY
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, TrainResult, train
-from blocksvm.train.params import settle
+from blocksvm.train.params import faster_solver, settle
 from blocksvm.train.records import StopRules
 
 # Fitted attributes, removed by the reset that starts every fit.
@@ -141,7 +141,7 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
             )
         check_weighted_classes(y, weights, type(self).__name__)
         codes = encoder.transform(y).astype(np.float64)
-        params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed)  # before writing
+        params = self._train_params(_encoded_class_weight(self.class_weight, classes), seed, X.shape)  # before writing
         block_rows = fitting.checked_block_rows(self)
         if params.workers and params.workers > 1:  # each of the n_jobs shards needs blocks of its own
             block_rows = min(block_rows, -(-X.shape[0] // params.workers))
@@ -172,31 +172,36 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         has_rule = StopRules(params, SOLVERS[params.solver].stop_rules).has_tolerance
         if (has_rule and reason.startswith("max_outer")) or reason.startswith("time limit"):
             gap = model.summary.get("gap")
+            faster = faster_solver(params)
+            remedy = f", or give solver='{faster}': it converges in fewer passes on scaled or dense data"
             warnings.warn(
                 f"{type(self).__name__} stopped before its tolerance: {reason}"
                 + ("" if gap is None else f" (relative duality gap {gap:.2e})")
-                + ("; raise max_outer or time_limit" if "time_limit" in self._training else "; raise max_outer"),
+                + ("; raise max_outer or time_limit" if "time_limit" in self._training else "; raise max_outer")
+                + (remedy if faster else ""),
                 ConvergenceWarning,
                 stacklevel=3,
             )
         return self
 
-    def _train_params(self, class_weight, seed: int) -> TrainParams:
-        """The estimator's parameters as checked training parameters (the CLI's check)."""
+    def _train_params(self, class_weight, seed: int, shape: tuple[int, int] | None = None) -> TrainParams:
+        """The estimator's parameters as checked training parameters (the CLI's check); ``shape``: the arrays' (rows,
+        features), which choose the solver ``"auto"`` names (None: a store's, dual CD)."""
         values = fitting.training_values(self)
         values.update(class_weight=fitting.plain(class_weight), seed=seed, threads=fitting.plain(self.n_jobs))
         if isinstance(values["class_weight"], dict):
             values["class_weight"] = {fitting.plain(k): fitting.plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] in ("squared_hinge", "crammer_singer"):  # scikit-learn's spellings
             values["loss"] = values["loss"].replace("_", "-")
-        trained = self._settle(fitting.not_default(values))
+        trained = self._settle(fitting.not_default(values), shape)
         if LOSSES[trained.loss].task == NOVELTY:
             raise ParameterError(f"{type(self).__name__} classifies: for a one-class SVM use BlockOneClassSVM")
         return trained
 
-    def _settle(self, given: dict) -> TrainParams:
-        """The checked training parameters of the values ``given``: train's check."""
-        return settle("train", None, given)[0]
+    def _settle(self, given: dict, shape: tuple[int, int] | None = None) -> TrainParams:
+        """The checked training parameters of the values ``given`` (``shape``: the data's, for the solver "auto"):
+        train's check."""
+        return settle("train", None, given, shape=shape)[0]
 
     # ---- predict --------------------------------------------------------------------------
 

@@ -71,8 +71,8 @@ class BlockSVR(SVRTwin, SparseInput, RegressorMixin, BaseEstimator):
         ``sample_weight``: each row's instance weight, which multiplies its C (None for a store: its own)."""
         self.__dict__.pop("model_", None)
         seed = fitting.drawn_seed(self.random_state)
-        params = self._train_params(seed)
         if fitting.is_store(X):
+            params = self._train_params(seed)  # (checked before a text file's conversion)
             fitting.no_labels_for_a_store(y, "targets")
             fitting.no_weights_for_a_store(sample_weight)
             store = fitting.open_store(X, self.verbose)
@@ -80,14 +80,16 @@ class BlockSVR(SVRTwin, SparseInput, RegressorMixin, BaseEstimator):
             return self._fit_store(store, params)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], y_numeric=True)
         weights = checked_sample_weight(sample_weight, X)
+        params = self._train_params(seed, X.shape)
         with fitting.array_store(self, X, y.astype(np.float64), weights, seed=seed) as store:
             return self._fit_store(store, params)
 
-    def _train_params(self, seed: int) -> TrainParams:
+    def _train_params(self, seed: int, shape: tuple[int, int] | None = None) -> TrainParams:
+        """As :meth:`BlockSVC._train_params`: ``shape`` chooses the solver "auto" names."""
         values = fitting.training_values(self)
         values.update(seed=seed, threads=fitting.plain(self.n_jobs))
         values["loss"] = str(values["loss"]).replace("_", "-")  # scikit-learn's spelling too
-        return _regression_only(self._settle(fitting.not_default(values)), type(self).__name__)
+        return _regression_only(self._settle(fitting.not_default(values), shape), type(self).__name__)
 
     _settle = BlockSVC._settle
 

@@ -73,6 +73,10 @@ class ConvertSummary:
     columns: dict | None = None
     """The column layout written with the store (``convert --columns``: :class:`~blocksvm.store.columns.
     ColumnSummary`'s fields); None without one."""
+    zero_line: int | None = None
+    """The line of the first index 0, when it made the file zero-based (``zero_based="auto"``); None otherwise."""
+    rare_labels: dict = field(default_factory=dict)
+    """Labels of very few rows (:func:`rare_labels`: ``{label: [rows, first line]}``), a typo's signs."""
 
     @property
     def mb_per_second(self) -> float:
@@ -97,7 +101,22 @@ class ConvertSummary:
             text += f"; columns in {c['blocks']} blocks ({c['columns']:,} stored, {c['seconds']:.1f} s)"
         if self.skipped_lines:
             text += f"; skipped {self.skipped_lines:,} bad lines, first: " + "; ".join(self.skipped_examples[:1])
-        return text
+        return "\n".join((text, *self.notes()))
+
+    def notes(self) -> list[str]:
+        """Lines on what the text may not have meant: an index 0 that made it zero-based, labels of very few rows."""
+        notes = []
+        if self.zero_line is not None:
+            notes.append(
+                f"note: feature indices read as 0-based: an index 0 is on line {self.zero_line:,} (--no-zero-based "
+                "refuses that line, as LIBLINEAR does; --zero-based says it is meant)"
+            )
+        for label, (rows, line) in self.rare_labels.items():
+            notes.append(
+                f"note: label {label:g} is on {rows:,} row{'s' * (rows > 1)} of {self.rows:,} (the first on line "
+                f"{line:,}): a class of its own for a classifier, a typo?"
+            )
+        return notes
 
 
 @dataclass
@@ -109,6 +128,8 @@ class _Pass1:
     max_index: int = -1
     min_index: int = 2**31
     label_counts: dict = field(default_factory=dict)
+    label_lines: dict = field(default_factory=dict)  # each label's first line
+    zero_line: int | None = None  # the line of the first index 0
     skipped: int = 0
     skipped_examples: list = field(default_factory=list)
     source_bytes: int = 0
@@ -534,6 +555,8 @@ def _build_store(
         weights,
         text,
         columns[0].to_dict() if columns else None,
+        facts.zero_line if zero_based == "auto" and base == 0 and facts.zero_line is not None else None,
+        rare_labels(facts.label_counts, facts.label_lines, facts.rows),
     )
 
 
@@ -626,9 +649,26 @@ def _tally(facts: _Pass1, chunk) -> None:
     for error in chunk.skipped:
         if len(facts.skipped_examples) < MAX_SKIPPED_EXAMPLES:
             facts.skipped_examples.append(str(error).splitlines()[0])
-    values, counts = np.unique(chunk.labels, return_counts=True)
-    for value, count in zip(values.tolist(), counts.tolist()):
+    if facts.zero_line is None and chunk.min_index == 0:
+        row = np.searchsorted(chunk.indptr, int(np.argmax(chunk.indices == 0)), side="right") - 1
+        facts.zero_line = int(chunk.lines[row])
+    values, firsts, counts = np.unique(chunk.labels, return_index=True, return_counts=True)
+    for value, first, count in zip(values.tolist(), firsts.tolist(), counts.tolist()):
         facts.label_counts[value] = facts.label_counts.get(value, 0) + count
+        facts.label_lines.setdefault(value, int(chunk.lines[first]))
+
+
+RARE_SHARE = 1e-3
+"""A label on fewer than this share of the rows is rare (:func:`rare_labels`)."""
+RARE_LABELS_AT_MOST = 32  # more distinct labels than this: regression targets, where every value is rare
+
+
+def rare_labels(counts: dict, lines: dict, rows: int) -> dict:
+    """The labels of a classifier's text on fewer than :data:`RARE_SHARE` of its rows (a ``+2`` among ``+1``/``-1``:
+    a class of its own, silently), ``{label: [rows, first line]}``; none for a small file or many distinct labels."""
+    if rows * RARE_SHARE < 1 or len(counts) > RARE_LABELS_AT_MOST:
+        return {}
+    return {label: [n, lines[label]] for label, n in sorted(counts.items()) if n < rows * RARE_SHARE}
 
 
 def _check_row_norms(chunk, path) -> None:

@@ -35,6 +35,10 @@ _REASONS = {
 }
 
 
+VW_REASON = (
+    "{token!r} is not an index:value pair: it looks like Vowpal Wabbit text (features after a '|namespace'): read it "
+    "with --format vw (text_format='vw' in Python)"
+)
 CSV_REASON = "looks like CSV (commas between values), not LIBSVM text (label index:value index:value ...)"
 
 
@@ -61,6 +65,8 @@ class LibsvmGrammar:
     def reason(self, code: int, token: str) -> tuple[str, bool]:
         if code == K.BAD_LABEL and "," in token:  # a CSV header or row: one line that says so, no echo of the line
             return CSV_REASON, False
+        if code in (K.BAD_PAIR, K.BAD_LABEL) and token.startswith("|"):  # VW's namespace bar
+            return VW_REASON.format(token=token), True
         return _REASONS[code].format(token=token), True
 
     def check(self, chunk: ParsedChunk, path: str, n_slow: int) -> None:

@@ -75,6 +75,22 @@ class ParsedChunk(Rows):
     source_pos: int = 0
 
 
+@dataclass
+class Skipped:
+    """The malformed lines a read skipped (``skip_bad_lines``): how many, and the first one's message."""
+
+    lines: int = 0
+    first: str | None = None
+
+    def add(self, chunk: ParsedChunk) -> None:
+        self.lines += chunk.n_skipped
+        if self.first is None and chunk.skipped:
+            self.first = str(chunk.skipped[0]).splitlines()[0]
+
+    def summary(self) -> dict:
+        return {"skipped_lines": self.lines, "first_skipped": self.first} if self.lines else {}
+
+
 class Grammar(Protocol):
     """A text format's line grammar: what :func:`parse_text` asks of a format.
 
@@ -308,15 +324,36 @@ def _line_text(buf: np.ndarray, start: int) -> str:
     return bytes(buf[start:end]).decode("utf-8", "replace").rstrip("\r")
 
 
+BINARY = "is not UTF-8 text (a binary file?): blocksvm reads LIBSVM or VW text, plain or .gz, .bz2 or .xz"
+_CONTROL = bytes(c for c in range(32) if c not in b"\t\n\v\f\r\x1b")  # (never in a text line)
+
+
 def _error_at(grammar: Grammar, path: str, buf: np.ndarray, code, line, t_start, t_end) -> InputFormatError:
+    line_start = int(t_start)
+    while line_start > 0 and buf[line_start - 1] != 10:
+        line_start -= 1
+    if _binary(buf, line_start):  # a binary file: one line saying so, never its bytes escaped
+        return InputFormatError(path, line, BINARY)
     token = bytes(buf[t_start:t_end]).decode("utf-8", "replace")
     reason, shows_line = grammar.reason(int(code), token)
     if not shows_line:
         return InputFormatError(path, line, reason)
-    line_start = int(t_start)
-    while line_start > 0 and buf[line_start - 1] != 10:
-        line_start -= 1
     return InputFormatError(path, line, reason, _line_text(buf, line_start))
+
+
+def _binary(buf: np.ndarray, start: int) -> bool:
+    """The line at ``start`` (its first 4 KB) holds control characters, or bytes that are not UTF-8 before a comment
+    (a comment in another encoding is text): binary data, not text."""
+    newline = np.flatnonzero(buf[start : start + 4096] == 10)
+    line = bytes(buf[start : start + (newline[0] if len(newline) else 4096)])
+    if any(c in _CONTROL for c in line):
+        return True
+    data = line.split(b"#", 1)[0]
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(data) - 4 or len(data) < len(line)  # (a character cut at 4 KB is text)
+    return False
 
 
 def _check_finite(chunk: ParsedChunk, path: str, skip_bad_lines: bool) -> None:

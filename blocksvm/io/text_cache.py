@@ -95,17 +95,28 @@ def store_for(
     found, damaged = _cached_fingerprint(cache)
     changed = damaged or (_what_changed(found, wanted) if found is not None else None)
     if found is not None and not changed:
-        _say(say, f"using the cached store {cache}")
+        _say(say, f"using the cached store {cache}{_skipped(cache)}")
         return cache
     _check_cache_location(cache, path)
     _check_is_text(path)
     why = f"again: {changed}" if found or damaged else "once; reused while the file is unchanged"
     _say(say, f"converting {path} into the cached store {cache} ({why})")
     jobs = options.pop("jobs", None)
-    convert(path, cache, overwrite=True, progress=progress, jobs=jobs, **options)
+    summary = convert(path, cache, overwrite=True, progress=progress, jobs=jobs, **options)
     wanted["store_id"] = BlockStore(cache).store_id
     write_json_atomic(cache / SOURCE_FILE, wanted)
+    if summary.skipped_lines:
+        first = summary.skipped_examples[0]
+        _say(say, f"skipped {summary.skipped_lines:,} malformed lines of {path}; the first: {first}")
+    for note in summary.notes():
+        _say(say, note)
     return cache
+
+
+def _skipped(cache: Path) -> str:
+    """The malformed lines the cached store's conversion skipped, in words ("" for none)."""
+    skipped = BlockStore(cache).manifest.get("skipped_lines", 0)
+    return f" ({skipped:,} malformed lines skipped when it was converted)" if skipped else ""
 
 
 def store_or_cached(
@@ -114,11 +125,21 @@ def store_or_cached(
     *,
     say: Callable[[str], None] | None = say_to_stderr,
     progress: bool | None = False,
+    skip_bad_lines: bool = False,
 ):
-    """``source`` as a training input: None or an open :class:`BlockStore` as is, a path through :func:`store_for`."""
+    """``source`` as a training input: None or an open :class:`BlockStore` as is, a path through :func:`store_for`
+    (``skip_bad_lines``: a text file's malformed lines skipped and counted; refused for a store, converted already).
+    """
+    if skip_bad_lines and (isinstance(source, BlockStore) or (source is not None and Path(source).is_dir())):
+        where = source.path if isinstance(source, BlockStore) else source
+        raise ParameterError(
+            f"--skip-bad-lines (skip_bad_lines=) reads text; {where} is a store, converted already (its skipped lines: "
+            "blocksvm info)"
+        )
     if source is None or isinstance(source, BlockStore):
         return source
-    return store_for(source, cache_dir, say=say, progress=progress)
+    options = {"skip_bad_lines": True} if skip_bad_lines else None
+    return store_for(source, cache_dir, options, say=say, progress=progress)
 
 
 def cache_path(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:

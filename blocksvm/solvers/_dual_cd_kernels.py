@@ -32,6 +32,7 @@ from blocksvm.losses import EPSILON, LOGISTIC, MARGIN
 from blocksvm.solvers._common import (
     drop_shrunk,
     interleaved_runs,
+    next_random,
     predicted_right,
     prefetch,
     row_loss,
@@ -108,6 +109,46 @@ def epsilon_step(G, beta, H, U, epsilon):
     return pg, min(max(beta + d, -U), U)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def coordinate(dot, yi, alpha_old, weight, qd_inv, upper, diag, loss, sigma, pg_max_old, pg_min_old):
+    """One coordinate's step from its row's ``dot = w.x_i`` (the bias included): ``(PG, new alpha_i, z, c, shrink,
+    scale)``, ``z`` the margin ``y_i w.x_i`` (regression: the residual), ``c`` the row's class (1: positive),
+    ``shrink`` whether LIBLINEAR's shrinking leaves it out (the hinge family at a bound it keeps, judged against the
+    last pass's PG bounds), ``scale`` what ``x_i`` is added to ``w`` with, times the step of alpha_i. The loss table's
+    kind chooses the step: the hinge family's clipped Newton step, :func:`logistic_step` or :func:`epsilon_step`."""
+    kind = loss[3]
+    shrink = False
+    if kind == MARGIN:
+        c = 1 if yi > 0 else 0
+        z = yi * dot
+        G = z - 1.0 + diag[c] / weight * alpha_old  # G = y_i w.x_i - 1 + D_ii alpha_i
+        U = upper[c] * weight
+        # projected gradient; shrink alpha_i away if it sits at a bound it will keep
+        PG = G
+        if alpha_old == 0.0:
+            shrink = G > pg_max_old
+            PG = min(G, 0.0)
+        elif alpha_old == U:
+            shrink = G < pg_min_old
+            PG = max(G, 0.0)
+        # the clipped Newton step
+        alpha_new = min(max(alpha_old - G * qd_inv, 0.0), U) if abs(PG) > 1.0e-12 else alpha_old
+        scale = yi * sigma
+    elif kind == LOGISTIC:
+        c = 1 if yi > 0 else 0
+        z = yi * dot
+        PG, alpha_new = logistic_step(1.0 / qd_inv, z, alpha_old, upper[c] * weight)
+        scale = yi * sigma
+    else:  # EPSILON: alpha is beta, w = sum beta_i x_i
+        c = 1
+        z = yi - dot
+        PG, alpha_new = epsilon_step(
+            dot - yi + diag[1] / weight * alpha_old, alpha_old, 1.0 / qd_inv, upper[1] * weight, loss[0]
+        )
+        scale = sigma
+    return PG, alpha_new, z, c, shrink, scale
+
+
 @njit(cache=True, nogil=True)
 def solve_block(a, b, w, box, hyper, loss, seed, members):
     """Dual CD passes over A's and B's rows from a fresh start of shrinking (:func:`solve_rows`), their alphas
@@ -122,24 +163,12 @@ def solve_block(a, b, w, box, hyper, loss, seed, members):
 @njit(cache=True, nogil=True)
 def working_rows(a, b, box, hyper):
     """The working rows' scalars side by side, A's rows then B's, so that a step reads one array of each whichever
-    block its row comes from: ``y``, ``alpha`` (a copy: :func:`scatter_alpha` puts it back), ``1 / Qbar_ii = 1 /
-    (sigma (||x_i||^2 + B^2) + D_ii)`` and the instance weights (empty: none; ``D_ii = diag / weight_i``)."""
-    diag, bias, sigma = box[1], hyper[0], hyper[3]
-    bias_sq = bias * bias if bias > 0 else 0.0
+    block its row comes from: ``y``, ``alpha`` (a copy: :func:`scatter_alpha` puts it back), ``1 / Qbar_ii``
+    (:func:`row_scalars`) and the instance weights (empty: none)."""
     y = np.concatenate((a[3], b[3]))
     alpha = np.concatenate((a[5], b[5]))
-    qd_inv = np.concatenate((a[4], b[4]))
     weights = np.concatenate((a[6], b[6]))
-    weighted = weights.shape[0] > 0
-    for i in range(y.shape[0]):
-        d = diag[1 if y[i] > 0 else 0]
-        if weighted and weights[i] > 0:  # (a row of weight 0 is no member: never solved)
-            d = d / weights[i]
-        qd = sigma * (qd_inv[i] + bias_sq) + d
-        # A row with no features, no bias and the hinge loss has Qbar_ii = 0: as in LIBLINEAR,
-        # G / Qbar_ii is then -inf (G = -1), and the step clips alpha_i to its upper bound C.
-        qd_inv[i] = 1.0 / qd if qd > 0.0 else INF
-    return y, alpha, qd_inv, weights
+    return y, alpha, row_scalars(y, np.concatenate((a[4], b[4])), weights, box, hyper), weights
 
 
 @njit(cache=True, nogil=True)
@@ -293,38 +322,12 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
             yi = y[i]
             alpha_old = alpha[i]
             weight = weights[i] if weighted else 1.0  # C_i = cost * weight_i
-            if kind == MARGIN:
-                c = 1 if yi > 0 else 0
-                z = yi * dot
-                G = z - 1.0 + diag[c] / weight * alpha_old  # G = y_i w.x_i - 1 + D_ii alpha_i
-                U = upper[c] * weight
-                # projected gradient; shrink alpha_i away if it sits at a bound it will keep
-                PG = G
-                if alpha_old == 0.0:
-                    if G > pg_max_old:
-                        shrunk[i] = True
-                        continue
-                    PG = min(G, 0.0)
-                elif alpha_old == U:
-                    if G < pg_min_old:
-                        shrunk[i] = True
-                        continue
-                    PG = max(G, 0.0)
-                # the clipped Newton step
-                alpha_new = min(max(alpha_old - G * qd_inv[i], 0.0), U) if abs(PG) > 1.0e-12 else alpha_old
-                scale = yi * sigma
-            elif kind == LOGISTIC:
-                c = 1 if yi > 0 else 0
-                z = yi * dot
-                PG, alpha_new = logistic_step(1.0 / qd_inv[i], z, alpha_old, upper[c] * weight)
-                scale = yi * sigma
-            else:  # EPSILON: alpha is beta, w = sum beta_i x_i
-                c = 1
-                z = yi - dot
-                PG, alpha_new = epsilon_step(
-                    dot - yi + diag[1] / weight * alpha_old, alpha_old, 1.0 / qd_inv[i], upper[1] * weight, loss[0]
-                )
-                scale = sigma
+            PG, alpha_new, z, c, shrink_now, scale = coordinate(
+                dot, yi, alpha_old, weight, qd_inv[i], upper, diag, loss, sigma, pg_max_old, pg_min_old
+            )
+            if shrink_now:
+                shrunk[i] = True
+                continue
             pg_max_new = max(pg_max_new, PG)
             pg_min_new = min(pg_min_new, PG)
             if first and i < n_a:
@@ -369,6 +372,181 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     stats[PASSES] = passes
     stats[UPDATES] = updates
     return stats
+
+
+# Indices into the stats array sweep_working returns.
+SEEN_PG_MAX, SEEN_PG_MIN, SEEN_LOSS, SEEN_CORRECT, SHRUNK_LOSS, SHRUNK_CORRECT, SEEN_UPDATES = range(7)
+N_SEEN = 7
+
+
+@njit(cache=True, nogil=True)
+def working_members(n_a, chunk, ids_a, ids_b, shrunk, member_a, member_b):
+    """The working rows of a visit, increasing: A's rows (``0 .. n_a - 1``) and the resident rows of ``chunk`` (B's,
+    numbered from ``n_a``) that the problem trains on (``member_*``: empty, all of them; else a flag a row) and that
+    are not shrunk (``shrunk``: by store-wide row id, ``ids_*``)."""
+    out = np.empty(n_a + chunk.shape[0], np.int64)
+    n = 0
+    for i in range(n_a):
+        if (member_a.shape[0] == 0 or member_a[i]) and not shrunk[ids_a[i]]:
+            out[n] = i
+            n += 1
+    for p in range(chunk.shape[0]):
+        r = chunk[p]
+        if (member_b.shape[0] == 0 or member_b[r]) and not shrunk[ids_b[r]]:
+            out[n] = n_a + r
+            n += 1
+    return out[:n]
+
+
+@njit(cache=True, nogil=True)
+def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, members, shrunk, pg_old):
+    """One sweep of dual CD over a visit's working rows, in a random order that keeps memory streaming
+    (:func:`~blocksvm.solvers._common.interleaved_runs`): the rows of a block streamed in (A) and a share of the
+    resident rows (B), every row of the pass's working set swept once a pass in one random order over the whole
+    (Hsieh et al. 2008's random permutation: rows visited block by block, in a fixed or blocked order, make dual CD
+    crawl on data whose rows are alike, as cyclic coordinate descent does).
+
+    LIBLINEAR's shrinking carries from pass to pass as in its own loop: a row at a bound it keeps (judged against the
+    last pass's PG bounds ``pg_old``, ``[max, min]``) is flagged in ``shrunk`` and left out of the passes after (the
+    caller leaves flagged rows out of ``members``) until they all come back.
+
+    Parameters
+    ----------
+    a, b : tuple (indptr, indices, data)
+        A's CSR arrays (n_a rows; may be none) and the resident rows' (B: all of them, a share of which is worked on).
+    rows_a, rows_b : tuple (y, qd_inv, weights, ids)
+        Each row's target, ``1 / Qbar_ii`` (:func:`working_rows`), instance weight (empty: none) and store-wide id,
+        which indexes ``alpha`` and ``shrunk``.
+    w : ndarray (n_features + 1,)
+        Updated in place, ``w += (alpha_i - alpha_old) y_i x_i``.
+    alpha, shrunk : ndarray (n_rows,)
+        The problem's store-wide dual variables and shrinking flags, updated in place.
+    box, hyper, loss
+        As :func:`solve_rows` (``hyper``'s passes and inner_eps unread: one sweep).
+    seed : int
+        Seed of the row order (< 0: the working rows as given).
+    members : ndarray of int64, increasing
+        The working rows (:func:`working_members`): A's ``0 .. n_a - 1``, B's from ``n_a``.
+
+    Returns
+    -------
+    stats : ndarray (N_SEEN,)
+        Over the rows swept: max and min PG, ``sum C_i loss_i`` at the ``w`` each saw and the rows predicted right
+        (their weight), these two again over the rows shrunk in this sweep (included), and the updates made.
+    """
+    a_indptr, a_indices, a_data = a
+    b_indptr, b_indices, b_data = b
+    upper, diag, cost = box
+    bias, sigma = hyper[0], hyper[3]
+    kind = loss[3]
+    n_a = a_indptr.shape[0] - 1
+    n_w = w.shape[0] - 1
+    line = 64 // b_data.itemsize  # values per cache line (prefetch stride)
+    weighted_a, weighted_b = rows_a[2].shape[0] > 0, rows_b[2].shape[0] > 0
+    pg_max_old, pg_min_old = pg_old[0], pg_old[1]
+    pg_max, pg_min, loss_sum, correct, shrunk_loss, shrunk_correct, updates = -INF, INF, 0.0, 0.0, 0.0, 0.0, 0
+    n = members.shape[0]
+    order = np.empty(n, np.int64)
+    if seed >= 0:
+        interleaved_runs(order, members, n, np.array([np.uint64(seed)], np.uint64))
+    else:
+        order[:] = members
+    for s in range(n):
+        if s + AHEAD < n:  # the nonzeros of the row AHEAD ahead arrive while the rows before are solved
+            j = order[s + AHEAD]
+            if j < n_a:
+                for k in range(a_indptr[j], a_indptr[j + 1] + line - 1, line):
+                    prefetch(a_indices, k)
+                    prefetch(a_data, k)
+            else:
+                for k in range(b_indptr[j - n_a], b_indptr[j - n_a + 1] + line - 1, line):
+                    prefetch(b_indices, k)
+                    prefetch(b_data, k)
+        i = order[s]
+        dot = 0.0
+        if i < n_a:
+            for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
+                dot += w[np.uint32(a_indices[k])] * a_data[k]
+            yi, qd, weight, row = rows_a[0][i], rows_a[1][i], rows_a[2][i] if weighted_a else 1.0, rows_a[3][i]
+        else:
+            r = i - n_a
+            for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
+                dot += w[np.uint32(b_indices[k])] * b_data[k]
+            yi, qd, weight, row = rows_b[0][r], rows_b[1][r], rows_b[2][r] if weighted_b else 1.0, rows_b[3][r]
+        if bias > 0:
+            dot += w[n_w] * bias
+        alpha_old = alpha[row]
+        PG, alpha_new, z, c, shrink, scale = coordinate(
+            dot, yi, alpha_old, weight, qd, upper, diag, loss, sigma, pg_max_old, pg_min_old
+        )
+        row_cost = cost[c] * weight * row_loss(loss, z)
+        right = weight if kind != EPSILON and predicted_right(z, c) else 0.0
+        loss_sum += row_cost
+        correct += right
+        if shrink:  # its loss now stands for it until it comes back (the pass estimates)
+            shrunk[row] = True
+            shrunk_loss += row_cost
+            shrunk_correct += right
+            continue
+        pg_max = max(pg_max, PG)
+        pg_min = min(pg_min, PG)
+        if alpha_new == alpha_old:
+            continue
+        alpha[row] = alpha_new
+        d = (alpha_new - alpha_old) * scale
+        if i < n_a:
+            for k in range(np.uint64(a_indptr[i]), np.uint64(a_indptr[i + 1])):
+                w[np.uint32(a_indices[k])] += d * a_data[k]
+        else:
+            r = i - n_a
+            for k in range(np.uint64(b_indptr[r]), np.uint64(b_indptr[r + 1])):
+                w[np.uint32(b_indices[k])] += d * b_data[k]
+        if bias > 0:
+            w[n_w] += d * bias
+        updates += 1
+    stats = np.empty(N_SEEN, np.float64)
+    stats[SEEN_PG_MAX], stats[SEEN_PG_MIN], stats[SEEN_LOSS], stats[SEEN_CORRECT] = pg_max, pg_min, loss_sum, correct
+    stats[SHRUNK_LOSS], stats[SHRUNK_CORRECT], stats[SEEN_UPDATES] = shrunk_loss, shrunk_correct, updates
+    return stats
+
+
+@njit(cache=True, nogil=True)
+def shares(n, n_shares, seed):
+    """``n`` rows dealt at random into ``n_shares`` shares (each row's share drawn from ``seed``): ``(order,
+    starts)``, share ``s`` being ``order[starts[s]:starts[s + 1]]``, increasing."""
+    state = np.array([np.uint64(seed)], np.uint64)
+    key = np.empty(n, np.int64)
+    starts = np.zeros(n_shares + 1, np.int64)
+    for r in range(n):
+        key[r] = np.int64(next_random(state) % np.uint64(n_shares))
+        starts[key[r] + 1] += 1
+    for s in range(n_shares):
+        starts[s + 1] += starts[s]
+    order = np.empty(n, np.int64)
+    filled = starts[:-1].copy()
+    for r in range(n):
+        order[filled[key[r]]] = r
+        filled[key[r]] += 1
+    return order, starts
+
+
+@njit(cache=True, nogil=True)
+def row_scalars(y, sq_norms, weights, box, hyper):
+    """``1 / Qbar_ii = 1 / (sigma (||x_i||^2 + B^2) + D_ii)`` of rows with targets ``y`` and squared norms
+    ``sq_norms`` (without the bias), ``D_ii = diag / weight_i`` (``weights`` empty: none; a row of weight 0 is no
+    member: never solved). A row with no features, no bias and the hinge loss has ``Qbar_ii = 0``: as in LIBLINEAR,
+    ``G / Qbar_ii`` is then -inf (``G = -1``), and the step clips alpha_i to its upper bound C."""
+    diag, bias, sigma = box[1], hyper[0], hyper[3]
+    bias_sq = bias * bias if bias > 0 else 0.0
+    weighted = weights.shape[0] > 0
+    out = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        d = diag[1 if y[i] > 0 else 0]
+        if weighted and weights[i] > 0:
+            d = d / weights[i]
+        qd = sigma * (sq_norms[i] + bias_sq) + d
+        out[i] = 1.0 / qd if qd > 0.0 else INF
+    return out
 
 
 @njit(cache=True, nogil=True)

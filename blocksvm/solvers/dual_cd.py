@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 import numpy as np
 
 from blocksvm.params import (
@@ -22,9 +25,10 @@ from blocksvm.params import (
 )
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import dot, row_norms_squared
-from blocksvm.solvers.base import BlockReport, Solver
+from blocksvm.solvers.base import BlockReport, BlockSolver, Resources
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import NO_WEIGHTS, correct_predictions, counted, kernel_weights
+from blocksvm.solvers.resident import RESIDENT_STATE, ResidentRows
 from blocksvm.solvers.working_set import WorkingSet
 
 PARALLEL_MERGE = 1 << 20  # weights from which the replicas' steps are added in tasks of the engine's map
@@ -34,7 +38,7 @@ def at_least_one(x) -> bool:
     return positive(x) and x >= 1
 
 
-class DualCDSolver(WorkingSet, Solver):
+class DualCDSolver(ResidentRows, WorkingSet, BlockSolver):
     """Block minimization with dual CD as the inner solver.
 
     State: ``w`` (n_problems, n_features + 1), ``alpha`` (n_problems, n_rows) and, per block,
@@ -82,11 +86,13 @@ class DualCDSolver(WorkingSet, Solver):
         INNER_EPS,
     )
     stop_rules = frozenset({"gap", "pg"})
-    state_names = ("w", "alpha", "block_sums", "previous")
+    state_names = ("w", "alpha", "block_sums", "previous", *RESIDENT_STATE)
     coordinator = "blocksvm.solvers.cocoa:CoCoASolver"  # its shards' coordinator (CoCoA+ rounds)
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
+        kept = self.resources.kept
+        params = own_defaults(params, kept is not None)
         self.inner_passes = params.inner_passes
         self.inner_eps = params.inner_eps if params.inner_eps > 0 else -1.0
         self.sigma = 1.0  # CoCoA+'s sigma' when this solver is one worker's of K (blocksvm.train.parallel)
@@ -97,6 +103,9 @@ class DualCDSolver(WorkingSet, Solver):
         self.block_sums = np.zeros((n_k, problem.n_blocks, 2))
         self.tables = [problem.loss.dual_tables(*costs) for costs in problem.costs]
         self.start_working_set(params, problem)
+        # one sweep a visit over the rows kept in memory and the blocks streamed in, in one random order a pass
+        self.resident = params.working_set == "block" and self.inner_passes == 1 and kept is not None
+        self.start_resident(problem, params, kept if self.resident else None)
 
     # ---- the per-block step ---------------------------------------------------------------
 
@@ -134,7 +143,9 @@ class DualCDSolver(WorkingSet, Solver):
 
         # the problems (one-vs-rest, folds) as tasks of the engine's map: they share no state, so each takes the
         # path it takes alone, on any number of threads, bit for bit
+        start = time.perf_counter()
         stats = np.array(self.map(solve, range(p.n_problems)))
+        sweep_seconds = time.perf_counter() - start
         local["alpha"][...] = A
         a_weights, b_weights = a["row_weights"], b["row_weights"]  # (None: every row weighs 1)
         for k in range(p.n_problems):
@@ -152,6 +163,7 @@ class DualCDSolver(WorkingSet, Solver):
             passes=float(stats[:, K.PASSES].mean()),
             updates=int(stats[:, K.UPDATES].sum()),
             figures={"pg_max": stats[:, K.PG_MAX_FIRST].tolist(), "pg_min": stats[:, K.PG_MIN_FIRST].tolist()},
+            sweep_seconds=sweep_seconds,
         )
 
     def _solve(self, a: tuple, b: tuple, w: np.ndarray, box: tuple, seed: int, members: np.ndarray) -> np.ndarray:
@@ -227,7 +239,9 @@ class DualCDSolver(WorkingSet, Solver):
         return np.concatenate(parts)
 
     def visit(self, block, seeds) -> BlockReport:
-        """The step with this driver's working set."""
+        """The step with this driver's working set (the resident rows' share: :meth:`visit_resident`)."""
+        if self.resident:
+            return self.visit_resident(block, seeds)
         companion = self.companion_of(block)
         report = self.step(block, self.w, self.local_state(block), seeds, companion)
         self.remember(block, companion, self.alpha, self._upper_of, seeds)
@@ -269,6 +283,7 @@ class DualCDSolver(WorkingSet, Solver):
         self.block_sums *= ratio
         self.problem = self.problem.at(C)
         self.tables = [self.problem.loss.dual_tables(*costs) for costs in self.problem.costs]
+        self.forget_shrinking()
         if not warm:
             self.forget_companions()
 
@@ -284,6 +299,7 @@ class DualCDSolver(WorkingSet, Solver):
     def start_from_state(self, arrays: dict[str, np.ndarray]) -> None:
         self.alpha[...] = arrays["alpha"]
         self.w[...] = arrays["w"]
+        self.forget_shrinking()
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -293,6 +309,7 @@ class DualCDSolver(WorkingSet, Solver):
     def dual_objectives(self) -> np.ndarray:
         """``sum a_i - 1/2 ||w||^2 - 1/2 sum b_i`` per problem, the rows' terms of the loss's dual
         (:meth:`blocksvm.losses.Loss.dual_terms`; the hinge family: ``a = alpha_i``, ``b = D_ii alpha_i^2``)."""
+        self.refresh_resident_sums()
         sums = self.block_sums.sum(axis=1)
         return sums[:, 0] - 0.5 * np.einsum("kj,kj->k", self.w, self.w) - 0.5 * sums[:, 1]
 
@@ -312,6 +329,17 @@ class DualCDSolver(WorkingSet, Solver):
 
     def support_vectors(self) -> int:
         return int(np.count_nonzero((self.alpha != 0).any(axis=0)))
+
+
+def own_defaults(params, keeps_rows: bool):
+    """``params`` with dual CD's own working set and inner passes where they were left at None: one sweep a visit
+    with no working set where the engine keeps rows in memory (``keeps_rows``: the resident rows and the blocks
+    streamed in, one random order a pass), else, or with more inner passes, the cache of support vectors and 5 passes
+    a visit (a CoCoA+ shard's)."""
+    one = keeps_rows and params.inner_passes in (None, 1) and params.working_set in (None, "block")
+    working_set = params.working_set or ("block" if one else "cache")
+    inner_passes = params.inner_passes or (1 if one else 5)
+    return dataclasses.replace(params, working_set=working_set, inner_passes=inner_passes)
 
 
 def _thread_seed(seed: int, thread: int, sweep: int) -> int:

@@ -32,6 +32,11 @@ class ReadStats:
     bytes_read: int = 0
     blocks_read: int = 0
     per_block: list = field(default_factory=list)
+    parts: dict = field(default_factory=dict)  # the reads' seconds by part (a Block's ``timing``), added
+
+    def add_parts(self, timing: dict | None) -> None:
+        for part, seconds in (timing or {}).items():
+            self.parts[part] = self.parts.get(part, 0.0) + seconds
 
 
 def read_in_order(
@@ -48,15 +53,16 @@ def read_in_order(
         block = read(b)
         return block, time.perf_counter() - start
 
-    def count(b: int, seconds: float) -> None:  # in the caller's thread: no two threads add at once
+    def count(b: int, seconds: float, block) -> None:  # in the caller's thread: no two threads add at once
         stats.read_seconds += seconds
         stats.bytes_read += entries[b]["bytes"]
         stats.blocks_read += 1
+        stats.add_parts(getattr(block, "timing", None))
 
     if prefetch <= 0:
         for b in order:
             block, seconds = timed_read(b)
-            count(b, seconds)
+            count(b, seconds, block)
             yield block
         return
     yield from _read_ahead(order, timed_read, prefetch, stats, count, where)
@@ -128,7 +134,7 @@ def _read_ahead(order: list[int], read, depth: int, stats: ReadStats, count, whe
             block, seconds = _awaited(future, where(b))
             pending.popleft()
             stats.wait_seconds += time.perf_counter() - start
-            count(b, seconds)
+            count(b, seconds, block)
             with sigint_held():
                 pending.extend((b, pool.submit(read, b)) for b in itertools.islice(upcoming, 1))
             yield block

@@ -8,11 +8,12 @@ import hashlib
 import json
 import os
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import h5py
@@ -48,6 +49,9 @@ class Block(Rows):
 
     index: int = -1
     row_offset: int = 0
+    timing: dict | None = field(default=None, compare=False, repr=False)
+    """Seconds its read took: ``open`` (the file and its metadata, through h5py), ``io`` (its chunks' bytes),
+    ``decode`` (their filters, on the decoding threads: summed), ``checks`` (the block against its manifest)."""
 
 
 class BlockStore:
@@ -222,6 +226,8 @@ class BlockStore:
         _test_stall(b)
         entry = self.blocks[b]
         where = self._where(b)
+        start = time.perf_counter()
+        _decoded.seconds, _decoded.begun = (0.0, 0.0), None
         try:
             arrays = self._read_arrays(b, entry)
         except (OSError, KeyError, RuntimeError, ValueError, _Disagrees) as exc:  # h5py's errors of damaged metadata
@@ -232,6 +238,7 @@ class BlockStore:
             raise StoreError(
                 problem or f"{where} cannot be read, the file is damaged ({_short(exc)}): convert the store again"
             ) from None
+        read = time.perf_counter()
         block = Block(**arrays, index=b, row_offset=int(self.row_offsets[b]))
         problem = self._check_block(block, entry)
         if problem:
@@ -239,6 +246,9 @@ class BlockStore:
             raise StoreError(f"{where} is inconsistent: {problem}")
         if self.index_base and self.feature_map is None:  # a compact store's columns are zero-based
             block.indices -= np.int32(self.index_base)
+        io, decode = _decoded.seconds  # (on several decoding threads: their seconds added)
+        opened = (_decoded.begun or read) - start  # h5py: the file, its metadata and its chunks' places
+        block.timing = {"open": opened, "io": io, "decode": decode, "checks": time.perf_counter() - read}
         return block
 
     def _read_arrays(self, b: int, entry: dict) -> dict[str, np.ndarray]:
@@ -271,11 +281,12 @@ class BlockStore:
     def _decode(self, fd: int, layout: list[chunks.Dataset]) -> dict[str, np.ndarray]:
         """Every chunk of ``layout`` decoded into its dataset's array; the largest chunks start first, and the first
         damaged chunk (datasets in order, chunks in order) is the one reported, whatever the threads."""
+        _decoded.begun = time.perf_counter()
         arrays = {d.name: np.empty(d.length, d.dtype) for d in layout}
         tasks = [(d, c) for d in layout for c in d.chunks]
         if min(self._read_threads, len(tasks)) <= 1:
-            for d, c in tasks:
-                chunks.decode_chunk(fd, d, c, arrays[d.name])
+            seconds = [chunks.decode_chunk(fd, d, c, arrays[d.name]) for d, c in tasks]
+            _decoded.seconds = tuple(map(sum, zip((0.0, 0.0), *seconds)))
             return _shaped(arrays, layout)
         pool, futures = self._pool, {}
         try:
@@ -283,8 +294,8 @@ class BlockStore:
                 for i in sorted(range(len(tasks)), key=lambda i: -tasks[i][1].size):
                     d, c = tasks[i]
                     futures[i] = pool.submit(chunks.decode_chunk, fd, d, c, arrays[d.name])
-            for i in range(len(tasks)):
-                futures[i].result()
+            seconds = [futures[i].result() for i in range(len(tasks))]
+            _decoded.seconds = tuple(map(sum, zip((0.0, 0.0), *seconds)))
         finally:  # the file is closed after this: no thread may still read it
             for future in futures.values():
                 future.cancel()
@@ -520,6 +531,9 @@ class ShardView:
 def _shaped(arrays: dict[str, np.ndarray], layout: list[chunks.Dataset]) -> dict[str, np.ndarray]:
     """The decoded arrays in their datasets' shapes (a two-dimensional one was decoded as its elements)."""
     return {d.name: arrays[d.name] if d.shape is None else arrays[d.name].reshape(d.shape) for d in layout}
+
+
+_decoded = threading.local()  # this thread's last block: its chunks' seconds (read, filters), when decoding began
 
 
 class _Disagrees(Exception):

@@ -7,7 +7,7 @@ Two kinds of learner make passes (docs/ARCHITECTURE.md):
   (:class:`BlockPasses`); dual CD also runs as CoCoA+ shards (:mod:`blocksvm.solvers.cocoa`), each a block
   learner over a share of the blocks, their rounds on an engine (:class:`Rounds`);
 - a **pass learner** (Newton) maps rows to sums and steps at the end of the pass (:class:`~blocksvm.solvers.base.
-  PassSolver`): in this process, each block's pieces are summed on threads (:class:`PieceVisits`, each thread its
+  RowSumSolver`): in this process, each block's pieces are summed on threads (:class:`PieceVisits`, each thread its
   own vectors), and on shards, each shard sums its blocks' pieces (:class:`PassShard`) where it runs. Either
   way the sums add in the fixed tree of :mod:`blocksvm.sums`, so the model does not depend on the number of
   threads or workers, to the last bit.
@@ -26,20 +26,19 @@ import copy
 import operator
 import os
 import warnings
-import weakref
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
+from blocksvm._threads import ThreadMap
 from blocksvm.errors import ParameterError
-from blocksvm.solvers.base import BlockReport, PassSolver
-from blocksvm.solvers.by_columns import feature_pieces
+from blocksvm.solvers.base import BLOCKS, COLUMNS, ROW_SUMS, BlockReport, Resources, Solver
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
-from blocksvm.store import BlockStore, ReadStats, ShardView
+from blocksvm.store import BlockStore, ColumnPieces, KeptBlocks, ReadStats, ShardView
+from blocksvm.store.kept import block_bytes
 from blocksvm.sums import Node, PieceLayout, TreeSum, range_nodes, split
-from blocksvm.train.pass_loop import PassRun, run_pass, store_blocks
+from blocksvm.train.pass_loop import PassRun, run_pass
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER, Schedule
 
@@ -53,29 +52,13 @@ CONNECT_SECONDS = 20.0
 # ---- engines ---------------------------------------------------------------------------------------------
 
 
-class ThreadEngine:
-    """Tasks and shards in this process, on ``threads`` threads (the numba kernels release the GIL).
-
-    The threads are the standard library's pool (``concurrent.futures``), started at the first map with more than
-    one task and kept for the engine's life: a pass maps once per block, and joblib's ``Parallel`` costs about
-    11 ms a call where the pool's ``map`` costs 0.24 ms (2 threads, measured on this project's machine).
-    """
+class ThreadEngine(ThreadMap):
+    """Tasks and shards in this process, on ``threads`` threads (the numba kernels release the GIL): a
+    :class:`~blocksvm._threads.ThreadMap` that keeps shards."""
 
     def __init__(self, threads: int):
-        self.threads = threads
+        super().__init__(threads)
         self.shards: list = []
-        self._pool: ThreadPoolExecutor | None = None
-
-    def map(self, function, tasks: list) -> list:
-        if self.threads == 1 or len(tasks) <= 1:
-            return [function(task) for task in tasks]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="blocksvm-engine")
-            weakref.finalize(self, self._pool.shutdown, wait=False)  # the threads end with the engine
-        return list(self._pool.map(function, tasks))
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_pool": None}
 
     def keep(self, shards: list) -> None:
         self.shards = shards
@@ -184,48 +167,133 @@ def check_solver(solver: str) -> None:
 
 
 def _shardable(solver_class) -> bool:
-    return issubclass(solver_class, PassSolver) or solver_class.coordinator is not None
+    return solver_class.reads == ROW_SUMS or getattr(solver_class, "coordinator", None) is not None
 
 
 # ---- how a learner's passes are made -----------------------------------------------------------------------
 
 
-def build(solver_class, problem, params, store: BlockStore, client=None):
-    if getattr(solver_class, "layout", "rows") == "columns":
-        return _build_columns(solver_class, problem, params, store, client)
-    return _build_rows(solver_class, problem, params, store, client)
-
-
-def _build_rows(solver_class, problem, params, store: BlockStore, client=None):
-    """The learner the loop drives and how its passes are made: ``(learner, passes)``.
+def build(solver_class: type[Solver], problem, params, store: BlockStore, client=None, budget: Budget | None = None):
+    """The learner the loop drives and how its passes are made, ``(learner, passes)``, decided once by what the
+    learner reads (its family: ``solver_class.reads``); the learner is built with its :class:`Resources`.
 
     ``params.workers`` > 1 or a dask ``client``: shards of the blocks, their rounds on threads or the cluster's
-    workers (CoCoA+ for dual CD, :class:`PassShard` for a pass learner). Otherwise passes in this process, a
-    pass learner's pieces on ``params.threads`` threads.
+    workers (CoCoA+ for dual CD, :class:`PassShard` for a row-sum learner), or the column pieces on the cluster's
+    workers. Otherwise passes in this process, on ``params.threads`` threads. ``budget``: the run's memory budget
+    (default: :func:`memory_budget`'s).
     """
-    workers = params.workers or 1
-    in_shards = client is not None or workers > 1
-    if issubclass(solver_class, PassSolver):
-        learner = solver_class(problem, params, store)
-        layout = PieceLayout.of(store.block_rows, store.nnz, problem.n_weights)
-        if not in_shards:
-            return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads))
-        engine = DaskEngine(client) if client is not None else ThreadEngine(workers)
-        ranges = split(0, store.n_blocks, _check_shards(workers, store.n_blocks))
-        views = [ShardView(store, np.arange(a, b)) for a, b in ranges]  # contiguous: each a range of the tree
-        engine.keep([PassShard(k, v, learner, layout, params) for k, v in enumerate(views)])
-        return learner, Rounds(learner, engine, store)
-    if not in_shards:
-        learner = solver_class(problem, params, store)
-        learner.map = ThreadEngine(params.threads).map  # its tasks (dual CD's) on --threads threads
-        return learner, BlockPasses(learner, store)
+    return BUILDERS[solver_class.reads](solver_class, problem, params, store, client, budget or memory_budget(params))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The run's memory budget: ``bytes`` of data it keeps in memory, and where the figure came from (``said``)."""
+
+    bytes: float
+    said: str
+
+
+DEFAULT_SHARE = 0.5  # of the memory available when the run starts
+
+
+def memory_budget(params) -> Budget:
+    """The run's budget: ``--memory-mb``; for the row-sum and column learners ``--cache-mb`` where given (its older
+    name for them); else half of the memory available when the run starts."""
+    from blocksvm.solvers import SOLVERS
+
+    if params.cache_mb is not None and SOLVERS[params.solver].reads != BLOCKS:
+        return Budget(params.cache_mb * 1e6, f"--cache-mb {params.cache_mb:g}")
+    if params.memory_mb is not None:
+        return Budget(params.memory_mb * 1e6, f"--memory-mb {params.memory_mb:g}")
+    available = available_mb()
+    if available is None:
+        return Budget(FALLBACK_MB * 1e6, f"{FALLBACK_MB:,} MB: the memory available is unknown here")
+    mb = DEFAULT_SHARE * available
+    return Budget(mb * 1e6, f"{mb:,.0f} MB, half of the {available:,.0f} MB available")
+
+
+FALLBACK_MB = 1024  # the budget where the memory available cannot be read (not Linux)
+CACHE_DEFAULT_MB = 64.0  # the support-vector cache of --working-set cache, when --cache-mb is not given
+
+
+def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 1) -> tuple[float, float]:
+    """A block learner's ``budget``, split: ``(the learner's own bytes, the kept blocks' bytes)``: its own is the
+    support-vector cache of ``--working-set cache``; the blocks being read ahead (``--prefetch``, and the one in the
+    learner's hands) and the learner's arrays of every row come off the rest, which keeps blocks."""
+    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if params.working_set != "block" else 0.0  # (None: the
+    # learner's own, which may be the cache)
+    largest = max((block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks), default=0.0)
+    # dual CD's arrays of every row: alpha and a shrinking flag, and of the resident rows their target, 1 / Qbar_ii,
+    # share (one problem: about this)
+    arrays = 40.0 * store.n_rows
+    kept = budget.bytes / workers - cache - (params.prefetch + 1) * largest - arrays
+    return cache, max(kept, 0.0)
+
+
+def _in_shards(params, client) -> bool:
+    return client is not None or (params.workers or 1) > 1
+
+
+def _engine(params, client, threads: int):
+    return DaskEngine(client) if client is not None else ThreadEngine(threads)
+
+
+def _build_blocks(solver_class, problem, params, store: BlockStore, client, budget: Budget):
+    """A block learner: its passes over the store's blocks in this process (its tasks on ``--threads`` threads), as
+    many blocks kept in memory as fit its budget, or its coordinator's rounds of shards (dual CD's CoCoA+), each shard
+    a dealt share of the blocks."""
+    if not _in_shards(params, client):
+        cache, room = _block_memory(params, store, budget)
+        first = Schedule(params.seed, 1, shuffle=params.order == "random").order(store.n_blocks)
+        kept = KeptBlocks(store, first, room)  # (planned along the first pass's order: the blocks it keeps first)
+        threads = ThreadEngine(params.threads)
+        resources = Resources(blocks=store, memory=cache, map=threads.map, kept=kept)
+        learner = solver_class(problem, params, resources)
+        return learner, BlockPasses(learner, store, kept, budget, threads.map)
     if solver_class.coordinator is None:
         raise ParameterError(f"--solver {solver_class.name} does not run in shards")
-    engine = DaskEngine(client) if client is not None else ThreadEngine(workers)
+    workers = params.workers or 1
+    engine = _engine(params, client, workers)
     n_shards = _check_shards(workers, store.n_blocks)
     views = [ShardView(store, np.arange(k, store.n_blocks, n_shards)) for k in range(n_shards)]  # dealt
-    learner = driver(solver_class.coordinator)(problem, params, store, views, engine)
+    cache, _ = _block_memory(params, store, budget, n_shards)
+    # (each shard's learner keeps its working set as one learner in this process would)
+    learner = driver(solver_class.coordinator)(problem, params, views, engine, cache)
     return learner, Rounds(learner, engine, store)
+
+
+def _build_row_sums(solver_class, problem, params, store: BlockStore, client, budget: Budget):
+    """A row-sum learner: each pass's pieces summed on ``--threads`` threads in this process, or on shards (each a
+    contiguous range of blocks), the store's blocks kept in memory as they fit the budget (each shard its share)."""
+    learner = solver_class(problem, params)
+    layout = PieceLayout.of(store.block_rows, store.nnz, problem.n_weights)
+    if not _in_shards(params, client):
+        kept = KeptBlocks(store, range(store.n_blocks), budget.bytes)  # (a pass of sums reads in store order)
+        return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads), kept, budget)
+    workers = params.workers or 1
+    engine = _engine(params, client, workers)
+    ranges = split(0, store.n_blocks, _check_shards(workers, store.n_blocks))
+    views = [ShardView(store, np.arange(a, b)) for a, b in ranges]  # contiguous: each a range of the tree
+    share = budget.bytes / workers
+    engine.keep([PassShard(k, v, learner, layout, params, share) for k, v in enumerate(views)])
+    return learner, Rounds(learner, engine, store)
+
+
+def _build_columns(solver_class, problem, params, store: BlockStore, client, budget: Budget):
+    """A column learner and its rounds: ``column_pieces`` pieces of the store's column layout
+    (:class:`~blocksvm.store.ColumnPieces`), on ``max(threads, workers)`` threads (or the cluster's workers), each
+    piece's separable work on the threads left to it."""
+    threads = max(params.threads, params.workers or 1)
+    pieces = params.column_pieces
+    inner = params.threads if client is not None else max(1, threads // pieces)
+    columns = ColumnPieces(store, pieces, problem.bias, budget.bytes, inner, params.prefetch)
+    engine = _engine(params, client, min(threads, pieces))
+    engine.keep(columns.pieces)
+    learner = solver_class(problem, params, Resources(columns=columns))
+    return learner, ColumnRounds(learner, engine, store, columns, budget)
+
+
+BUILDERS = {BLOCKS: _build_blocks, ROW_SUMS: _build_row_sums, COLUMNS: _build_columns}
 
 
 def _check_shards(workers: int, n_blocks: int) -> int:
@@ -237,70 +305,42 @@ def _check_shards(workers: int, n_blocks: int) -> int:
     return workers
 
 
-def with_columns(params, store, say=None):
-    """``params`` for ``store``: a column learner's store gets its column layout (written once, said in one line
-    through ``say``); a store without one whose folder cannot be written is trained by OWL-QN over its rows instead
-    (said why). Before the store is locked for reading: writing the layout locks it."""
-    from blocksvm.solvers import SOLVERS
-    from blocksvm.store.columns import ensure_columns
-
-    if getattr(SOLVERS[params.solver], "layout", "rows") != "columns":
-        return params
-    store = store if isinstance(store, BlockStore) else BlockStore(store)
-    if store.columns is not None:
-        return params
-    if not _can_write(store.path):
-        if say is not None:
-            say(
-                f"note: {store.path} has no column layout and its folder cannot be written: owl-qn trains the "
-                f"problem over its rows instead of {params.solver} over its columns ('blocksvm columns STORE' where "
-                "the store can be written gives it columns)"
-            )
-        return replace(params, solver="owl-qn")
-    ensure_columns(store, say=say)
-    return params
-
-
-def _can_write(folder) -> bool:
-    return os.access(folder, os.W_OK)
-
-
-def _build_columns(solver_class, problem, params, store: BlockStore, client=None):
-    """A column learner and its rounds: ``column_pieces`` pieces of the column layout, on ``max(threads, workers)``
-    threads (or the cluster's workers), each piece's separable work on the threads left to it."""
-    learner = solver_class(problem, params, store)
-    layout = learner.columns
-    groups = feature_pieces(layout.blocks, learner.n_pieces)
-    threads = max(params.threads, params.workers or 1)
-    engine = DaskEngine(client) if client is not None else ThreadEngine(min(threads, len(groups)))
-    inner = params.threads if client is not None else max(1, threads // len(groups))
-    budget = learner.memory_budget / len(groups)
-    pieces = [
-        ColumnPiece(p, layout, ids, p == len(groups) - 1, problem, budget, inner, params.prefetch)
-        for p, ids in enumerate(groups)
-    ]
-    engine.keep(pieces)
-    learner.piece_weights = [piece.weights for piece in pieces]
-    return learner, ColumnRounds(learner, engine, store, pieces)
-
-
 class BlockPasses:
-    """A block learner's passes in this process: its blocks in the schedule's order, read ahead by a thread."""
+    """A block learner's passes in this process: its blocks in the schedule's order, as many kept in memory as fit
+    its budget (``kept``), the others read ahead by the store's threads."""
 
-    def __init__(self, learner, store: BlockStore):
-        self.learner, self.store = learner, store
+    columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
+
+    def __init__(self, learner, store: BlockStore, kept: KeptBlocks, budget: Budget, map_=None):
+        self.learner, self.store, self.kept, self.budget = learner, store, kept, budget
+        self.map = map_ or (lambda function, tasks: [function(task) for task in tasks])
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         p = run.params
         schedule = Schedule(p.seed, outer, shuffle=p.order == "random")
-        blocks = store_blocks(self.store, schedule.order(self.store.n_blocks, run.state.position), p.prefetch, read)
-        return run.run(blocks, self.learner, schedule)
+        order = schedule.order(self.store.n_blocks, run.state.position)
+        return run.run(self.kept.iter(self.store, order, p.prefetch, read), self.learner, schedule)
 
     def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
-        return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
+        """An exact pass at ``W``: the kept blocks on the engine's threads, the others as they are read; the blocks'
+        figures added in store order (the same bits for any number of threads)."""
+        n = self.store.n_blocks
+        kept = [b for b in range(n) if self.kept.holds(b)]
+        parts = dict(zip(kept, self.map(lambda b: evaluate_block(problem, W, self.kept.block(b)), kept)))
+        for b, block in self.kept.iter(self.store, [b for b in range(n) if b not in parts], prefetch, ReadStats()):
+            parts[b] = evaluate_block(problem, W, block)
+        total = (np.zeros(W.shape[0]), 0, 0.0)
+        for b in range(n):
+            total = tuple(a + c for a, c in zip(total, parts[b]))
+        return total
 
     def note(self) -> str | None:
-        return None
+        """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
+        return memory_warning(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
+
+    def budget_note(self) -> str:
+        """The run's memory budget and where the passes' blocks come from (said at -v)."""
+        return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
 
 
 def evaluate_blocks(problem, W: np.ndarray, blocks) -> tuple[np.ndarray, int, float]:
@@ -311,53 +351,16 @@ def evaluate_blocks(problem, W: np.ndarray, blocks) -> tuple[np.ndarray, int, fl
     return total
 
 
-# ---- a pass learner's passes -------------------------------------------------------------------------------
-
-
-class KeptBlocks:
-    """Blocks kept in memory after their first read when all of them fit in the budget (a pass learner's later
-    passes then read nothing), else read again at every pass.
-
-    Parameters
-    ----------
-    store : BlockStore
-        Whose blocks (for the estimate of their size in memory).
-    rows : int
-        Rows of the blocks to keep (a shard's, or the store's).
-    budget : float
-        Bytes.
-    """
-
-    def __init__(self, store, rows: int, budget: float):
-        per_row = store.nnz / max(store.n_rows, 1) * (4 + np.dtype(store.dtype).itemsize) + 32
-        self.bytes = rows * per_row
-        self.fits = self.bytes <= budget
-        self.blocks: dict[int, object] = {}
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "blocks": {}}  # a shard shipped to a worker reads its blocks there
-
-    def iter(self, store, order, prefetch: int, stats: ReadStats):
-        """``(index, block)`` of ``store`` in ``order``: the kept ones from memory, the others read (and kept if
-        they fit)."""
-        order = [int(b) for b in order]
-        missing = iter(store.iter_blocks([b for b in order if b not in self.blocks], prefetch=prefetch, stats=stats))
-        for b in order:
-            block = self.blocks.get(b)
-            if block is None:
-                block = next(missing)
-                if self.fits:
-                    self.blocks[b] = block
-            yield b, block
+# ---- a row-sum learner's passes ------------------------------------------------------------------------------
 
 
 class PieceVisits:
     """What :func:`~blocksvm.train.pass_loop.run_pass` visits for a pass learner: a block's pieces summed by
-    ``mapper`` (the learner's pure map from rows to sums, :meth:`~blocksvm.solvers.base.PassSolver.mapper`) on
+    ``mapper`` (the learner's pure map from rows to sums, :meth:`~blocksvm.solvers.row_sums.RowSumSolver.mapper`) on
     ``engine``'s threads, each thread a contiguous range of pieces into its own sums, the ranges' nodes pushed in
     order into ``tree``. Blocks come with their store-wide index and row offset."""
 
-    combine = staticmethod(PassSolver.combine)
+    combine = staticmethod(Solver.combine)
 
     def __init__(self, mapper, layout: PieceLayout, engine, tree: TreeSum, request):
         self.mapper, self.n_problems = mapper, mapper.problem.n_problems
@@ -381,9 +384,11 @@ class PiecePasses:
     """A pass learner's passes in this process: the blocks in store order (from memory when the store fits in the
     learner's memory budget), each block's pieces on threads, into the learner's tree."""
 
-    def __init__(self, learner: PassSolver, store: BlockStore, layout: PieceLayout, engine: ThreadEngine):
-        self.learner, self.store, self.layout, self.engine = learner, store, layout, engine
-        self.kept = KeptBlocks(store, store.n_rows, learner.memory_budget)
+    columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
+
+    def __init__(self, learner, store: BlockStore, layout: PieceLayout, engine, kept: KeptBlocks, budget: Budget):
+        self.learner, self.store, self.layout, self.engine, self.kept = learner, store, layout, engine, kept
+        self.budget = budget
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         visits = PieceVisits(self.learner.mapper(), self.layout, self.engine, self.learner.tree, self.learner.request())
@@ -395,26 +400,48 @@ class PiecePasses:
         return evaluate_blocks(problem, W, (block for _, block in blocks))
 
     def note(self) -> str | None:
-        """Where the passes' blocks come from, said once: memory, or the store at every pass."""
-        return memory_note(self.learner, self.kept.bytes / 1e6, self.kept.fits, ("the store", "pass", "it"))
+        """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
+        return memory_warning(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
+
+    def budget_note(self) -> str:
+        """The run's memory budget and where the passes' blocks come from (said at -v)."""
+        return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
 
 
-def memory_note(learner, needed: float, fits: bool, words: tuple[str, str, str]) -> str:
-    """Where a learner's data comes from, said once: kept in memory, or read again at every pass (or round), and then
-    the ``--cache-mb`` that would keep it when this machine has twice that memory available. ``words``: what is kept
-    ("the store"), what reads it ("pass") and its pronoun ("it")."""
+def memory_note(name: str, budget: Budget, kept, words: tuple[str, str, str]) -> str:
+    """The run's memory budget and where learner ``name``'s data comes from: kept in memory, or partly or wholly read
+    again at every pass (or round, :func:`memory_warning`). ``kept``: what keeps it (``bytes`` all of it takes,
+    ``fits``; for blocks, its ``plan`` of ``sizes``); ``words``: what is kept ("the store"), what reads it ("pass")
+    and its pronoun ("it")."""
+    if not kept.fits:
+        return memory_warning(name, budget, kept, words)
+    what, each, _ = words
+    return (
+        f"memory budget {budget.said}: {name} keeps {what} in memory ({kept.bytes / 1e6:,.0f} MB): its later "
+        f"{each}es read nothing"
+    )
+
+
+def memory_warning(name: str, budget: Budget, kept, words: tuple[str, str, str]) -> str | None:
+    """When the data does not all fit the budget (else None): what every pass (or round) reads again, and the budget
+    that would keep it all when this machine has twice that memory available."""
+    if kept.fits:
+        return None
     what, each, it = words
-    if fits:
-        return f"{learner.name} keeps {what} in memory ({needed:,.0f} MB): its later {each}es read nothing"
-    need = "needs" if it == "it" else "need"
-    budget = f"{what} {need} {needed:,.3g} MB in memory, more than --cache-mb {learner.memory_budget / 1e6:g}"
+    needed = kept.bytes / 1e6
+    head = f"memory budget {budget.said}: {name}"
+    flag = "--cache-mb" if budget.said.startswith("--cache-mb") else "--memory-mb"
+    planned, total = len(getattr(kept, "plan", ())), len(getattr(kept, "sizes", ()))
+    part = f" keeps {planned} of its {total} blocks in memory;" if planned else ""
+    reads = f"every {each} of {name} reads {'the others' if planned else it} again"
+    more = f"{what} {'needs' if it == 'it' else 'need'} {needed:,.3g} MB in memory"
     available = available_mb()
     if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
         return (
-            f"{budget}: every {each} of {learner.name} reads {it} again; --cache-mb {_round_up(needed)} keeps {it} in "
-            f"memory ({available:,.0f} MB available), and its later {each}es read nothing"
+            f"{head}{part} {more}: {reads}; {flag} {_round_up(needed)} keeps {it} in memory ({available:,.0f} MB "
+            f"available), and its later {each}es read nothing"
         )
-    return f"{budget}: every {each} of {learner.name} reads {it} again (a larger --cache-mb keeps {it})"
+    return f"{head}{part} {more}: {reads} (a larger {flag} keeps {it})"
 
 
 def available_mb() -> float | None:
@@ -440,10 +467,10 @@ class PassShard:
 
     mutable = False  # its kept blocks are a cache: a round run twice gives the same nodes
 
-    def __init__(self, index: int, view: ShardView, learner: PassSolver, layout: PieceLayout, params):
+    def __init__(self, index: int, view: ShardView, learner, layout: PieceLayout, params, memory: float):
         self.index, self.view, self.layout, self.params = index, view, layout, params
         self.mapper = learner.mapper()  # its problem and kernels, not its vectors
-        self.kept = KeptBlocks(view.store, view.n_rows, learner.memory_budget / max(params.workers or 1, 1))
+        self.kept = KeptBlocks(view.store, view.blocks, memory)
         self.tree: TreeSum | None = None
 
     @property
@@ -474,85 +501,7 @@ class ShardNodes:
 # ---- a column learner's rounds -------------------------------------------------------------------------------
 
 
-class ColumnPiece:
-    """A piece of the features for a column learner (:mod:`blocksvm.solvers.by_columns`): a contiguous range of the
-    column layout's blocks (and the bias feature, for the last piece), kept in memory where the piece runs when they
-    fit in its share of the budget, else read at every use.
-
-    ``weights`` are the indices of the weights it owns (its blocks' feature range, and the bias's last); ``blocks()``
-    yields its column blocks in order, then the bias column (every row, value B) when it owns one; ``engine`` runs
-    separable work (the gradient) on the piece's threads.
-    """
-
-    mutable = False  # its kept blocks are a cache: a round run twice gives the same results
-
-    def __init__(self, index: int, layout, block_ids: np.ndarray, last: bool, problem, budget: float, threads: int,
-                 prefetch: int):  # fmt: skip
-        entries = layout.blocks
-        self.index, self.layout, self.block_ids, self.prefetch = index, layout, np.asarray(block_ids), prefetch
-        lo = entries[int(block_ids[0])]["first"] if index > 0 else 0
-        hi = problem.n_features if last else entries[int(block_ids[-1])]["stop"]
-        self.bias = problem.bias if last else 0.0
-        # the piece's weights, its features and (the last piece) the bias slot after them: a range, so that the
-        # learners' arrays over them are views, not copies of the size of the features
-        self.weights = slice(lo, problem.n_weights if last else hi)
-        self.n_rows, self.threads = layout.n_rows, threads
-        item = layout.rows_dtype.itemsize + np.dtype(layout.store.dtype).itemsize  # a row id and a value an entry
-        self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
-        self.fits = self.bytes <= budget
-        self.kept: dict[int, object] = {}
-        self.read = ReadStats()
-
-    def __getstate__(self) -> dict:  # a piece shipped to a worker reads its blocks there
-        return {**self.__dict__, "kept": {}, "_engine": None, "_bias_column": None}
-
-    @property
-    def engine(self) -> ThreadEngine:
-        if getattr(self, "_engine", None) is None:
-            self._engine = ThreadEngine(self.threads)
-        return self._engine
-
-    def blocks(self):
-        """The piece's column blocks in order (kept, or read ahead), then its bias column."""
-        missing = [int(b) for b in self.block_ids if int(b) not in self.kept]
-        read = self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read, statistics=False)
-        fresh = iter(read) if missing else None
-        for b in self.block_ids:
-            block = self.kept.get(int(b))
-            if block is None:
-                block = next(fresh)
-                if self.fits:
-                    self.kept[int(b)] = block
-            yield block
-        if self.bias > 0:
-            yield self.bias_column()
-
-    def bias_column(self):
-        """The bias feature as a column: every row, value B (kept: a row id and a value a row)."""
-        if getattr(self, "_bias_column", None) is None:
-            n = self.n_rows
-            self._bias_column = BiasColumn(  # (its index: after the layout's blocks, for its columns' seeds)
-                self.layout.n_blocks,
-                np.array([self.weights.stop - 1]),
-                np.array([0, n]),
-                np.arange(n),
-                np.full(n, self.bias),
-            )
-        return self._bias_column
-
-
-@dataclass
-class BiasColumn:
-    """The bias feature as a column block (the kernels read ``features``, ``indptr``, ``rows``, ``data``)."""
-
-    index: int
-    features: np.ndarray
-    indptr: np.ndarray
-    rows: np.ndarray
-    data: np.ndarray
-
-
-def column_round(piece: ColumnPiece, worker, request) -> dict:
+def column_round(piece, worker, request) -> dict:
     """One round of ``piece``: its learner's work on its columns (``worker.round``), with what it read."""
     before = (piece.read.bytes_read, piece.read.read_seconds, piece.read.wait_seconds, piece.read.blocks_read)
     result = worker.round(piece, request)
@@ -566,8 +515,8 @@ class ColumnRounds:
     learner's ``broadcast()``, the results to its ``reduce`` in the pieces' order. Signals and the time limit wait
     for the round's end."""
 
-    def __init__(self, learner, engine, store: BlockStore, pieces: list[ColumnPiece]):
-        self.learner, self.engine, self.store, self.pieces = learner, engine, store, pieces
+    def __init__(self, learner, engine, store: BlockStore, columns: ColumnPieces, budget: Budget):
+        self.learner, self.engine, self.store, self.columns, self.budget = learner, engine, store, columns, budget
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         results = self.engine.run_kept(column_round, self.learner.worker(), self.learner.broadcast())
@@ -584,9 +533,12 @@ class ColumnRounds:
         return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
 
     def note(self) -> str | None:
-        """Where the rounds' columns come from, said once."""
-        needed = sum(p.bytes for p in self.pieces) / 1e6
-        return memory_note(self.learner, needed, all(p.fits for p in self.pieces), ("the columns", "round", "them"))
+        """What a round reads again, when the columns do not all fit the budget (said before the first round)."""
+        return memory_warning(self.learner.name, self.budget, self.columns, ("the columns", "round", "them"))
+
+    def budget_note(self) -> str:
+        """The run's memory budget and where the rounds' columns come from (said at -v)."""
+        return memory_note(self.learner.name, self.budget, self.columns, ("the columns", "round", "them"))
 
 
 # ---- shards' rounds -----------------------------------------------------------------------------------------
@@ -617,6 +569,8 @@ class Rounds:
     then ``learner.reduce(results)`` (CoCoA+'s step; a pass learner's nodes into its tree). Signals and the
     time limit wait for the round's end."""
 
+    columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
+
     def __init__(self, learner, engine, store: BlockStore):
         self.learner, self.engine, self.store = learner, engine, store
 
@@ -630,9 +584,12 @@ class Rounds:
         run.advance(self.store.n_blocks - run.state.position)
         return True
 
+    def budget_note(self) -> None:
+        return None
+
     def note(self) -> str | None:
         """What dual CD's CoCoA+ rounds cost (a pass learner's shards make the serial passes, bit for bit)."""
-        if isinstance(self.learner, PassSolver):
+        if self.learner.reads == ROW_SUMS:
             return None
         return (
             "dual CD on shards runs CoCoA+ rounds, many more passes than the serial run (15x its passes, 0.11x its "

@@ -42,9 +42,17 @@ from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import weight_of
 from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
-from blocksvm.train.params import TrainParams, settle
+from blocksvm.train.params import FASTER, TrainParams, faster_solver, for_store, settle
 from blocksvm.train.pass_loop import PassRun
-from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, liblinear_objective, make_exact, pass_record
+from blocksvm.train.records import (
+    TIME_LIMIT,
+    PassSums,
+    StopRules,
+    liblinear_objective,
+    make_exact,
+    pass_record,
+    pass_seconds,
+)
 from blocksvm.train.signals import StopRequest, deferred_signals
 from blocksvm.train.snapshot import TrainState, check_warm_start, load_arrays, restore, snapshot, store_identity
 
@@ -180,14 +188,20 @@ class Trainer(Run):
         client=None,
     ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
-        self.params = params.validate() if folds else _with_workers(params.validate(), client)  # (a search: no shards)
+        params = params.with_solver_defaults().validate()
+        self.params = params if folds else _with_workers(params, client)  # (a search: no shards)
         self.validation = _open_validation(validation, self.store, self.params.read_threads)
         if self.params.read_threads is not None:  # else the store's own (one a core, unless its opener chose)
             self.store.read_threads = self.params.read_threads
         solver_class = SOLVERS[self.params.solver]
         problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
         self.problem = problem if folds is None else problem.folded(folds, self.params.seed)
-        self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
+        # the budget, decided once and recorded as the run's memory_mb: a resumed run keeps the same blocks in memory
+        budget = engines.memory_budget(self.params)
+        if self.params.memory_mb is None:
+            self.params = replace(self.params, memory_mb=round(budget.bytes / 1e6, 3))
+        self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client, budget)
+        self.columns = self.passes.columns  # the store's columns, when the learner reads them (ColumnPieces)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         super().__init__(
             self.params,
@@ -208,9 +222,7 @@ class Trainer(Run):
         st = self.state
         self.monitor.rewrite(st.history)  # now, not before: a refused resume must not touch the file
         if st.outer == 1 and st.position == 0:
-            for note in (self.rules.unused_note(self.solver.name), self.passes.note()):
-                if note:
-                    self.monitor.say(f"note: {note}")
+            self._say_notes()
         with self.session() as stop:
             reason, interrupted = self.iterate(stop)
             where = self.where()
@@ -223,13 +235,27 @@ class Trainer(Run):
                 f"WARNING: reached max_outer ({self.params.max_outer}) with {self.rules.short_of(st.history[-1])}: "
                 "raise --max-outer or --time-limit (max_outer=, time_limit= in Python), or loosen the tolerance"
             )
+            if faster := faster_solver(self.params):  # (scaled or dense data: dual CD's many passes)
+                self.monitor.say(f"note: {FASTER.format(solver=faster)}")
         return TrainResult(model, st.history, reason, interrupted)
+
+    def _say_notes(self) -> None:
+        """What a run says before its first pass: a rule it does not have, and what every pass reads again where the
+        data does not all fit the memory budget (the budget itself at -v)."""
+        for note in (self.rules.unused_note(self.solver.name), self.passes.note()):
+            if note:
+                self.monitor.say(f"note: {note}")
+        budget = self.passes.budget_note()
+        if budget and not self.passes.note():
+            self.monitor.detail(f"note: {budget}")
 
     def iterate(self, stop: StopRequest) -> tuple[str, bool]:
         """Iterations until a stop rule, the time limit or ``stop`` ends them: ``(reason, interrupted)``; a checkpoint
         after each."""
         st = self.state
         reason = None
+        self._pass_began = self.elapsed()  # (where each iteration's seconds went: its record's "seconds")
+        self._written = self.checkpointer.seconds if self.checkpointer is not None else 0.0
         if st.history and st.position == 0:  # resumed at a pass boundary: the rules may already hold
             reason = self.rules.reason(st.history[-1], out_of_time=False)  # (the time limit: after a block)
             if reason is not None and self.problem.folds > 1:
@@ -306,8 +332,10 @@ class Trainer(Run):
     # ---- an iteration's end -------------------------------------------------------------
 
     def _end_iteration(self) -> dict:
-        """The history record of the iteration just completed (exact when its evaluation is due)."""
+        """The history record of the iteration just completed (exact when its evaluation is due), with where its
+        seconds went (:func:`~.records.pass_seconds`)."""
         st = self.state
+        evaluated = st.eval_seconds
         timing = {
             "outer": len(st.history) + 1,
             "time": round(self.elapsed(), 4),
@@ -318,23 +346,28 @@ class Trainer(Run):
             "bytes_read": self.read_stats.bytes_read,
         }
         record = pass_record(self.solver, st.sums, timing, st.blocks_visited)
-        self.read_stats = ReadStats()
+        read, self.read_stats = self.read_stats, ReadStats()
         if self._evaluation_due(record):
             self._exact_into(record)
         if self.validation is not None:
             start = time.perf_counter()
             record.update(self.validation_score(self.validation))
             st.eval_seconds += time.perf_counter() - start
+        checkpoints = self.checkpointer.seconds if self.checkpointer is not None else 0.0
+        record["seconds"] = pass_seconds(
+            self.elapsed() - self._pass_began, st.sums, read, st.eval_seconds - evaluated, checkpoints - self._written
+        )
+        self._pass_began, self._written = self.elapsed(), checkpoints
         return record
 
     def _evaluation_due(self, record: dict) -> bool:
         """Whether ``record`` is made exact now: the folds' evaluation at every iteration of a learner with a dual
         (its exact gap judges it), else when the rules end the iteration; train's every ``eval_every`` iterations
-        and when the gap estimate meets the tolerance (to confirm it)."""
+        and when the gap estimate may meet the tolerance (:meth:`~.records.StopRules.exact_due`: to confirm it)."""
         if self.problem.folds > 1:
             return self.solver.dual_objectives() is not None or self.rules.reason(record, False) is not None
         every = self.params.eval_every
-        return bool(every and self.state.outer % every == 0) or self.rules.gap_met(record)
+        return bool(every and self.state.outer % every == 0) or self.rules.exact_due(record, self.state.history)
 
     def _exact_into(self, record: dict) -> None:
         """Replace the pass estimates of ``record`` by an exact evaluation at the current w (with folds: the folds'
@@ -537,12 +570,13 @@ def train(
             )
     resume, warm_start = run.resume, run.warm_start
     checkpointer = checkpointer_of(run)
+    params = with_recorded_memory(params, resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
-    store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
+    store = store_or_cached(store, run.cache_dir, say=say, progress=bars, skip_bad_lines=run.skip_bad_lines)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
-    params = engines.with_columns(params, store, say=say)  # (a column learner's layout: before the store is locked)
+    params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34)
     with reading(store, validation), writing({"the history": run.history_path}):
         trainer = Trainer(
@@ -591,6 +625,20 @@ def checkpointer_of(run) -> Checkpointer | None:
     if not checkpoint:
         return None
     return Checkpointer(checkpoint, every_blocks=run.checkpoint_every, every_seconds=run.checkpoint_seconds)
+
+
+def with_recorded_memory(params: TrainParams, resume) -> TrainParams:
+    """``params`` whose memory budget is left to the run (``memory_mb`` None), resuming from ``resume``: with the
+    budget the run decided when it started (its checkpoint's ``memory_mb``), so that it keeps the same blocks in
+    memory and ends where an uninterrupted run does."""
+    if params.memory_mb is not None or not resume:
+        return params
+    try:
+        saved, _ = read_latest(resume)
+    except CheckpointError:
+        return params  # (refused with its reason when the run reads it)
+    recorded = saved.params.get("memory_mb")
+    return replace(params, memory_mb=recorded) if isinstance(recorded, (int, float)) else params
 
 
 def read_resumed(path, monitor: Monitor):

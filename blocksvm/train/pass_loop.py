@@ -67,12 +67,6 @@ def run_pass(
     return True
 
 
-def store_blocks(store, order, prefetch: int, stats) -> Iterable[tuple[int, Rows]]:
-    """``(block index, block)`` of ``store`` (a :class:`~blocksvm.store.BlockStore`) in ``order``."""
-    for block in store.iter_blocks(order, prefetch=prefetch, stats=stats):
-        yield block.index, block
-
-
 @dataclass
 class PassRun:
     """One pass, or the rest of one, as train, tune and the stream run it: :func:`run_pass` with what each of them

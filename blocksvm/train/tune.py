@@ -6,7 +6,8 @@
               problem (f, k) is train's problem k without the rows of fold f (a row's fold: Problem.fold_of
               its position in the store and the seed, a documented pure function)
     for C in the grid, increasing:
-        the learner moved to C: alpha and w times C / C_before  (Chu, Ho, Chen & Lin, KDD 2015: a warm start)
+        the learner moved to C, warm (Chu, Ho, Chen & Lin, KDD 2015): dual CD's alpha and w times C / C_before, the
+              primal learners (Newton, OWL-QN, CDN, newGLMNET) from their w as it is
         the trainer's iterations until the stop rules hold      (each visit of a block updates every problem)
             each judged by the folds' evaluation read: each problem's exact primal, each fold's predictions of
             its held-out rows
@@ -38,9 +39,8 @@ from blocksvm.solvers import Problem
 from blocksvm.solvers.by_columns import loss_at_zero
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, reading
-from blocksvm.train import engines
-from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
-from blocksvm.train.params import settle_tune
+from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed, with_recorded_memory
+from blocksvm.train.params import for_store, settle_tune
 from blocksvm.train.signals import StopRequest
 from blocksvm.train.snapshot import check_shape, differences
 
@@ -335,10 +335,10 @@ class Tuner:
     def _largest_slope_from_columns(self) -> float | None:
         """``max_kj |sum_i c_i l'(0; y_i) x_ij|`` from a column learner's layout statistics (no read of the data),
         or None (another learner, or statistics of totals only)."""
-        columns = getattr(self.solver, "columns", None)
+        columns = self.trainer.columns
         if columns is None:
             return None
-        found = loss_at_zero(columns, self.problem.at(1.0), self.solver.labels, self.solver.row_weights)
+        found = loss_at_zero(columns, self.problem.at(1.0))
         return None if found is None else float(np.abs(found[0]).max(initial=0.0))
 
     def _better(self, score: float, best: float) -> bool:
@@ -469,11 +469,12 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     """
     params, run, options = settle_tune(params, options)
     checkpointer = checkpointer_of(run)
+    params = with_recorded_memory(params, run.resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
-    store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
-    params = engines.with_columns(params, store, say=say)  # (a column learner's layout: before the store is locked)
+    store = store_or_cached(store, run.cache_dir, say=say, progress=bars, skip_bad_lines=run.skip_bad_lines)
+    params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
     with reading(store), writing({"the model": options["refit"]}):
         tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
