@@ -7,6 +7,7 @@ files and Python's ``float`` for numbers.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import errno
 import os
 import signal
@@ -22,6 +23,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
+import blocksvm.store.readahead
 import blocksvm.train.loop
 from blocksvm.checkpoint import Checkpointer, read_checkpoint
 from blocksvm.cli import main
@@ -193,6 +195,23 @@ class CutAfter(Checkpointer):
         return seconds
 
 
+@contextlib.contextmanager
+def cutting_after(blocks: int, signum: int = signal.SIGTERM):
+    """Runs stopped as by ``signum`` after every ``blocks`` blocks (:class:`CutAfter`), and only there.
+
+    A wait for a block's read looks for a stop request every ``_POLL_SECONDS`` (a user's Ctrl-C ends it): a cut at a
+    pass's last block, followed by the iteration's evaluation (a read of the store), would stop that read when it
+    took longer than the poll (a loaded machine) and end the run there instead of after the evaluation. The poll is
+    the bound of a hang here, so a read ends as it does on an idle machine and the cuts fall where they are put.
+    """
+    cutting = type("CutAfter", (CutAfter,), {"blocks": blocks, "signum": signum})
+    with (
+        unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting),
+        unittest.mock.patch.object(blocksvm.store.readahead, "_POLL_SECONDS", 120.0),
+    ):
+        yield
+
+
 def _train_in_cuts(store, checkpoint: Path, blocks: int, **params) -> tuple[TrainResult, int]:
     """Train, stopped after every ``blocks`` blocks and resumed until done; ``(result, cuts)``.
 
@@ -202,9 +221,8 @@ def _train_in_cuts(store, checkpoint: Path, blocks: int, **params) -> tuple[Trai
     one before (checked in the checkpoint).
     """
     assert threading.current_thread() is threading.main_thread(), "the trainer reads signals in the main thread"
-    cutting = type("CutAfter", (CutAfter,), {"blocks": blocks})
     cuts = 0
-    with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting):
+    with cutting_after(blocks):
         result = train(store, verbose=0, checkpoint=checkpoint, checkpoint_every=1, **params)
         while result.interrupted:
             cuts += 1
@@ -225,9 +243,8 @@ def _tune_in_cuts(store, checkpoint: Path, blocks: int, **options) -> tuple[Tune
     ``(result, cuts)``. As for training, nothing depends on time: a search that visits ``B`` blocks in all (the
     evaluation reads apart) is cut ``B // blocks`` times."""
     assert threading.current_thread() is threading.main_thread(), "the search reads signals in the main thread"
-    cutting = type("CutAfter", (CutAfter,), {"blocks": blocks})
     cuts = 0
-    with unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting):
+    with cutting_after(blocks):
         result = tune(store, verbose=0, checkpoint=checkpoint, **options)
         while result.interrupted:
             cuts += 1

@@ -4,6 +4,7 @@ package's ``__init__`` included), solvers apart, kernels numeric, no private mod
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -33,8 +34,9 @@ def imports_of(path: Path) -> set[str]:
     return found
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
-    """Each module of blocksvm and the blocksvm modules it imports."""
+    """Each module of blocksvm and the blocksvm modules it imports (parsed once: every test reads it)."""
     return {name: {m for m in imports_of(path) if m != name} for name, path in MODULES.items()}
 
 

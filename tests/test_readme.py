@@ -99,8 +99,10 @@ def test_ci_runs_exactly_the_readme_test_commands():
     assert ci == named
 
 
-def test_the_long_checks_are_kept_for_the_second_step():
-    """``python -m pytest`` leaves out what is marked slow (pyproject's addopts), ``-m slow`` runs only that."""
+def test_the_long_checks_are_kept_for_the_second_step_and_both_run_on_two_cores():
+    """``python -m pytest`` leaves out what is marked slow (pyproject's addopts), ``-m slow`` runs only that; both
+    run on two processes (pytest-xdist, of the test extra), each test's group on one of them."""
     text = (REPO / "pyproject.toml").read_text()
-    assert "addopts = \"-ra -m 'not slow'\"" in text
+    assert "addopts = \"-ra -m 'not slow' -n 2 --dist loadgroup\"" in text
     assert re.search(r'markers = \["slow: .*README', text)
+    assert re.search(r'test = \[[^]]*"pytest-xdist', text)

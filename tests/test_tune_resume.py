@@ -13,13 +13,11 @@ import os
 import signal
 import subprocess
 import sys
-import unittest.mock
 
 import numpy as np
 import pytest
-from conftest import CutAfter
+from conftest import cutting_after
 
-import blocksvm.train.loop
 from blocksvm.checkpoint import read_checkpoint
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, make_store
@@ -67,8 +65,7 @@ def assert_same_search(result, whole) -> None:
 
 def cut_once(blocks: int, signum=signal.SIGTERM):
     """The checkpointers of the runs inside stop theirs after ``blocks`` blocks."""
-    cutting = type("CutOnce", (CutAfter,), {"blocks": blocks, "signum": signum})
-    return unittest.mock.patch.object(blocksvm.train.loop, "Checkpointer", cutting)
+    return cutting_after(blocks, signum)
 
 
 @pytest.mark.parametrize(

@@ -6,28 +6,28 @@ trainer reads) and trained for a few outer iterations. Page cache: each store is
 timing, so the figures are decode-bound, the case where encoding matters most (from a cold disk,
 smaller files win by their size ratio).
 
-    python tools/bench_encoding.py [--rows 400000] [--features 1000000] [--nnz 80] [--out DIR]
+    python tools/bench_encoding.py [--rows 400000] [--features 1000000] [--nnz 80] [--out DIR]   # docs/FORMAT.md
+    python tools/bench_encoding.py --quick         # test the script: 20,000 rows
 """
 
 from __future__ import annotations
 
-import argparse
 import shutil
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from harness import OUT, data, report, run
 
-from blocksvm.datasets import SyntheticSpec, generate_rows
+from blocksvm.datasets import generate_rows
 from blocksvm.store import BlockStore, StoreBuilder, write_block
 from blocksvm.train import train
 
 ENCODINGS = ["none", "lzf", "gzip-1", "gzip-4", "zstd-1", "zstd-3", "blosc-lz4"]
 
 
-def write_store(path: Path, blocks: list, compression: str) -> float:
+def write_store(path: Path, blocks: list, compression: str, features: int) -> None:
     shutil.rmtree(path, ignore_errors=True)
-    start = time.perf_counter()
     with StoreBuilder(path) as builder:
         entries = [
             write_block(builder.block_path(i), b, index=i, compression=compression, store_id=builder.store_id)
@@ -35,47 +35,36 @@ def write_store(path: Path, blocks: list, compression: str) -> float:
         ]
         labels, counts = np.unique(np.concatenate([b.labels for b in blocks]), return_counts=True)
         builder.commit(
-            {
-                "rows": sum(b.n_rows for b in blocks),
-                "features": FEATURES,
-                "nnz": sum(b.nnz for b in blocks),
-                "index_base": 0,
-                "dtype": str(blocks[0].data.dtype),
-                "classes": labels.tolist(),
-                "label_counts": counts.tolist(),
-                "blocks": entries,
-                "source": {"generator": "bench_encoding"},
-                "params": {"compression": compression, "shuffle": False, "seed": 0},
-            }
+            features=features,
+            index_base=0,
+            dtype=blocks[0].data.dtype,
+            label_counts=dict(zip(labels.tolist(), counts.tolist())),
+            blocks=entries,
+            source={"generator": "bench_encoding"},
+            params={"compression": compression, "shuffle": False, "seed": 0},
         )
-    return time.perf_counter() - start
 
 
-def read_all(path: Path) -> float:
+def read_all(path: Path) -> None:
     store = BlockStore(path)
-    start = time.perf_counter()
     for b in range(store.n_blocks):
         store.read_block(b)
-    return time.perf_counter() - start
-
-
-FEATURES = 0
 
 
 def main() -> None:
-    global FEATURES
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = run.parser(__doc__, full=True)
     parser.add_argument("--rows", type=int, default=400_000)
     parser.add_argument("--features", type=int, default=1_000_000)
     parser.add_argument("--nnz", type=int, default=80)
     parser.add_argument("--block-rows", type=int, default=50_000)
     parser.add_argument("--passes", type=int, default=3, help="outer iterations timed per store")
-    parser.add_argument("--out", default="bench-out/encoding")
-    args = parser.parse_args()
-    FEATURES = args.features
-    out = Path(args.out)
+    parser.add_argument("--out", type=Path, default=OUT / "encoding")
+    run.add_quick(parser)
+    args = run.quick(parser, parser.parse_args(), rows=20_000, features=100_000, block_rows=5_000, passes=2)
+    out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=1)
+    print(report.machine())
+    spec = data.spec(args.rows, args.features, args.nnz, seed=1)
     w_true = spec.hidden_weights()
     blocks32 = [
         generate_rows(spec, start, min(args.block_rows, args.rows - start), "float32", w_true)
@@ -89,8 +78,7 @@ def main() -> None:
         f"{args.rows:,} rows x {args.features:,} features, {args.nnz} nnz a row, {len(blocks32)} blocks, "
         f"{raw_mb:,.0f} MB in memory (float32)\n"
     )
-    print("| encoding | values | MB on disk | ratio | write MB/s | read+decode MB/s | s per training pass |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    rows = []
     cases = [(e, "float32") for e in ENCODINGS] + [("blosc-lz4", "float64"), ("none", "float64")]
     for encoding, dtype in cases:
         blocks = (
@@ -103,19 +91,19 @@ def main() -> None:
             / 1e6
         )
         path = out / f"{encoding}-{dtype}.bsvm"
-        write_seconds = write_store(path, blocks, encoding)
+        write_seconds, _ = run.timed(partial(write_store, path, blocks, encoding, args.features))
         disk_mb = sum(f.stat().st_size for f in path.glob("block-*.h5")) / 1e6
         read_all(path)  # warm the page cache
-        read_seconds = min(read_all(path) for _ in range(3))
+        read_seconds = min(run.timed(partial(read_all, path))[0] for _ in range(3))
         train(path, max_outer=1, tol=0, verbose=0)  # compiles the kernels for this value type
         result = train(path, max_outer=args.passes, tol=0, verbose=0, prefetch=1)
         pass_seconds = np.median([r["compute_seconds"] + r["wait_seconds"] for r in result.history])
-        print(
-            f"| {encoding} | {dtype} | {disk_mb:,.0f} | {mb / disk_mb:.2f} | {mb / write_seconds:,.0f} | "
-            f"{mb / read_seconds:,.0f} | {pass_seconds:.2f} |",
-            flush=True,
-        )
+        rows.append([encoding, dtype, f"{disk_mb:,.0f}", f"{mb / disk_mb:.2f}", f"{mb / write_seconds:,.0f}",
+                     f"{mb / read_seconds:,.0f}", f"{pass_seconds:.2f}"])  # fmt: skip
+        print(f"  {encoding}, {dtype}: done", flush=True)
         shutil.rmtree(path)
+    header = ["encoding", "values", "MB on disk", "ratio", "write MB/s", "read+decode MB/s", "s per training pass"]
+    print("\n" + report.table(header, rows, "llrrrrr"))
 
 
 if __name__ == "__main__":

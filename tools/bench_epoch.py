@@ -30,13 +30,12 @@ blocksvm / LIBLINEAR (below 1: blocksvm is faster)::
 
     python tools/bench_epoch.py                       # a9a, w8a, 200k x 100k x 40 generated
     python tools/bench_epoch.py --sets generated --rows 1000000 --eps 0.1,0.01
+    python tools/bench_epoch.py --quick               # test the script: a small generated set
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import re
 import sys
 import time
@@ -45,12 +44,12 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from harness import SHARED_DATA, data, peers, report, run
 
 from blocksvm.losses import LOSSES, Loss
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import row_norms_squared
 
-REPO = Path(__file__).resolve().parents[1]
 LIBLINEAR_SOLVER = {"hinge": 3, "squared-hinge": 1}
 BIAS = 1.0
 MAX_PASSES = 1000
@@ -81,9 +80,9 @@ class Data:
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = run.parser(__doc__)
     p.add_argument("--sets", default="a9a,w8a,generated", help="comma-separated: a9a, w8a, generated")
-    p.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    p.add_argument("--data-dir", type=Path, default=SHARED_DATA)
     p.add_argument("--rows", type=int, default=200_000, help="rows of the generated set")
     p.add_argument("--features", type=int, default=100_000)
     p.add_argument("--nnz", type=int, default=40, help="mean entries per generated row")
@@ -94,28 +93,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the best is kept")
     p.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="blocksvm's values")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    run.add_quick(p)
+    return run.quick(p, p.parse_args(argv), sets="generated", rows=5_000, features=2_000, repeat=1, full_passes=2)
 
 
 def load_sets(args: argparse.Namespace) -> list[Data]:
-    from sklearn.datasets import load_svmlight_file
-
     sets = []
     for name in args.sets.split(","):
         if name == "generated":
-            from blocksvm.datasets import SyntheticSpec, generate_rows
+            from blocksvm.datasets import generate_rows
 
-            spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, seed=args.seed)
+            spec = data.spec(args.rows, args.features, args.nnz, seed=args.seed)
             block = generate_rows(spec, 0, spec.rows, "float64")
             X = sp.csr_matrix((block.data, block.indices, block.indptr), shape=(spec.rows, spec.features))
             label = f"generated {args.rows // 1000}k x {args.features // 1000}k x {args.nnz}"
             sets.append(Data.from_csr(label, X, block.labels, args.dtype, args.seed))
             continue
-        path = args.data_dir / name
-        if not path.exists():
-            print(f"({path} not found: {name} skipped)", file=sys.stderr)
+        found = data.real(name, args.data_dir)
+        if found is None:
+            print(f"({name} not in {args.data_dir}: skipped)", file=sys.stderr)
             continue
-        X, labels = load_svmlight_file(str(path))
+        X, labels = data.arrays(found[0])
         sets.append(Data.from_csr(name, X, labels, args.dtype, args.seed))
     return sets
 
@@ -123,8 +121,8 @@ def load_sets(args: argparse.Namespace) -> list[Data]:
 def liblinear_train(data: Data, loss: str, C: float, eps: float) -> dict:
     """Train LIBLINEAR once; its train seconds, reported iterations, warning and weights."""
     from liblinear import liblinear as L
-    from liblinear import liblinearutil as LU
 
+    LU = peers.liblinear()
     if data.liblinear_problem is None:
         data.liblinear_problem = LU.problem(data.y, data.X)
     out: list[str] = []
@@ -136,15 +134,14 @@ def liblinear_train(data: Data, loss: str, C: float, eps: float) -> dict:
     seconds = time.thread_time() - start
     text = "".join(out)
     found = re.search(r"#iter = (\d+)", text)
-    w, b = model.get_decfun()
-    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+    coef, intercept = peers.weights(model)
     return {
         "seconds": seconds,
         "iters": int(found.group(1)) if found else 0,
         "warning": "WARNING" in text,
         "switched": "Switching" in text,
-        "coef": sign * np.array(w),
-        "intercept": sign * b,
+        "coef": coef,
+        "intercept": intercept,
     }
 
 
@@ -185,9 +182,7 @@ def blocksvm_multi(data: Data, loss: str, C: float, eps: float, seed: int) -> di
 
 def primal(data: Data, coef: np.ndarray, intercept: float, loss: str, C: float) -> float:
     """``1/2 (||w||^2 + w_b^2) + C sum loss_i``, the bias weight regularized (LIBLINEAR's -B)."""
-    slack = np.maximum(0.0, 1.0 - data.y * (data.X @ coef + intercept))
-    losses = slack if loss == "hinge" else slack**2
-    return 0.5 * (coef @ coef + (intercept / BIAS) ** 2) + C * losses.sum()
+    return peers.objective(coef, intercept, data.X, data.y, C, loss, bias=BIAS)
 
 
 def measure(data: Data, loss: str, eps: float, args: argparse.Namespace) -> dict:
@@ -270,18 +265,6 @@ def _mark(r: dict) -> str:
     return " ‡" if r["ll"]["switched"] else " †" if r["ll"]["warning"] else ""
 
 
-def machine() -> str:
-    model = platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, {platform.system()}"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -293,15 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     # compile (or load from numba's cache) before any clock starts
     kernel_call(sets[0], np.zeros(sets[0].X.shape[1] + 1), np.zeros(len(sets[0].y)), LOSSES["hinge"], 1.0, 1, -1.0, 0)
     results = []
-    for data in sets:
+    for one in sets:
         for loss in args.losses.split(","):
             for eps in (float(e) for e in args.eps.split(",")):
-                print(f"{data.name} {loss} -e {eps:g} ...", file=sys.stderr, flush=True)
-                results.append(measure(data, loss, eps, args))
-    print(
-        f"machine: {machine()}; C = {args.C:g}, -B {BIAS:g}, blocksvm values {args.dtype}, "
-        f"best of {args.repeat}, thread CPU time\n"
-    )
+                print(f"{one.name} {loss} -e {eps:g} ...", file=sys.stderr, flush=True)
+                results.append(measure(one, loss, eps, args))
+    print(f"{report.machine()}\nC = {args.C:g}, -B {BIAS:g}, blocksvm values {args.dtype}, best of {args.repeat}, "
+          "thread CPU time\n")  # fmt: skip
     print(tables(results))
     return 0
 

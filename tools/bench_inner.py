@@ -15,25 +15,21 @@ Printed: seconds and block loads (visits) to relative primal objective ``(P - f*
 
     python tools/bench_inner.py                       # a9a, w8a, gen-200k: about 5 minutes
     python tools/bench_inner.py --sets a9a --working-sets cache
+    python tools/bench_inner.py --quick               # test the script: a9a, the cache working set
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
+from harness import OUT, SHARED_DATA, data, peers, report, run
 
-from blocksvm.datasets import SyntheticSpec, generate_rows, make_store
-from blocksvm.io import convert
 from blocksvm.train import train
 
-REPO = Path(__file__).resolve().parents[1]
 TARGETS = (1e-2, 1e-3, 1e-4)
 SETTINGS = {
     "1": (1, 0.0),
@@ -47,49 +43,41 @@ SETTINGS = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = run.parser(__doc__, full=True)
     p.add_argument("--sets", default="a9a,w8a,gen-200k")
-    p.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    p.add_argument("--data-dir", type=Path, default=SHARED_DATA)
     p.add_argument("--working-sets", default="cache,pair")
     p.add_argument("-C", type=float, default=1.0)
     p.add_argument("--loss", default="squared-hinge", choices=("squared-hinge", "hinge"))
     p.add_argument("--max-outer", type=int, default=200)
-    return p.parse_args(argv)
+    p.add_argument("--work", type=Path, default=OUT / "inner", help="stores (default bench-out/inner)")
+    run.add_quick(p)
+    return run.quick(p, p.parse_args(argv), sets="a9a", working_sets="cache")
 
 
 def load(name: str, args: argparse.Namespace, work: Path):
     """(store, X float64 CSR, y in {-1, +1}) of one set, or None when its file is missing."""
     if name == "gen-200k":
-        spec = SyntheticSpec(rows=200_000, features=100_000, nnz=80, seed=4)
-        block = generate_rows(spec, 0, spec.rows, "float64")
-        X = sp.csr_matrix((block.data, block.indices, block.indptr), shape=(spec.rows, spec.features))
-        store = make_store(work / f"{name}.bsvm", spec, block_rows=25_000, progress=False)
-        return store, X, block.labels
-    from sklearn.datasets import load_svmlight_file
-
-    path = args.data_dir / name
-    if not path.exists():
-        print(f"({path} not found: {name} skipped)", file=sys.stderr)
+        store = data.generated_store(work / f"{name}.bsvm", data.spec(200_000, 100_000, 80, seed=4), 25_000)
+        X, y = data.arrays(store)  # (in store order: the rows are the same)
+        return store, X, y
+    found = data.real(name, args.data_dir)
+    if found is None:
+        print(f"({name} not in {args.data_dir}: skipped)", file=sys.stderr)
         return None
-    X, labels = load_svmlight_file(str(path))
-    store = work / f"{name}.bsvm"
-    convert(path, store, block_rows=math.ceil(X.shape[0] / 8), progress=False)
+    X, labels = data.arrays(found[0])
+    store = data.store(found[0], work / f"{name}.bsvm", block_rows=math.ceil(X.shape[0] / 8))
     return store, X, np.where(labels > 0, 1.0, -1.0)
 
 
 def optimum(X, y, args: argparse.Namespace) -> float:
-    from liblinear import liblinearutil as ll
-
+    ll = peers.liblinear()
     model = ll.train(ll.problem(y, X), f"-s {3 if args.loss == 'hinge' else 2} -c {args.C} -B 1 -e 1e-6 -q")
-    w, b = model.get_decfun()
-    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
-    w, b = sign * np.asarray(w), sign * b
-    slack = np.maximum(0.0, 1.0 - y * (X @ w + b))
-    losses = slack if args.loss == "hinge" else slack**2
-    return 0.5 * (w @ w + b * b) + args.C * losses.sum()
+    w, b = peers.weights(model)
+    return peers.objective(w, b, X, y, args.C, args.loss)
 
 
-def run(store: Path, fstar: float, working_set: str, passes: int, inner_eps: float, args) -> dict:
+def measure(store: Path, fstar: float, working_set: str, passes: int, inner_eps: float, args) -> dict:
     result = train(
         store,
         C=args.C,
@@ -114,26 +102,24 @@ def run(store: Path, fstar: float, working_set: str, passes: int, inner_eps: flo
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="bench-inner-"))
-    try:
-        head = " | ".join(f"s / loads to {t:.0e}" for t in TARGETS)
-        print(f"C = {args.C:g}, {args.loss}, bias 1; seconds of training (evaluation excluded) / block loads\n")
-        print(f"| set | working set | inner passes | {head} |")
-        print("|---|---|---|" + "---:|" * len(TARGETS))
-        for name in args.sets.split(","):
-            loaded = load(name, args, work)
-            if loaded is None:
-                continue
-            store, X, y = loaded
-            fstar = optimum(X, y, args)
-            train(store, max_outer=1, verbose=0, progress=False)  # compile before any clock
-            for working_set in args.working_sets.split(","):
-                for label, (passes, inner_eps) in SETTINGS.items():
-                    found = run(store, fstar, working_set, passes, inner_eps, args)
-                    cells = [f"{found[t][0]:.2f} / {found[t][1]}" if t in found else "—" for t in TARGETS]
-                    print(f"| {name} | {working_set} | {label} | " + " | ".join(cells) + " |", flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    print(report.machine())
+    print(f"C = {args.C:g}, {args.loss}, bias 1; seconds of training (evaluation excluded) / block loads\n")
+    rows = []
+    for name in args.sets.split(","):
+        loaded = load(name, args, args.work)
+        if loaded is None:
+            continue
+        store, X, y = loaded
+        fstar = optimum(X, y, args)
+        train(store, max_outer=1, verbose=0, progress=False)  # compile before any clock
+        for working_set in args.working_sets.split(","):
+            for label, (passes, inner_eps) in SETTINGS.items():
+                found = measure(store, fstar, working_set, passes, inner_eps, args)
+                cells = [f"{found[t][0]:.2f} / {found[t][1]}" if t in found else "—" for t in TARGETS]
+                rows.append([name, working_set, label, *cells])
+                print(f"  {name}, {working_set}, {label}: done", file=sys.stderr, flush=True)
+    header = ["set", "working set", "inner passes", *(f"s / loads to {t:.0e}" for t in TARGETS)]
+    print(report.table(header, rows, "lll" + "r" * len(TARGETS)))
     return 0
 
 

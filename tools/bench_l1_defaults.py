@@ -9,31 +9,22 @@ objective at the default ``-e`` 0.01 moves by up to 1e-3 from draw to draw on a9
 the optimum is the least objective of every run and of LIBLINEAR's and blocksvm's at ``-e 1e-6``. Printed: the
 median distance to the optimum ``(F - F*) / F*`` and the median nonzero count of each program's draws::
 
-    python tools/bench_l1_defaults.py --data a9a w8a generated --C 0.1 1 10 --draws 5
+    python tools/bench_l1_defaults.py --data a9a w8a generated --C 0.1 1 10 --draws 5   # docs/BENCHMARKS.md
+    python tools/bench_l1_defaults.py --quick      # test the script: the generated set, C = 1, 2 draws
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from harness import OUT, data, peers, report, run
 
 LOSS = {5: "squared-hinge", 6: "logistic"}
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def objective(w, b: float, X, y, C: float, code: int, bias: float) -> float:
-    """LIBLINEAR's -s 5 / -s 6 objective: ``||w||_1`` (the bias weight inside, LIBLINEAR's default) + ``C sum loss``."""
-    from blocksvm.losses import LOSSES
-
-    margins = y * (X @ w + b)
-    return float(np.abs(w).sum() + (abs(b / bias) if bias > 0 else 0.0) + C * LOSSES[LOSS[code]].value(margins).sum())
-
-
-def generated(root: Path):
+def generated():
     """6,000 rows of 1,000 features (2% dense), a separator on 30 of them: many irrelevant features."""
     rng = np.random.default_rng(1)
     n = 6000
@@ -45,12 +36,17 @@ def generated(root: Path):
     return X, y
 
 
-def data(name: str, root: Path):
-    from sklearn.datasets import load_svmlight_file
-
+def data_set(name: str, root: Path):
+    """The rows of ``name`` (``generated``, or a real set of ../shared/data) and their store, written once."""
     from blocksvm import write_store
 
-    X, y = generated(root) if name == "generated" else load_svmlight_file(str(SHARED / name))
+    if name == "generated":
+        X, y = generated()
+    else:
+        found = data.real(name)
+        if found is None:
+            raise SystemExit(f"{name} is not in ../shared/data")
+        X, y = data.arrays(found[0])
     store = root / f"{name}.bsvm"
     if not store.exists():
         write_store((X, y), store, progress=False)
@@ -59,17 +55,15 @@ def data(name: str, root: Path):
 
 def liblinear_draw(X, y, code: int, C: float, bias: float, draw: int, eps: float | None = None):
     """LIBLINEAR's model on the columns relabeled by draw ``draw``'s permutation, mapped back: ``(w, b)``."""
-    from liblinear import liblinearutil as liblinear
-
+    liblinear = peers.liblinear()
     perm = np.random.default_rng(draw).permutation(X.shape[1]) if draw else np.arange(X.shape[1])
     model = liblinear.train(
         liblinear.problem(y, X[:, perm]), f"-s {code} -c {C} -B {bias} -q" + (f" -e {eps}" if eps else "")
     )
-    w, b = model.get_decfun()
-    sign = 1.0 if model.get_labels()[0] == 1 else -1.0
+    w, b = peers.weights(model)
     out = np.zeros(X.shape[1])
-    out[perm] = sign * np.array(w)
-    return out, sign * b
+    out[perm] = w
+    return out, b
 
 
 def blocksvm_draw(store: Path, n: int, code: int, C: float, bias: float, seed: int, eps: float | None = None):
@@ -86,7 +80,7 @@ def compare(name: str, X, y, store: Path, code: int, C: float, bias: float, draw
     lib = [liblinear_draw(X, y, code, C, bias, d) for d in range(draws)]
     ours = [blocksvm_draw(store, n, code, C, bias, d) for d in range(draws)]
     tight = [liblinear_draw(X, y, code, C, bias, 0, 1e-6), blocksvm_draw(store, n, code, C, bias, 0, 1e-6)]
-    f = {k: [objective(w, b, X, y, C, code, bias) for w, b in runs] for k, runs in
+    f = {k: [peers.objective(w, b, X, y, C, LOSS[code], "l1", bias) for w, b in runs] for k, runs in
          (("lib", lib), ("ours", ours), ("tight", tight))}  # fmt: skip
     best = min(min(v) for v in f.values())
     distance = {k: float(np.median(f[k])) / best - 1 for k in ("lib", "ours")}
@@ -101,36 +95,43 @@ def compare(name: str, X, y, store: Path, code: int, C: float, bias: float, draw
             "all": {k: [v / best - 1 for v in f[k]] for k in f}}  # fmt: skip
 
 
+HEADER = ["data", "-s", "C", "-B", "median (F - F*)/F*: LIBLINEAR / blocksvm",
+          "median nonzeros: LIBLINEAR / blocksvm (at -e 1e-6: LIBLINEAR, blocksvm)", "met"]  # fmt: skip
+
+
+def table_row(r: dict) -> list:
+    """docs/BENCHMARKS.md's row of one case."""
+    met = {(True, True): "yes", (True, False): "objective", (False, True): "nonzeros"}
+    return [r["data"], r["code"], f"{r['C']:g}", f"{r['bias']:+g}",
+            f"{r['distance']['lib']:.1e} / {r['distance']['ours']:.1e}",
+            f"{r['nonzeros']['lib']:g} / {r['nonzeros']['ours']:g} ({', '.join(map(str, r['optimal_nonzeros']))})",
+            met.get((r["objective_met"], r["nonzeros_met"]), "no")]  # fmt: skip
+
+
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = run.parser(__doc__, full=True)
     p.add_argument("--data", nargs="+", default=["a9a", "w8a", "generated"])
     p.add_argument("--C", type=float, nargs="+", default=[0.1, 1.0, 10.0])
     p.add_argument("--bias", type=float, nargs="+", default=[1.0, -1.0])
     p.add_argument("--codes", type=int, nargs="+", default=[5, 6])
     p.add_argument("--draws", type=int, default=5)
-    p.add_argument("--root", type=Path, default=Path("/tmp/bench_l1_defaults"))
+    p.add_argument("--root", type=Path, default=OUT / "l1-defaults", help="stores (default bench-out/l1-defaults)")
     p.add_argument("--json", type=Path)
-    args = p.parse_args()
+    run.add_quick(p)
+    args = run.quick(p, p.parse_args(), data=["generated"], C=[1.0], draws=2)
     args.root.mkdir(parents=True, exist_ok=True)
+    print(report.machine(), flush=True)
     rows = []
-    print("| data | -s | C | -B | median (F - F*)/F*: LIBLINEAR / blocksvm | median nonzeros: LIBLINEAR / blocksvm "
-          "(at -e 1e-6: LIBLINEAR, blocksvm) | met |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
     for name in args.data:
-        X, y, store = data(name, args.root)
+        X, y, store = data_set(name, args.root)
         for code in args.codes:
             for C in args.C:
                 for bias in args.bias:
-                    r = compare(name, X, y, store, code, C, bias, args.draws)
-                    rows.append(r)
-                    met = {(True, True): "yes", (True, False): "objective", (False, True): "nonzeros"}.get(
-                        (r["objective_met"], r["nonzeros_met"]), "no"
-                    )
-                    print(f"| {name} | {code} | {C:g} | {bias:+g} | {r['distance']['lib']:.1e} / "
-                          f"{r['distance']['ours']:.1e} | {r['nonzeros']['lib']:g} / {r['nonzeros']['ours']:g} "
-                          f"({', '.join(map(str, r['optimal_nonzeros']))}) | {met} |", flush=True)  # fmt: skip
+                    rows.append(compare(name, X, y, store, code, C, bias, args.draws))
+                    print(f"  {name} -s {code} C {C:g} -B {bias:+g}: done", flush=True)
+    print("\n" + report.table(HEADER, [table_row(r) for r in rows], "l" * len(HEADER)))
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
+        report.write_json(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -14,34 +14,32 @@ conversion timed apart.
 (cached in ``--out``) and 200,000 held-out rows. ``blocksvm stream FILE MODEL --solver NAME --json``
 for each ``--stream-solvers``, against VW one pass (``--loss_function hinge``, no cache) on the VW
 text it needs, whose conversion is counted. Each command runs alone in a fresh process (wall
-seconds and peak RSS from ``os.wait4``; the parent imports nothing heavy); end-to-end MB/s is the
-LIBSVM file's size over the command's wall seconds. Test accuracy on the held-out rows::
+seconds and peak RSS: :func:`harness.run.command`); end-to-end MB/s is the LIBSVM file's size over the
+command's wall seconds. Test accuracy on the held-out rows. The tables are docs/BENCHMARKS.md's::
 
     python tools/bench_online.py                         # both parts (about 15 minutes)
     python tools/bench_online.py --stream-gb 0.2         # a small try of part 2
     python tools/bench_online.py --skip-stream           # part 1 only
+    python tools/bench_online.py --quick                 # test the script: a9a, 0.02 GB
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
+from harness import OUT, SHARED_DATA, data, peers, report, run
+
+TEST_ROWS = 200_000  # part 2's held-out rows
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = run.parser(__doc__)
     p.add_argument("--sets", default="a9a,w8a")
-    p.add_argument("--data-dir", type=Path, default=SHARED)
-    p.add_argument("--out", type=Path, default=REPO / "bench-out" / "online")
+    p.add_argument("--data-dir", type=Path, default=SHARED_DATA)
+    p.add_argument("--out", type=Path, default=OUT / "online")
     p.add_argument("--stream-gb", type=float, default=2.0, help="size of the generated text of part 2")
     p.add_argument(
         "--stream-solvers",
@@ -57,12 +55,10 @@ def main() -> int:
     )
     p.add_argument("--skip-learners", action="store_true")
     p.add_argument("--skip-stream", action="store_true")
-    p.add_argument("--job", help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.job:
-        return run_child(json.loads(args.job))
+    run.add_quick(p)
+    args = run.quick(p, p.parse_args(), sets="a9a", stream_gb=0.02)
     args.out.mkdir(parents=True, exist_ok=True)
-    print(machine())
+    print(report.machine())
     if not args.skip_learners:
         for name in args.sets.split(","):
             learners_table(name, args)
@@ -75,48 +71,37 @@ def main() -> int:
 
 
 def learners_table(name: str, args) -> None:
-    result = child(
-        {"kind": "learners", "set": name, "data_dir": str(args.data_dir), "out": str(args.out)},
-        args.out / f"learners-{name}.log",
-    )
+    result = run.job("learners", args.out / f"learners-{name}.log", set=name, data_dir=args.data_dir, out=args.out)
     print(f"\n### {name} ({result.get('note', '')})\n")
-    print("| learner | passes | test acc. | progressive acc. (last pass) | nonzero weights | seconds |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for row in result.get("rows", []):
-        prog = "" if row["progressive"] is None else f"{100 * row['progressive']:.2f}%"
-        print(
-            f"| {row['learner']} | {row['passes']} | {100 * row['accuracy']:.2f}% | {prog} | {row['nonzero']:,} "
-            f"| {row['seconds']:.3f} |"
-        )
+    rows = [[row["learner"], row["passes"], f"{100 * row['accuracy']:.2f}%",
+             "" if row["progressive"] is None else f"{100 * row['progressive']:.2f}%", f"{row['nonzero']:,}",
+             f"{row['seconds']:.3f}"] for row in result.get("rows", [])]  # fmt: skip
+    header = ["learner", "passes", "test acc.", "progressive acc. (last pass)", "nonzero weights", "seconds"]
+    print(report.table(header, rows))
     if "error" in result:
         print(f"(failed: {result['error']})")
 
 
 def job_learners(set: str, data_dir: str, out: str) -> dict:
     import numpy as np
-    from sklearn.datasets import load_svmlight_file
 
-    from blocksvm.io import convert
     from blocksvm.solvers import SOLVERS
     from blocksvm.train import train
     from blocksvm.train.params import PARAMS
 
     work = Path(out) / set
-    work.mkdir(parents=True, exist_ok=True)
-    train_text, test_text, note = Path(data_dir) / set, Path(data_dir) / f"{set}.t", "test: a9a.t"
-    if not test_text.exists():  # hold out every fifth row
-        lines = train_text.read_bytes().splitlines(keepends=True)
-        lines = [line for line in lines if line.strip()]
-        (work / "train.svm").write_bytes(b"".join(line for i, line in enumerate(lines) if i % 5))
-        (work / "test.svm").write_bytes(b"".join(line for i, line in enumerate(lines) if i % 5 == 0))
-        train_text, test_text, note = work / "train.svm", work / "test.svm", "test: every fifth row held out"
-    store = work / "train.bsvm"
-    if not store.exists():
-        convert(train_text, store, block_rows=5000, progress=False)
-    X, y = load_svmlight_file(str(test_text))
+    found = data.real(set, Path(data_dir))
+    if found is None:
+        raise SystemExit(f"{set} is not in {data_dir}")
+    train_text, test_text, _ = found
+    note = f"test: {test_text.name}" if test_text else "test: every fifth row held out"
+    if test_text is None:
+        train_text, test_text = data.held_out(train_text, work, every=5, held=0)
+    store = data.store(train_text, work / "train.bsvm", block_rows=5000)
+    X, y = data.arrays(test_text)
     rows = []
 
-    def run(label, passes, **params):
+    def timed_run(label, passes, **params):
         train(store, max_outer=1, verbose=0, **{k: v for k, v in params.items() if k != "max_outer"})  # compile
         start = time.perf_counter()
         result = train(store, max_outer=passes, verbose=0, **params)
@@ -124,191 +109,89 @@ def job_learners(set: str, data_dir: str, out: str) -> dict:
         model = result.model
         Xt = X[:, : model.n_features] if X.shape[1] > model.n_features else X
         accuracy = float(np.mean(model.predict(Xt) == y))
-        last = result.history[-1]
-        rows.append(
-            {
-                "learner": label,
-                "passes": len(result.history),
-                "accuracy": accuracy,
-                "progressive": last.get("progressive_accuracy"),
-                "nonzero": int(np.count_nonzero(model.coef)),
-                "seconds": seconds,
-            }
-        )
+        rows.append({"learner": label, "passes": len(result.history), "accuracy": accuracy,
+                     "progressive": result.history[-1].get("progressive_accuracy"),
+                     "nonzero": int(np.count_nonzero(model.coef)), "seconds": seconds})  # fmt: skip
 
     for solver_name, solver in SOLVERS.items():
         if not solver.online:
             continue
         extra = {"average": True} if solver_name in PARAMS["average"].solvers else {}
         for passes in (1, 5):
-            run(solver_name + (" (average)" if extra else ""), passes, solver=solver_name, **extra)
-    run("dual CD (gap 1e-3)", 100, loss="hinge")
+            timed_run(solver_name + (" (average)" if extra else ""), passes, solver=solver_name, **extra)
+    timed_run("dual CD (gap 1e-3)", 100, loss="hinge")
     rows += vw_rows(train_text, test_text, X.shape[1], work)
     return {"rows": rows, "note": note}
 
 
 def vw_rows(train_text: Path, test_text: Path, n_features: int, work: Path) -> list[dict]:
     import numpy as np
-    from sklearn.datasets import load_svmlight_file
 
     vw_text = work / "train.vw"
-    to_vw(train_text, vw_text)
-    X, y = load_svmlight_file(str(test_text), n_features=n_features)
+    peers.to_vw(train_text, vw_text)
+    X, y = data.arrays(test_text, n_features)
     rows = []
     for passes in (1, 5):
         start = time.perf_counter()
-        w, b = run_vw(vw_text, n_features, passes, work, cache=True)
+        w, b, _ = peers.vw(vw_text, n_features, passes)
         seconds = time.perf_counter() - start
         accuracy = float(np.mean(np.where(X @ w + b > 0, 1.0, -1.0) == y))
-        rows.append(
-            {
-                "learner": "Vowpal Wabbit (hinge)",
-                "passes": passes,
-                "accuracy": accuracy,
-                "progressive": None,
-                "nonzero": int(np.count_nonzero(w)),
-                "seconds": seconds,
-            }
-        )
+        rows.append({"learner": "Vowpal Wabbit (hinge)", "passes": passes, "accuracy": accuracy, "progressive": None,
+                     "nonzero": int(np.count_nonzero(w)), "seconds": seconds})  # fmt: skip
     return rows
-
-
-def to_vw(source: Path, target: Path) -> float:
-    """LIBSVM text -> VW text (``label | index:value ...``, feature 0 the bias); the seconds it took."""
-    start = time.perf_counter()
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        write = dst.write
-        for line in src:
-            parts = line.split(None, 1)
-            if parts:
-                write((b"1" if float(parts[0]) > 0 else b"-1") + b" | 0:1 " + (parts[1] if len(parts) > 1 else b"\n"))
-    return time.perf_counter() - start
-
-
-def run_vw(vw_text: Path, n_features: int, passes: int, work: Path, cache: bool, loss: str = "hinge"):
-    """VW with ``loss``; its weights as (w, b) (numeric feature names hash to themselves)."""
-    import numpy as np
-    from vowpalwabbit import Workspace
-
-    readable = work / "vw.readable.txt"
-    bits = max(18, (n_features + 1).bit_length())
-    arguments = [
-        "-d",
-        str(vw_text),
-        "--loss_function",
-        loss,
-        "--noconstant",
-        "-b",
-        str(bits),
-        "--holdout_off",
-        "--readable_model",
-        str(readable),
-        "--quiet",
-    ]
-    if cache or passes > 1:
-        arguments += ["--cache_file", str(vw_text) + ".cache", "-k", "--passes", str(passes)]
-    Workspace(arg_list=arguments).finish()
-    w = np.zeros(n_features + 1)
-    pattern = re.compile(r"^(\d+):(\S+)")
-    with open(readable) as f:
-        for line in f:
-            m = pattern.match(line)
-            if m and int(m.group(1)) <= n_features:
-                w[int(m.group(1))] = float(m.group(2))
-    Path(str(vw_text) + ".cache").unlink(missing_ok=True)
-    return w[1:], w[0]
 
 
 # ---- part 2 ------------------------------------------------------------------------------------
 
 
+def stream_spec(gb: float):
+    """The generated set of part 2: about ``gb`` GB of training text (1,230 bytes a row of 80 nonzeros) and
+    :data:`TEST_ROWS` more."""
+    rows = int(gb * 1e9 / 1230)
+    return data.spec(rows + TEST_ROWS, 1_000_000, 80, seed=7)
+
+
 def stream_table(args) -> None:
-    data = args.out / f"stream-{args.stream_gb:g}gb"
-    data.mkdir(parents=True, exist_ok=True)
-    train_text, test_text = data / "train.svm", data / "test.svm"
-    info = child(
-        {"kind": "generate", "train": str(train_text), "test": str(test_text), "gb": args.stream_gb},
-        data / "generate.log",
-    )
+    folder = args.out / f"stream-{args.stream_gb:g}gb"
+    spec = stream_spec(args.stream_gb)
+    train_text, test_text = data.split(folder, "stream", spec, TEST_ROWS)
     size = train_text.stat().st_size
-    print(
-        f"\n### One pass from text: {info.get('rows', '?'):,} rows x {info.get('features', '?'):,} features, "
-        f"{size / 1e9:.2f} GB of LIBSVM text (test: {info.get('test_rows', '?'):,} held-out rows)\n"
-    )
-    print("| method | seconds | MB/s (end to end) | peak RSS MB | test acc. | test log loss | progressive acc. |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print(f"\n### One pass from text: {spec.rows - TEST_ROWS:,} rows x {spec.features:,} features, {size / 1e9:.2f} GB "
+          f"of LIBSVM text (test: {TEST_ROWS:,} held-out rows)\n")  # fmt: skip
+    rows = []
     for entry in args.stream_solvers.split(","):
         solver, *options = entry.split()
         tag = "-".join([solver, *options]).replace("--", "")
-        model = data / f"{tag}.h5"
-        run = timed(
-            [
-                sys.executable,
-                "-m",
-                "blocksvm.cli",
-                "stream",
-                str(train_text),
-                str(model),
-                "--solver",
-                solver,
-                *options,
-                "--json",
-            ],
-            data / f"stream-{tag}.log",
-        )
-        if run.get("error"):
-            print(f"| blocksvm stream --solver {entry} | failed: {run['error']} |")
+        model = folder / f"{tag}.h5"
+        done = run.command(run.cli("stream", train_text, model, "--solver", solver, *options, "--json"),
+                           folder / f"stream-{tag}.log")  # fmt: skip
+        if done.get("error"):
+            rows.append([f"blocksvm stream --solver {entry}", f"failed: {done['error']}", "", "", "", "", ""])
             continue
-        summary = json.loads(run["stdout"])
-        accuracy = child({"kind": "accuracy", "model": str(model), "test": str(test_text)}, data / "acc.log")
-        print(
-            f"| blocksvm stream --solver {entry} | {run['seconds']:.1f} | {size / 1e6 / run['seconds']:.0f} "
-            f"| {run['peak_rss_mb']:.0f} | {100 * accuracy['accuracy']:.2f}% | {accuracy['log_loss']:.4f} "
-            f"| {100 * summary['progressive_accuracy']:.2f}% |"
-        )
-    vw = child(
-        {
-            "kind": "vw_stream",
-            "train": str(train_text),
-            "test": str(test_text),
-            "work": str(data),
-            "features": info.get("features", 0),
-            "loss": args.stream_loss,
-        },
-        data / "vw.log",
-    )
+        summary = json.loads(done["stdout"])
+        accuracy = run.job("accuracy", folder / "acc.log", model=model, test=test_text)
+        rows.append([f"blocksvm stream --solver {entry}", f"{done['seconds']:.1f}",
+                     f"{size / 1e6 / done['seconds']:.0f}", f"{done['peak_rss_mb']:.0f}",
+                     f"{100 * accuracy['accuracy']:.2f}%", f"{accuracy['log_loss']:.4f}",
+                     f"{100 * summary['progressive_accuracy']:.2f}%"])  # fmt: skip
+    vw = job_vw_stream(train_text, test_text, folder, spec.features, args.stream_loss)
     if "error" in vw:
-        print(f"| Vowpal Wabbit | failed: {vw['error']} |")
+        rows.append(["Vowpal Wabbit", f"failed: {vw['error']}", "", "", "", "", ""])
     else:
-        total = vw["convert_seconds"] + vw["train_seconds"]
-        print(
-            f"| Vowpal Wabbit, one pass (LIBSVM→VW {vw['convert_seconds']:.1f} s + VW {vw['train_seconds']:.1f} s) "
-            f"| {total:.1f} | {size / 1e6 / total:.0f} | {vw['peak_rss_mb']:.0f} | {100 * vw['accuracy']:.2f}% "
-            f"| {vw['log_loss']:.4f} | |"
-        )
-
-
-def job_generate(train: str, test: str, gb: float) -> dict:
-    from blocksvm.datasets import SyntheticSpec, write_libsvm
-
-    features, nnz = 1_000_000, 80
-    rows = int(gb * 1e9 / 1230)  # about 1,230 bytes a row of 80 nonzeros
-    test_rows = 200_000
-    spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, seed=7)
-    if not Path(train).exists():
-        write_libsvm(train, spec, rows=range(rows), progress=False)
-        write_libsvm(test, spec, rows=range(rows, rows + test_rows), progress=False)
-    return {"rows": rows, "features": features, "test_rows": test_rows}
+        total = vw["convert_seconds"] + vw["seconds"]
+        rows.append([f"Vowpal Wabbit, one pass (LIBSVM→VW {vw['convert_seconds']:.1f} s + VW {vw['seconds']:.1f} s)",
+                     f"{total:.1f}", f"{size / 1e6 / total:.0f}", f"{vw['peak_rss_mb']:.0f}",
+                     f"{100 * vw['accuracy']:.2f}%", f"{vw['log_loss']:.4f}", ""])  # fmt: skip
+    header = ["method", "seconds", "MB/s (end to end)", "peak RSS MB", "test acc.", "test log loss", "progressive acc."]
+    print(report.table(header, rows))
 
 
 def job_accuracy(model: str, test: str) -> dict:
-    from sklearn.datasets import load_svmlight_file
-
     from blocksvm.model import LinearModel
 
     model = LinearModel.load(model)
-    X, y = load_svmlight_file(test, n_features=model.n_features)
-    return scores(model.decision_function(X), y)
+    X, y = data.arrays(Path(test))
+    return scores(model.decision_function(X[:, : model.n_features]), y)  # (features the training rows lacked: 0)
 
 
 def scores(values, y) -> dict:
@@ -321,85 +204,21 @@ def scores(values, y) -> dict:
     }
 
 
-def job_vw_stream(train: str, test: str, work: str, features: int, loss: str = "hinge") -> dict:
-    """VW one pass: the conversion, then VW alone in a fresh process (its own peak RSS)."""
-    vw_text = Path(work) / "train.vw"
-    convert_seconds = to_vw(Path(train), vw_text)
-    run = timed(
-        [
-            sys.executable,
-            __file__,
-            "--job",
-            json.dumps(
-                {"kind": "vw_pass", "vw_text": str(vw_text), "features": features, "work": work}
-                | {"test": test, "loss": loss}
-            ),
-        ],
-        Path(work) / "vw-pass.log",
-    )
+def job_vw_stream(train: Path, test: Path, work: Path, features: int, loss: str = "hinge") -> dict:
+    """VW one pass: the conversion here (its seconds), then VW alone in a job (its seconds and peak RSS)."""
+    vw_text = work / "train.vw"
+    convert_seconds = peers.to_vw(train, vw_text)["seconds"]
+    done = run.job("vw_pass", work / "vw-pass.log", vw_text=vw_text, features=features, work=work, test=test, loss=loss)
     vw_text.unlink()
-    if run.get("error"):
-        return {"error": run["error"]}
-    return {
-        "convert_seconds": convert_seconds,
-        "train_seconds": run["seconds"],
-        "peak_rss_mb": run["peak_rss_mb"],
-        **json.loads(run["stdout"]),
-    }
+    return done if "error" in done else {"convert_seconds": convert_seconds, **done}
 
 
 def job_vw_pass(vw_text: str, features: int, work: str, test: str, loss: str = "hinge") -> dict:
-    from sklearn.datasets import load_svmlight_file
-
-    w, b = run_vw(Path(vw_text), features, 1, Path(work), cache=False, loss=loss)
-    X, y = load_svmlight_file(test, n_features=features)
+    w, b, _ = peers.vw(Path(vw_text), features, 1, loss, cache=False)
+    X, y = data.arrays(Path(test), features)
     return scores(X @ w + b, y)
 
 
-# ---- processes ---------------------------------------------------------------------------------
-
-JOBS = {
-    "learners": job_learners,
-    "generate": job_generate,
-    "accuracy": job_accuracy,
-    "vw_stream": job_vw_stream,
-    "vw_pass": job_vw_pass,
-}
-
-
-def run_child(job: dict) -> int:
-    kind = job.pop("kind")
-    print(json.dumps(JOBS[kind](**job)))
-    return 0
-
-
-def child(job: dict, log: Path) -> dict:
-    """Run a job in a fresh interpreter; its JSON result (or an ``error``)."""
-    run = timed([sys.executable, __file__, "--job", json.dumps(job)], log)
-    if run.get("error"):
-        return {"error": run["error"]}
-    return json.loads(run["stdout"].strip().splitlines()[-1])
-
-
-def timed(command: list[str], log: Path) -> dict:
-    """Wall seconds, peak RSS (``wait4``: the parent imports nothing heavy) and standard output of a command."""
-    start = time.perf_counter()
-    with open(log, "w") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, cwd=REPO, text=True)
-        stdout = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    result = {"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024, "stdout": stdout}
-    if os.waitstatus_to_exitcode(status) != 0:
-        result["error"] = " / ".join(log.read_text().strip().splitlines()[-2:])
-    return result
-
-
-def machine() -> str:
-    cpus = os.cpu_count()
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"machine: {cpus} cores, {memory:.1f} GiB; python {sys.version.split()[0]}"
-
-
 if __name__ == "__main__":
+    run.serve({"learners": job_learners, "accuracy": job_accuracy, "vw_pass": job_vw_pass})
     sys.exit(main())

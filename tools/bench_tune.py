@@ -12,29 +12,27 @@
   grid on the arrays, each fit writing its own temporary store.
 
 Every run stops as its tool does by default (blocksvm: relative duality gap ``--tol``, 1e-3; LIBLINEAR: its
-``-e 0.1`` PG rule) unless ``--tol`` / ``--liblinear-eps`` say otherwise. Printed: one table (seconds, best C,
-its CV accuracy) and the ratios of issue 23's targets; ``--json`` writes the figures::
+``-e 0.1`` PG rule) unless ``--tol`` / ``--liblinear-eps`` say otherwise. Printed: docs/BENCHMARKS.md's table
+(seconds, best C, its CV accuracy, the ratios to LIBLINEAR and to one training) and the ratios of issue 23's targets;
+``--json`` writes the figures::
 
     python tools/bench_tune.py --rows 100000            # a few minutes
     python tools/bench_tune.py                          # 1M rows: the issue's size
+    python tools/bench_tune.py --quick                  # test the script: 20,000 rows
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
-REPO = Path(__file__).resolve().parents[1]
+from harness import OUT, data, peers, report, run
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = run.parser(__doc__)
     p.add_argument("--rows", type=int, default=1_000_000, help="generated rows (default 1,000,000)")
     p.add_argument("--features", type=int, default=20_000)
     p.add_argument("--nnz", type=int, default=30, help="mean nonzeros a row (default 30)")
@@ -46,28 +44,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--liblinear-eps", type=float, default=0.1, help="LIBLINEAR -e (default 0.1, its default)")
     p.add_argument("--cold", action="store_true", help="also run the search without warm starts")
     p.add_argument("--gridsearch", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--work", type=Path, default=REPO / "bench-out" / "tune")
+    p.add_argument("--work", type=Path, default=OUT / "tune")
     p.add_argument("--json", type=Path, help="write the figures here")
-    return p.parse_args(argv)
+    run.add_quick(p)
+    return run.quick(p, p.parse_args(argv), rows=20_000, block_rows=5_000)
 
 
 def make_data(args) -> Path:
-    from blocksvm.datasets import SyntheticSpec, make_store
-
     path = args.work / f"gen-{args.rows}-{args.features}-{args.nnz}.bsvm"
-    if not (path / "manifest.json").exists():
-        spec = SyntheticSpec(rows=args.rows, features=args.features, nnz=args.nnz, noise=args.noise, seed=7)
-        make_store(path, spec, block_rows=args.block_rows, overwrite=True, progress=False)
-    return path
-
-
-def store_arrays(path: Path) -> tuple[sp.csr_matrix, np.ndarray]:
-    from blocksvm.store import BlockStore
-
-    store = BlockStore(path)
-    blocks = sorted(store.iter_blocks(), key=lambda b: b.index)
-    parts = [sp.csr_matrix((b.data, b.indices, b.indptr), shape=(b.n_rows, store.n_features)) for b in blocks]
-    return sp.vstack(parts).tocsr().astype(np.float64), np.concatenate([b.labels for b in blocks])
+    return data.generated_store(path, data.spec(args.rows, args.features, args.nnz, seed=7, noise=args.noise),
+                                args.block_rows)  # fmt: skip
 
 
 def timed(run):
@@ -99,8 +85,7 @@ def bench_blocksvm(store: Path, grid: tuple, args) -> dict:
 
 
 def bench_liblinear(X, y, grid: tuple, args) -> dict:
-    from liblinear import liblinearutil as liblinear
-
+    liblinear = peers.liblinear()
     load, prob = timed(lambda: liblinear.problem(y, X))
     points = []
     for C in grid:
@@ -125,28 +110,28 @@ def bench_gridsearch(X, y, grid: tuple, args) -> dict:
     return {"seconds": seconds, "best_C": search.best_params_["C"], "best_score": float(search.best_score_)}
 
 
-def report(figures: dict, grid: tuple) -> None:
-    rows = [
-        ("blocksvm tune (warm starts)", figures["tune"]),
-        ("blocksvm tune --working-set block", figures.get("tune_block")),
-        ("blocksvm tune --no-warm", figures.get("tune_cold")),
-        ("LIBLINEAR -s 1 -v 5, 8 x train()", figures["liblinear"]),
-        ("GridSearchCV(BlockSVC)", figures.get("gridsearch")),
-    ]
-    print(f"\n{'':36} {'seconds':>9} {'best C':>10} {'CV accuracy':>12}")
-    for name, f in rows:
-        if f:
-            print(f"{name:36} {f['seconds']:9.1f} {f['best_C']:10.4g} {100 * f['best_score']:11.2f}%")
-    one = figures["train_largest_C"]
-    print(f"{'blocksvm train, C = ' + format(max(grid), 'g'):36} {one['seconds']:9.1f}   ({one['passes']} passes)")
-    lib = figures["liblinear"]
+def summary(figures: dict, grid: tuple, args) -> None:
+    """docs/BENCHMARKS.md's table, then issue 23's ratios."""
+    lib, one = figures["liblinear"], figures["train_largest_C"]
+    named = [
+        ("`blocksvm tune` (defaults: warm starts, `--working-set cache`)", figures["tune"]),
+        ("`blocksvm tune --working-set block`", figures.get("tune_block")),
+        ("`blocksvm tune --no-warm`", figures.get("tune_cold")),
+        (f"LIBLINEAR `-s 1 -v {args.folds} -B 1`, once per C (rows loaded once: {lib['load_seconds']:.1f} s, not "
+         "counted)", lib),
+        ("`GridSearchCV(BlockSVC)`", figures.get("gridsearch")),
+    ]  # fmt: skip
+    rows = [[name, f"{f['seconds']:.1f}", f"{f['best_C']:.4g}", f"{100 * f['best_score']:.2f}%",
+             f"{f['seconds'] / lib['seconds']:.2f}", f"{f['seconds'] / one['seconds']:.1f}"]
+            for name, f in named if f]  # fmt: skip
+    rows.append([f"`blocksvm train -C {max(grid):g}` (one training at the largest C: {one['passes']} passes)",
+                 f"{one['seconds']:.1f}", "", "", "", "1"])  # fmt: skip
+    what = f"{args.folds}-fold CV over C = {args.grid} ({len(grid)} values), {args.rows:,} rows"
+    print("\n" + report.table([what, "seconds", "best C", "CV accuracy", "vs LIBLINEAR", "vs one training"], rows))
     tune = figures["tune"]["seconds"]
     steps = abs(math.log2(figures["tune"]["best_C"]) - math.log2(lib["best_C"]))
-    print(f"\nLIBLINEAR loaded the rows in {lib['load_seconds']:.1f} s (not counted above)")
-    print(f"tune / LIBLINEAR's 40 trainings: {tune / lib['seconds']:.3f} (target <= 0.25)")
+    print(f"\ntune / LIBLINEAR's {args.folds * len(grid)} trainings: {tune / lib['seconds']:.3f} (target <= 0.25)")
     print(f"tune / one training at the largest C: {tune / one['seconds']:.2f} (target <= 4)")
-    block = figures["tune_block"]["seconds"]
-    print(f"tune --working-set block: {block / lib['seconds']:.3f} of LIBLINEAR, {block / one['seconds']:.2f} x train")
     print(f"best C: blocksvm {figures['tune']['best_C']:g}, LIBLINEAR {lib['best_C']:g}: {steps:g} grid steps apart")
     if "tune_cold" in figures:
         print(f"warm / cold search: {tune / figures['tune_cold']['seconds']:.2f}")
@@ -157,17 +142,18 @@ def main(argv=None) -> int:
 
     args = parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
+    print(report.machine(), flush=True)
     grid = tuple(sorted(_c_grid(args.grid)))
     store = make_data(args)
     figures = {"rows": args.rows, "features": args.features, "nnz": args.nnz, "grid": grid, "folds": args.folds}
     figures |= bench_blocksvm(store, grid, args)
-    X, y = store_arrays(store)
+    X, y = data.arrays(store)
     figures["liblinear"] = bench_liblinear(X, y, grid, args)
     if args.gridsearch or (args.gridsearch is None and args.rows <= 200_000):
         figures["gridsearch"] = bench_gridsearch(X, y, grid, args)
-    report(figures, grid)
+    summary(figures, grid, args)
     if args.json:
-        args.json.write_text(json.dumps(figures, indent=1))
+        report.write_json(args.json, figures)
     return 0
 
 

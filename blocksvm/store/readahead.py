@@ -14,7 +14,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from blocksvm._interrupt import StoppedWhileWaiting, sigint_held, stop_requested
@@ -97,11 +97,10 @@ def _awaited(future, where: str):
     a read that takes longer than :func:`stall_seconds`."""
     start, bound = time.monotonic(), stall_seconds()
     while True:
-        try:
-            return future.result(timeout=_POLL_SECONDS)
-        except TimeoutError:
-            if future.done():  # the read itself raised it
-                raise
+        # wait, not result(timeout=...): a read that ended just after that timeout passed for one that raised the
+        # TimeoutError itself (done by the time it was asked), a failure on a loaded machine; result() raises its own
+        if wait((future,), timeout=_POLL_SECONDS).done:
+            return future.result()
         signal_name = stop_requested()
         if signal_name is not None:
             raise StoppedWhileWaiting(signal_name, where) from None

@@ -62,6 +62,7 @@ def store(source: Path, path: Path, **options) -> Path:
     from blocksvm.io import convert
 
     if not (path / "manifest.json").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         convert(source, path, overwrite=True, progress=False, **options)
     return path
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -14,29 +15,40 @@ from pathlib import Path
 
 from harness import REPO
 
+# A light interpreter starts the command and reports its peak RSS: a child of a heavy parent (a bench that holds a
+# data set) would start its peak from the parent's (Linux keeps the replaced memory's peak in ru_maxrss across exec).
+PEAK_OF_CHILD = (
+    "import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(code)"
+)
+
 
 def command(argv: list[str], log: Path | None = None, timeout: float | None = None) -> dict:
-    """Run ``argv`` from the repository root: its wall ``seconds``, ``peak_rss_mb`` (the child's own, from
-    ``os.wait4``: keep the parent light, a child's peak starts from its parent's RSS) and ``stdout``; its standard
-    error goes to ``log``. A failed or killed run (past ``timeout`` seconds) adds ``error``: why, and the log's
-    last lines."""
+    """Run ``argv`` from the repository root: its wall ``seconds``, ``peak_rss_mb`` (the command's own, whatever this
+    process holds: it runs under :data:`PEAK_OF_CHILD`) and ``stdout``; its standard error goes to ``log``. A failed
+    or killed run (past ``timeout`` seconds) adds ``error``: why, and the log's last lines."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    start = time.perf_counter()
-    with open(log, "w+") if log else tempfile.TemporaryFile("w+") as err:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, cwd=REPO, env=env, text=True)
-        timer = threading.Timer(timeout, child.kill) if timeout else None
+    with (
+        open(log, "w+") if log else tempfile.TemporaryFile("w+") as err,
+        tempfile.NamedTemporaryFile("r", suffix=".rss") as peak,
+    ):
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-c", PEAK_OF_CHILD, peak.name, *argv], stdout=subprocess.PIPE,
+                                 stderr=err, cwd=REPO, env=env, text=True, start_new_session=True)  # fmt: skip
+        timer = threading.Timer(timeout, os.killpg, (child.pid, signal.SIGKILL)) if timeout else None
         if timer:
             timer.start()
-        stdout = child.stdout.read()
-        _, status, usage = os.wait4(child.pid, 0)
+        stdout, _ = child.communicate()
         if timer:
             timer.cancel()
-        result = {"seconds": time.perf_counter() - start, "peak_rss_mb": usage.ru_maxrss / 1024, "stdout": stdout}
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
+        result = {"seconds": time.perf_counter() - start, "stdout": stdout}
+        peak_kb = peak.read().strip()
+        result["peak_rss_mb"] = int(peak_kb) / 1024 if peak_kb else float("nan")
+        if child.returncode != 0:
             err.seek(0)
             tail = " / ".join(err.read().strip().splitlines()[-3:])
-            result["error"] = f"{'killed after the time limit' if code < 0 else f'exit status {code}'}: {tail}"
+            why = "killed after the time limit" if child.returncode < 0 else f"exit status {child.returncode}"
+            result["error"] = f"{why}: {tail}"
     return result
 
 
