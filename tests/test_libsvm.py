@@ -19,15 +19,7 @@ from conftest import assert_same_rows
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm.errors import InputFormatError
-from blocksvm.io._float_kernels import (
-    EXACT_POWERS_OF_TEN,
-    FAST,
-    MALFORMED,
-    NONFINITE,
-    POWERS_OF_FIVE,
-    SLOW,
-    parse_float,
-)
+from blocksvm.io._float_kernels import FAST, MALFORMED, NONFINITE, SLOW, parse_float
 from blocksvm.io.libsvm import iter_parsed, load_libsvm, parse_chunk
 
 # ---------------------------------------------------------------------------------------------
@@ -36,7 +28,7 @@ from blocksvm.io.libsvm import iter_parsed, load_libsvm, parse_chunk
 
 def _parse(text: str, delimiter: bytes = b"\n") -> tuple[int, float, int]:
     buf = np.frombuffer(text.encode() + delimiter, np.uint8)
-    status, value, end = parse_float(buf, 0, POWERS_OF_FIVE, EXACT_POWERS_OF_TEN)
+    status, value, end = parse_float(buf, 0)
     return int(status), float(value), int(end)
 
 

@@ -30,12 +30,9 @@ import numpy as np
 
 from blocksvm.errors import InputFormatError
 from blocksvm.io import _text_kernels as K
-from blocksvm.io._float_kernels import EXACT_POWERS_OF_TEN, POWERS_OF_FIVE
 from blocksvm.rows import Rows
 
 CHUNK_BYTES = 8 << 20
-FLOAT_TABLES = (POWERS_OF_FIVE, EXACT_POWERS_OF_TEN)
-"""The tables of :func:`blocksvm.io._float_kernels.parse_float`, as a grammar's kernel takes them."""
 
 _MAGIC = {  # magic bytes -> opener of a binary stream
     b"\x1f\x8b": lambda stream: gzip.GzipFile(fileobj=stream, mode="rb"),
