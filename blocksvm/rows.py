@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 
@@ -47,8 +46,10 @@ class Rows:
         arrays = (self.indptr, self.indices, self.data, self.labels, self.lines, self.weights)
         return sum(a.nbytes for a in arrays if a is not None)
 
-    def to_csr(self, n_features: int) -> sp.csr_matrix:
+    def to_csr(self, n_features: int):
         """The rows as a ``scipy.sparse.csr_matrix`` of shape (n_rows, n_features)."""
+        import scipy.sparse as sp  # here: the readers and the passes never need scipy
+
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=(self.n_rows, n_features))
 
     def slice(self, start: int, stop: int) -> Rows:

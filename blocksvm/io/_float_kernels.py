@@ -41,11 +41,7 @@ def _powers_of_five_128() -> np.ndarray:
     for q in range(_SMALLEST_POWER, _LARGEST_POWER + 1):
         if q >= 0:
             power5 = 5**q
-            while power5 < (1 << 127):
-                power5 *= 2
-            while power5 >= (1 << 128):
-                power5 //= 2
-            c = power5
+            c = (power5 << 128) >> power5.bit_length()  # its top bit at bit 127, truncated (a shift, not a loop)
         else:
             power5 = 5**-q
             z = power5.bit_length()
@@ -53,8 +49,7 @@ def _powers_of_five_128() -> np.ndarray:
                 c = 2 ** (z + 127) // power5 + 1
             else:
                 c = 2 ** (2 * z + 128) // power5 + 1
-                while c >= (1 << 128):
-                    c //= 2
+                c >>= max(0, c.bit_length() - 128)  # at most 128 bits
         table[q - _SMALLEST_POWER, 0] = (c >> 64) & mask
         table[q - _SMALLEST_POWER, 1] = c & mask
     return table
