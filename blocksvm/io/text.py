@@ -28,6 +28,7 @@ from typing import Protocol
 
 import numpy as np
 
+from blocksvm._page_cache import read_soon_fd
 from blocksvm.errors import InputFormatError
 from blocksvm.io import _text_kernels as K
 from blocksvm.rows import Rows
@@ -399,6 +400,8 @@ def read_text(
 
     def read_ahead():
         try:
+            if counter.owns:  # the disk reads while the kernels load (the command line asked before its imports)
+                read_soon_fd(counter.raw.fileno())
             for text, first_line, counts in iter_line_chunks(stream, chunk_bytes, grammar.bounds):
                 if not put((text, first_line, counts, counter.consumed)):
                     return
