@@ -15,15 +15,20 @@ from pathlib import Path
 from harness import REPO
 
 
-def command(argv: list[str], log: Path | None = None, timeout: float | None = None) -> dict:
-    """Run ``argv`` from the repository root: its wall ``seconds``, ``peak_rss_mb`` (the child's own, from
-    ``os.wait4``: keep the parent light, a child's peak starts from its parent's RSS) and ``stdout``; its standard
-    error goes to ``log``. A failed or killed run (past ``timeout`` seconds) adds ``error``: why, and the log's
-    last lines."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+def command(
+    argv: list[str], log: Path | None = None, timeout: float | None = None, checkout: Path | None = None
+) -> dict:
+    """Run ``argv`` from the repository root: its wall ``seconds``, ``cpu_seconds`` (user and system, every thread),
+    ``peak_rss_mb`` (the child's own, from ``os.wait4``: keep the parent light, a child's peak starts from its
+    parent's RSS) and ``stdout``; its standard error goes to ``log``. ``checkout``: another checkout of blocksvm
+    (a worktree of an older commit) to run from instead of this one: the child's working directory (``python -m``
+    puts it first on ``sys.path``) and first on its ``PYTHONPATH``. A failed or killed run (past ``timeout``
+    seconds) adds ``error``: why, and the log's last lines."""
+    root = Path(checkout or REPO)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     start = time.perf_counter()
     with open(log, "w+") if log else tempfile.TemporaryFile("w+") as err:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, cwd=REPO, env=env, text=True)
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, cwd=root, env=env, text=True)
         timer = threading.Timer(timeout, child.kill) if timeout else None
         if timer:
             timer.start()
@@ -31,7 +36,12 @@ def command(argv: list[str], log: Path | None = None, timeout: float | None = No
         _, status, usage = os.wait4(child.pid, 0)
         if timer:
             timer.cancel()
-        result = {"seconds": time.perf_counter() - start, "peak_rss_mb": usage.ru_maxrss / 1024, "stdout": stdout}
+        result = {
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": usage.ru_utime + usage.ru_stime,
+            "peak_rss_mb": usage.ru_maxrss / 1024,
+            "stdout": stdout,
+        }
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
             err.seek(0)
