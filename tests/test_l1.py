@@ -480,12 +480,12 @@ def test_a_store_without_columns_gets_them_once_and_says_so(tmp_path, capsys):
 
 
 def test_a_store_whose_folder_cannot_be_written_is_trained_by_owl_qn_and_says_why(tmp_path, capsys, monkeypatch):
-    import blocksvm.train.engines
+    import blocksvm.train.params
 
     X, y, *_ = generated_rows()
     store = tmp_path / "s.bsvm"
     write_store((X, y), store, block_rows=1000, progress=False)
-    monkeypatch.setattr(blocksvm.train.engines, "_can_write", lambda folder: False)  # (root may write anywhere)
+    monkeypatch.setattr(blocksvm.train.params, "_can_write", lambda folder: False)  # (root may write anywhere)
     assert main(["train", str(store), str(tmp_path / "m.h5"), "-s", "6", "-c", "0.1", "-e", "1e-4"]) == 0
     assert "has no column layout and its folder cannot be written: owl-qn trains" in capsys.readouterr().err
     model = LinearModel.load(tmp_path / "m.h5")

@@ -1,4 +1,4 @@
-"""The solver contract: what every learner offers the outer loop.
+"""The solver contract: what every learner offers the outer loop, and the three families of learners.
 
 A learner is a driver (a :class:`Solver` subclass, in ``solvers/<name>.py``) and its numba kernels
 (``solvers/_<name>_kernels.py``), registered by one line in :mod:`blocksvm.solvers.registry`. The
@@ -8,6 +8,8 @@ driver declares
   :class:`~blocksvm.params.Param` declarations: shared ones (``C``, ``LOSS``, ``AVERAGE``, ... of
   :mod:`blocksvm.params`) and its own (the CLI flags, the estimators' parameters and the docs table are
   built from them, and a value no reader reads is refused);
+- ``reads``: its family, what its passes read (:data:`BLOCKS`, :data:`ROW_SUMS`, :data:`COLUMNS`), the one field
+  the engines (:func:`blocksvm.train.engines.build`) dispatch on;
 - ``commands``: the commands it runs under (``train`` only, or every command for an online learner);
 - ``loss_of(params)``: the :class:`~blocksvm.losses.Loss` it minimizes and reports; ``losses`` and ``penalties``:
   the names of those it minimizes, when it reads ``loss`` and ``penalty`` (:mod:`blocksvm.penalties`);
@@ -23,16 +25,25 @@ driver declares
 - what it reports: :meth:`objective_terms` (summed into the record's ``primal``),
   :meth:`dual_objectives` (None for a primal method), :meth:`pass_figures` (its own record
   entries);
-- its checkpoint state: the arrays named in ``state_names`` (plus :meth:`state` extras);
+- its checkpoint state: the arrays named in ``state_names`` (plus :meth:`state` extras).
 
-and the per-block step, :meth:`step`: it takes a block, the weights to start from and the
-block's own state (:meth:`local_state`), updates both in place and reports what the visit did.
-:meth:`visit` is the serial path the loop calls: the step on the solver's own weights, plus
-whatever working set (rows kept from earlier blocks) the solver manages itself.
+The families, siblings under :class:`Solver`, differ in what a pass hands them:
+
+- a **block learner** (:class:`BlockSolver`: dual CD, Pegasos, the online learners) visits one block at a time,
+  :meth:`BlockSolver.visit`, and changes its state as it goes;
+- a **row-sum learner** (:class:`blocksvm.solvers.row_sums.RowSumSolver`: Newton, OWL-QN) says what a pass sums
+  over rows, and steps from the total at the pass's end;
+- a **column learner** (:class:`blocksvm.solvers.by_columns.ColumnSolver`: CDN, newGLMNET) makes rounds over the
+  pieces of the store's column layout.
+
+The last two share the staged bookkeeping (:mod:`blocksvm.solvers.staged`). An engine builds a learner with its
+:class:`Resources` (the memory it may keep, how its tasks run, what it reads): the learner reads them and hands
+nothing back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -43,7 +54,39 @@ from blocksvm.losses import LOSSES, ROW_LOSSES, Loss
 from blocksvm.params import COMMANDS, L1_RATIO, PENALTY, Param
 from blocksvm.solvers._common import CORRECT_SEEN, LOSS_SEEN, N_ONLINE_STATS, UPDATES
 from blocksvm.solvers.evaluate import correct_predictions, counted, kernel_weights
-from blocksvm.sums import TreeSum
+
+BLOCKS, ROW_SUMS, COLUMNS = "blocks", "row sums", "columns"  # the families: what a learner's passes read
+
+
+def serial_map(function, tasks) -> list:
+    """``[function(task) for task in tasks]``: a learner's independent tasks, one after another."""
+    return [function(task) for task in tasks]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What an engine hands a learner when it builds it (:func:`blocksvm.train.engines.build`); the learner reads
+    them and hands nothing back.
+
+    Attributes
+    ----------
+    blocks : object, optional
+        The blocks a block learner may read again (``read_block(i)``, ``n_blocks``: the store, or a shard's view):
+        dual CD's ``pair`` working set.
+    memory : float
+        Bytes of rows the learner may keep itself (dual CD's working set): its share of the run's memory budget.
+    map : callable
+        ``map(function, tasks) -> list``: how the learner's independent tasks run (dual CD's problems or replicas:
+        on the engine's threads, ``--threads``).
+    columns : object, optional
+        A column learner's columns (:class:`blocksvm.store.ColumnPieces`: the layout's door, its pieces, the rows'
+        labels and the per-feature statistics).
+    """
+
+    blocks: object = None
+    memory: float = 0.0
+    map: Callable = serial_map
+    columns: object = None
 
 
 @dataclass
@@ -64,7 +107,7 @@ class BlockReport:
 
 
 class Solver:
-    """A learner that updates K weight vectors (one per binary problem) one block at a time.
+    """A learner of K weight vectors (one per binary problem): what every family shares (module docstring).
 
     Parameters
     ----------
@@ -72,11 +115,12 @@ class Solver:
         The binary problems, their costs and loss.
     params : TrainParams
         All training parameters (a solver reads its own).
-    store : BlockStore
-        Read access to blocks, for working sets that revisit earlier blocks.
+    resources : Resources, optional
+        What the engine hands it (default: nothing kept, tasks one after another).
     """
 
     name: ClassVar[str] = ""
+    reads: ClassVar[str] = ""  # its family: BLOCKS, ROW_SUMS or COLUMNS
     params: ClassVar[tuple[Param, ...]] = ()
     commands: ClassVar[tuple[str, ...]] = ("train",)
     stop_rules: ClassVar[frozenset[str]] = frozenset()
@@ -86,9 +130,6 @@ class Solver:
     losses: ClassVar[tuple[str, ...]] = ROW_LOSSES  # the user's losses it minimizes (if it reads --loss)
     fixed_loss: ClassVar[Loss | None] = None  # the loss it minimizes, when the user does not choose it
     penalties: ClassVar[tuple[str, ...]] = ("l2",)  # the penalties it minimizes (if it reads --penalty)
-    # A block learner that also runs over shards of the blocks: the class that coordinates its shards ("module:Class",
-    # as the registry names drivers), built with (problem, params, store, views, engine) (dual CD's CoCoA+ rounds).
-    coordinator: ClassVar[str | None] = None
     # The record's entries of its own that the progress line shows: (key, format), e.g. ("cg_steps", "CG {:3d}")
     shown: ClassVar[tuple[tuple[str, str], ...]] = ()
     # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
@@ -102,13 +143,13 @@ class Solver:
         implied = (PENALTY,) * bool(cls.penalties) + (L1_RATIO,) * ("elasticnet" in cls.penalties)
         cls.params = (*cls.params, *(p for p in implied if p not in cls.params))
 
-    def __init__(self, problem, params, store=None):
+    def __init__(self, problem, params, resources: Resources | None = None):
         if problem.weighted and self.refuses_weights:
             raise ParameterError(
                 f"the data has instance weights, which --solver {self.name} does not read: {self.refuses_weights}"
             )
         self.problem = problem
-        self.store = store
+        self.resources = resources or Resources()
 
     @property
     def n_problems(self) -> int:
@@ -118,27 +159,6 @@ class Solver:
     def loss_of(cls, params) -> Loss:
         """The loss this solver minimizes under ``params``: its ``fixed_loss``, else the user's ``loss``."""
         return cls.fixed_loss or LOSSES[params.loss]
-
-    # ---- the per-block step ---------------------------------------------------------------
-
-    def local_state(self, block) -> dict[str, np.ndarray]:
-        """The state that belongs to ``block``'s rows (views: the step updates it in place)."""
-        return {}
-
-    def step(self, block, W: np.ndarray, local: dict, seeds: np.ndarray) -> BlockReport:
-        """Update ``W`` (n_problems, n_weights) and ``local`` on ``block``; seeds (n_problems,) seed row orders."""
-        raise NotImplementedError
-
-    def visit(self, block, seeds: np.ndarray) -> BlockReport:
-        """The serial visit of ``block``: the step on the solver's own weights."""
-        return self.step(block, self.weights(), self.local_state(block), seeds)
-
-    @staticmethod
-    def map(function, tasks) -> list:
-        """``[function(task) for task in tasks]``: how the learner's independent tasks run (dual CD's problems, or
-        its replicas' sweeps). The engine that makes its passes replaces it by its own (threads: ``--threads``);
-        the learner does not know where they run."""
-        return [function(task) for task in tasks]
 
     # ---- the run --------------------------------------------------------------------------
 
@@ -213,116 +233,36 @@ def tunable(solver_class: type[Solver]) -> bool:
     return callable(getattr(solver_class, "move_to", None))
 
 
-@dataclass
-class PassRequest:
-    """What a pass of Newton's or OWL-QN's sums: each problem's kind (its kernels' NONE, HV, VALUE), first step and
-    vector slots (see the kernels' ``piece_sums``), the weights ``W`` and directions ``D``, and how many vectors of
-    sums there are."""
+class BlockSolver(Solver):
+    """A block learner: it visits one block at a time and changes its state as it goes (dual CD, Pegasos, the
+    online learners).
 
-    kinds: np.ndarray
-    alphas: np.ndarray
-    slots: np.ndarray
-    W: np.ndarray
-    D: np.ndarray
-    n_slots: int
-
-
-class PieceMapper:
-    """A piece of rows' sums for a :class:`PassRequest`, by the ``piece_sums`` of a pass learner's kernels
-    (``kernels``, a class attribute: an instance pickles as the problem alone, no state vectors)."""
-
-    kernels = None  # the learner's kernel module
-
-    def __init__(self, problem):
-        self.problem = problem
-
-    def hyper(self) -> tuple:
-        """The problem's constants the kernels read."""
-        return (self.problem.bias, self.problem.loss.table)
-
-    def __call__(self, rows, first_row: int, request: PassRequest) -> dict[str, np.ndarray]:
-        p = self.problem
-        if p.folds == 1:
-            member = np.ones((p.n_problems, rows.n_rows), np.bool_)
-        else:
-            folds = p.row_folds(np.arange(first_row, first_row + rows.n_rows))
-            member = folds[None, :] != p.held_out[:, None]
-        scalars = np.zeros((p.n_problems, self.kernels.N_SCALARS))
-        vectors = np.zeros((request.n_slots, p.n_weights))
-        self.kernels.piece_sums(
-            (rows.indptr, rows.indices, rows.data, kernel_weights(rows)),
-            p.targets(rows.labels),
-            p.costs,
-            member,
-            request.W,
-            request.D,
-            (request.kinds, request.alphas, request.slots),
-            self.hyper(),
-            scalars,
-            vectors,
-        )
-        return {"scalars": scalars, "vectors": vectors}
-
-
-class PassSolver(Solver):
-    """A learner whose pass is a sum over rows (a gradient, a Hessian-vector product, loss values), and whose step
-    is taken at the end of the pass from the total.
-
-    Before a pass the learner says what the pass computes (:meth:`request`: a small, picklable question, with
-    the vectors it needs); :meth:`mapper` is a pure function from a piece of rows to its sums (a dict of float64
-    arrays that add, :mod:`blocksvm.sums`), the same for every piece of the pass; the engines
-    (:mod:`blocksvm.train.engines`) run it on threads or dask workers and push the pieces' sums into
-    :attr:`tree` in a fixed order, so the total is the same bits for any number of threads or workers; at the
-    pass's end :meth:`step` takes the learner's step from the total. An iteration (one history record) may take
-    several passes (Newton: a gradient, then one pass per conjugate-gradient step): :meth:`step` says when one
-    ended. A checkpoint inside a pass holds the tree's nodes so far (its :meth:`state`).
-
-    A pass learner declares ``memory_budget`` (bytes): when the store fits, its blocks stay in memory after the
-    first pass (and on each shard, its share), and the later passes read nothing.
+    :meth:`step` takes a block, the weights to start from and the block's own state (:meth:`local_state`), updates
+    both in place and reports what the visit did; :meth:`visit` is the serial path the pass loop calls: the step on
+    the learner's own weights, plus whatever working set (rows kept from earlier blocks) it manages itself.
     """
 
-    memory_budget: float = 0.0
-    every_pass_an_iteration = False
+    reads = BLOCKS
+    # A block learner that also runs over shards of the blocks: the class that coordinates its shards ("module:Class",
+    # as the registry names drivers), built with (problem, params, resources, views, engine) (dual CD's CoCoA+ rounds).
+    coordinator: ClassVar[str | None] = None
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
-        self.tree = TreeSum()
+    def local_state(self, block) -> dict[str, np.ndarray]:
+        """The state that belongs to ``block``'s rows (views: the step updates it in place)."""
+        return {}
 
-    def request(self):
-        """What the coming pass computes (the same for every block of it): sent to every engine's worker."""
+    def step(self, block, W: np.ndarray, local: dict, seeds: np.ndarray) -> BlockReport:
+        """Update ``W`` (n_problems, n_weights) and ``local`` on ``block``; seeds (n_problems,) seed row orders."""
         raise NotImplementedError
 
-    def mapper(self):
-        """The pure map of the pass: ``mapper(rows, first_row, request) -> sums`` (``first_row``: the store-wide
-        position of the rows' first), with ``mapper.problem``; picklable, light (no state vectors)."""
-        raise NotImplementedError
+    def visit(self, block, seeds: np.ndarray) -> BlockReport:
+        """The serial visit of ``block``: the step on the solver's own weights."""
+        return self.step(block, self.weights(), self.local_state(block), seeds)
 
-    def step(self, total: dict) -> bool:
-        """Take the step from the pass's sums; True if it ended an iteration."""
-        raise NotImplementedError
-
-    def end_pass(self) -> bool:
-        total, self.tree = self.tree.total(), TreeSum()
-        return self.step(total)
-
-    # the shards' face (blocksvm.train.engines.Rounds): every shard sums its pieces from the same request
-    def broadcast(self):
-        return self.request()
-
-    def reduce(self, results: list) -> None:
-        """The shards' nodes, in the shards' order, into the pass's tree."""
-        for result in results:
-            self.tree.extend(result.nodes)
-
-    def visit(self, block, seeds) -> BlockReport:
-        raise TypeError(f"{self.name} makes passes of sums: the engines visit its blocks (blocksvm.train.engines)")
-
-    def state(self) -> dict[str, np.ndarray]:
-        return {**super().state(), **self.tree.state()}
-
-    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
-        super().load_state(arrays)
-        self.tree = TreeSum.from_state(arrays)
+    def map(self, function, tasks) -> list:
+        """``function(task)`` for each task, in order: how the learner's independent tasks run (dual CD's problems,
+        or its replicas' sweeps), the engine's map of its resources; the learner does not know where they run."""
+        return self.resources.map(function, tasks)
 
 
 @dataclass(frozen=True)
@@ -354,7 +294,7 @@ class StateArray:
 UNWEIGHTED = np.ones(2)  # progressive loss per row, not C-weighted
 
 
-class OnlineSolver(Solver):
+class OnlineSolver(BlockSolver):
     """An online learner: its kernel makes one pass over a block, each row judged before its update.
 
     A learner is this class plus its numbers: ``arrays`` (its state; the first is the array the kernel
@@ -375,8 +315,8 @@ class OnlineSolver(Solver):
         super().__init_subclass__(**kwargs)
         cls.state_names = tuple(a.name for a in cls.arrays)
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         self.hyper = np.array(self.hyper_parameters(params, problem), dtype=np.float64)
         self.reset()
 
@@ -438,8 +378,8 @@ class AveragingSolver(OnlineSolver):
     (:data:`AVERAGING_ARRAYS`) sums ``c d x`` over the updates, and after ``T`` rows the mean is ``((T + 1) w -
     u) / T``. Its ``arrays`` end with :data:`AVERAGING_ARRAYS`; the kernel receives them last in ``state``."""
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         self.average = params.average
 
     def weights(self) -> np.ndarray:

@@ -4,17 +4,17 @@ LIBLINEAR's -s 5 (CDN) and -s 6 (newGLMNET) move one weight at a time, each move
 and updating one number per row (the slacks ``b_i`` or the decision values ``t_i``, kept for every row). Here the
 columns come from the store's column layout (:mod:`blocksvm.store.columns`, blocks of consecutive features), and a
 pass is one **round** over a fixed partition of the features into ``column_pieces`` pieces (contiguous ranges of
-column blocks, :func:`feature_pieces`): every piece starts from the round's request (the weights and the per-row
-vectors), works on its own features with a private copy of the per-row vectors, and returns its weights and its
-per-row vectors; the driver combines them in the pieces' order (:meth:`ColumnSolver.reduce`). With one piece this
-is LIBLINEAR's algorithm; with more it is a block-Jacobi step (d-GLMNET, Trofimov & Genkin 2016) whose model
-depends on the partition only, never on the threads or workers that ran the pieces.
+column blocks, :class:`blocksvm.store.ColumnPieces`): every piece starts from the round's request (the weights and
+the per-row vectors), works on its own features with a private copy of the per-row vectors, and returns its
+weights and its per-row vectors; the driver combines them in the pieces' order (:meth:`ColumnSolver.reduce`). With
+one piece this is LIBLINEAR's algorithm; with more it is a block-Jacobi step (d-GLMNET, Trofimov & Genkin 2016)
+whose model depends on the partition only, never on the threads or workers that ran the pieces.
 
 A learner is a :class:`~blocksvm.solvers.staged.StagedSolver` (its problems' stages, its ``_serve``, ``_begin``)
 whose passes are rounds: :meth:`ColumnSolver.broadcast` is the round's :class:`ColumnRequest`, its
 :meth:`ColumnSolver.worker` (small, picklable: the kernels' constants) does a piece's work where the piece runs
-(:meth:`ColumnWorker.round`), and the engines (:class:`blocksvm.train.engines.ColumnRounds`) run the pieces on
-threads or dask workers.
+(:meth:`ColumnWorker.round`), and the engines (:class:`blocksvm.train.engines.ColumnRounds`) run the pieces
+(:class:`blocksvm.store.ColumnPieces`) on threads or dask workers.
 
 Rows enter the kernels as one number each per problem, ``yc_i = y_i C_i`` (``y_i`` the ±1 target, ``C_i`` its
 class's cost times its instance weight; 0 for a row the problem does not train on: a held-out fold's, or of weight
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from blocksvm.errors import ParameterError
 from blocksvm.solvers._cdn_kernels import decisions_add
 from blocksvm.solvers._glmnet_kernels import curvature_at_zero, slope_at_zero
+from blocksvm.solvers.base import COLUMNS, Resources
 from blocksvm.solvers.staged import ITERATIONS, PASSES, StagedSolver
 
 NONE = 0  # what a problem asks of a round: nothing
@@ -88,15 +88,16 @@ def signed_costs(problem, labels: np.ndarray, weights: np.ndarray | None) -> np.
     return np.ascontiguousarray(yc)
 
 
-def loss_at_zero(columns, problem, labels: np.ndarray, weights: np.ndarray | None):
+def loss_at_zero(columns, problem):
     """The loss's gradient and Hessian diagonal at ``w = 0``, ``sum_i C_i l'(y_i, 0) x_ij`` and ``sum_i C_i
-    l''(y_i, 0) x_ij^2`` (each (n_problems, n_weights), the bias feature's last), from the statistics of the column
-    layout ``columns`` with no read of the data; None when they cannot give it (a layout that keeps totals only, of
-    more classes than it keeps apart).
+    l''(y_i, 0) x_ij^2`` (each (n_problems, n_weights), the bias feature's last), from the statistics of the store's
+    columns (``columns``: :class:`blocksvm.store.ColumnPieces`, with the rows' labels and weights) with no read of
+    the data; None when they cannot give it (a layout that keeps totals only, of more classes than it keeps apart).
 
     At ``t = 0`` every row of class ``c`` has ``C_i l' = C_kc w_i l'(y_kc, 0)`` (``C_kc``: problem ``k``'s cost of
     class ``c``, ``w_i`` its instance weight), so the sums over rows are sums over classes of the layout's ``sums``
     and ``squares`` (weighted sums by class); the bias column's from the rows' classes and weights."""
+    labels, weights = columns.labels, columns.row_weights
     classes = problem.classes
     if columns.stat_classes != len(classes):
         return None
@@ -118,22 +119,6 @@ def loss_at_zero(columns, problem, labels: np.ndarray, weights: np.ndarray | Non
     return grad, hdiag
 
 
-def feature_pieces(blocks: list[dict], pieces: int) -> list[np.ndarray]:
-    """The column blocks of each of ``pieces`` pieces: contiguous ranges, each about ``nnz / pieces`` entries."""
-    if pieces > len(blocks):
-        raise ParameterError(
-            f"--column-pieces {pieces} needs at least {pieces} column blocks, the store has {len(blocks)}: write "
-            "its columns in smaller blocks (blocksvm columns STORE --block-mb MB) or use fewer pieces"
-        )
-    nnz = np.cumsum([b["nnz"] for b in blocks], dtype=np.float64)
-    cuts = [0]
-    for p in range(1, pieces):  # the first block past p/pieces of the entries, at least one block a piece
-        cut = int(np.searchsorted(nnz, nnz[-1] * p / pieces, side="left")) + 1
-        cuts.append(min(max(cut, cuts[-1] + 1), len(blocks) - (pieces - p)))
-    cuts.append(len(blocks))
-    return [np.arange(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
-
-
 class ColumnWorker:
     """A piece's work in a round (:meth:`round`): a learner's is a subclass holding the kernels' constants only, so
     that it pickles small for dask workers."""
@@ -146,34 +131,29 @@ class ColumnWorker:
 class ColumnSolver(StagedSolver):
     """A staged learner whose passes are rounds over the pieces of the column layout; see the module docstring.
 
-    Its store must have columns (``store.columns``); ``yc`` is kept for every row. A subclass declares its
+    Its columns come with its resources (``resources.columns``: :class:`blocksvm.store.ColumnPieces`, the layout's
+    door: the rows' labels and weights, the statistics, the pieces' weights); ``yc`` is kept for every row. A
+    subclass declares its
     ``worker_class`` and writes :meth:`request_for` (its part of the round's request) and the staged learner's
     ``_serve`` and ``_begin``; ``_serve`` reads the round's results from ``total`` (the pieces' in order, combined
     by :meth:`combined`).
     """
 
-    layout = "columns"
+    reads = COLUMNS
     worker_class: type[ColumnWorker] = ColumnWorker
     n_counts = 3  # iterations done, passes in the current one, column entries read in it
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
-        self.columns = store.columns
-        if self.columns is None:
-            raise ParameterError(
-                f"{store.path} has no column layout, which --solver {self.name} reads: write it with 'blocksvm "
-                "columns STORE' (train and tune write it themselves the first time)"
-            )
-        self.labels, self.row_weights = self.columns.row_labels()
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
+        self.columns = self.resources.columns
+        self.labels, self.row_weights = self.columns.labels, self.columns.row_weights
         self.yc = signed_costs(problem, self.labels, self.row_weights)
         self.n_rows = len(self.labels)
         self.w = np.zeros((problem.n_problems, problem.n_weights))
         self.seed = params.seed
-        self.n_pieces = params.column_pieces
-        self.memory_budget = params.cache_mb * 1e6
+        self.piece_weights = self.columns.piece_weights  # the weights of each piece, in the pieces' order
+        self.n_pieces = len(self.piece_weights)
         self.results: list = []
-        # the weights of each piece, in the pieces' order (the engine's partition, set when it builds them)
-        self.piece_weights: list[slice] = [slice(0, problem.n_weights)]
 
     # ---- rounds -------------------------------------------------------------------------------------
 
@@ -253,6 +233,3 @@ class ColumnSolver(StagedSolver):
         trained = self.yc[k] != 0
         weight = trained.astype(np.float64) if self.row_weights is None else np.where(trained, self.row_weights, 0.0)
         return float(weight[right].sum()) / max(float(weight.sum()), 1e-300)
-
-    def mapper(self):
-        raise TypeError(f"{self.name} reads columns: its passes are rounds (blocksvm.train.engines.ColumnRounds)")

@@ -27,10 +27,10 @@ import numpy as np
 
 from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _cdn_kernels as K
+from blocksvm.solvers.base import Resources
 from blocksvm.solvers.by_columns import NONE, ColumnSolver, ColumnWorker, block_seed
 from blocksvm.solvers.staged import ITERATIONS, Stage
 
-DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 5
 MAX_HALVINGS = 20  # the pieces' combined step: 1, 1/2, ... (P > 1)
 SWEEP_KIND = 1
 
@@ -91,20 +91,18 @@ class CDNSolver(ColumnSolver):
         ("nonzero_weights", "nonzeros {}"),
     )
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         self.b = np.ones((problem.n_problems, self.n_rows))
         self.active = np.ones((problem.n_problems, problem.n_weights), np.bool_)
-        self.eps = params.eps if params.eps is not None else DEFAULT_EPS
         self._set_tolerances()
 
     def _set_tolerances(self) -> None:
         """Each problem's rows trained on and its tolerance, LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``."""
         positive = np.count_nonzero(self.yc > 0, axis=1)
-        negative = np.count_nonzero(self.yc < 0, axis=1)
-        rows = np.maximum(positive + negative, 1)
-        self.numbers[:, ROWS] = rows
-        self.numbers[:, TOL] = self.eps * np.maximum(np.minimum(positive, negative), 1) / rows
+        rows = positive + np.count_nonzero(self.yc < 0, axis=1)
+        self.numbers[:, ROWS] = np.maximum(rows, 1)
+        self.numbers[:, TOL] = self.tolerance(positive, rows)
         self.numbers[:, GMAX_OLD] = np.inf
 
     # ---- rounds -------------------------------------------------------------------------------------

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from blocksvm._threads import ThreadMap
 from blocksvm.errors import ParameterError
 from blocksvm.losses import MARGIN
-from blocksvm.solvers.base import Solver
+from blocksvm.solvers.base import Resources, Solver
 from blocksvm.solvers.dual_cd import DualCDSolver, dual_step, step_terms
 
 
@@ -53,11 +54,13 @@ class CoCoAShard:
 
     mutable = True  # a round changes it: an engine that may run a round twice runs it on a copy
 
-    def __init__(self, index: int, view, problem, params, sigma: float, line_search: bool):
+    def __init__(self, index: int, view, problem, params, sigma: float, line_search: bool, memory: float):
         self.index, self.view, self.params = index, view, params
         local = dataclasses.replace(problem, n_rows=view.n_rows, n_blocks=view.n_blocks, row_offsets=view.row_offsets)
         self.problem = local
-        self.solver = DualCDSolver(local, params, view)
+        # its tasks on --threads threads where the shard runs (pickled without them: a worker starts its own)
+        resources = Resources(blocks=view, memory=memory, map=ThreadMap(params.threads).map)
+        self.solver = DualCDSolver(local, params, resources)
         self.solver.sigma = float(sigma)
         # each row's class in each problem (1: positive), for its D_ii and upper bound in the line search, and
         # its instance weight (C_i = C weight_i)
@@ -70,11 +73,10 @@ class CoCoAShard:
 
     def begin(self, broadcast: tuple, outer: int, engine):
         """Start a round from the coordinator's ``(W, gamma)``: first the last round's step scaled by ``gamma``;
-        return the learner that visits the shard's blocks (its tasks on ``engine``'s threads) and what to do after
-        each visit."""
+        return the learner that visits the shard's blocks and what to do after each visit (``engine``: the shard's
+        threads, which its learner's resources already have)."""
         W, gamma = broadcast
         self.take_step(gamma)
-        self.solver.map = engine.map
         self.solver.w[...] = W
         self.solver.start_pass(outer)
         if self.positive is None:
@@ -155,8 +157,8 @@ class CoCoASolver(Solver):
     stop_rules = DualCDSolver.stop_rules
     combine = staticmethod(DualCDSolver.combine)
 
-    def __init__(self, problem, params, store, views: list, engine):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, views: list, engine, memory: float):
+        super().__init__(problem, params)
         self.n_shards = len(views)
         # One shard: the serial pass, bit for bit. The search is exact where the dual is quadratic along the step
         # (the margin kind); the logistic and epsilon duals are not, and add with the safe sigma' = K.
@@ -171,7 +173,8 @@ class CoCoASolver(Solver):
             )
         self.views = views
         self.engine = engine
-        engine.keep([CoCoAShard(k, v, problem, params, self.sigma, self.line_search) for k, v in enumerate(views)])
+        shards = [CoCoAShard(k, v, problem, params, self.sigma, self.line_search, memory) for k, v in enumerate(views)]
+        engine.keep(shards)
         self.w = np.zeros((problem.n_problems, problem.n_weights))
         self.block_sums = np.zeros((problem.n_problems, problem.n_blocks, 2))
         self.gamma: np.ndarray | None = None  # the last round's step, which the shards take at the next

@@ -9,12 +9,12 @@ from blocksvm.losses import CRAMMER_SINGER
 from blocksvm.params import CACHE_MB, EPS, INNER_EPS, INNER_PASSES, LOSS, TOL, WORKING_SET, C
 from blocksvm.solvers import _crammer_singer_kernels as K
 from blocksvm.solvers._common import row_norms_squared
-from blocksvm.solvers.base import BlockReport, Solver
+from blocksvm.solvers.base import BlockReport, BlockSolver, Resources
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.working_set import WorkingSet
 
 
-class CrammerSingerSolver(WorkingSet, Solver):
+class CrammerSingerSolver(WorkingSet, BlockSolver):
     """Block minimization of Crammer and Singer's dual, each visit solved by LIBLINEAR's sequential dual method.
 
     One problem over every class (``K`` weight vectors, two classes included), not ``K`` one-vs-rest problems:
@@ -34,8 +34,8 @@ class CrammerSingerSolver(WorkingSet, Solver):
     state_names = ("w", "alpha", "block_sums", "previous")
     refuses_weights = "use one-vs-rest (--loss squared-hinge, -s 2) or data without weights"
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         n_k = len(problem.classes)
         self.costs = np.ascontiguousarray(problem.costs[:, 1])  # C of each class's rows
         self.hyper = np.array([problem.bias, params.inner_passes, params.inner_eps if params.inner_eps > 0 else -1.0])

@@ -22,7 +22,7 @@ from blocksvm.params import (
 )
 from blocksvm.solvers import _dual_cd_kernels as K
 from blocksvm.solvers._common import dot, row_norms_squared
-from blocksvm.solvers.base import BlockReport, Solver
+from blocksvm.solvers.base import BlockReport, BlockSolver, Resources
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.evaluate import NO_WEIGHTS, correct_predictions, counted, kernel_weights
 from blocksvm.solvers.working_set import WorkingSet
@@ -34,7 +34,7 @@ def at_least_one(x) -> bool:
     return positive(x) and x >= 1
 
 
-class DualCDSolver(WorkingSet, Solver):
+class DualCDSolver(WorkingSet, BlockSolver):
     """Block minimization with dual CD as the inner solver.
 
     State: ``w`` (n_problems, n_features + 1), ``alpha`` (n_problems, n_rows) and, per block,
@@ -85,8 +85,8 @@ class DualCDSolver(WorkingSet, Solver):
     state_names = ("w", "alpha", "block_sums", "previous")
     coordinator = "blocksvm.solvers.cocoa:CoCoASolver"  # its shards' coordinator (CoCoA+ rounds)
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         self.inner_passes = params.inner_passes
         self.inner_eps = params.inner_eps if params.inner_eps > 0 else -1.0
         self.sigma = 1.0  # CoCoA+'s sigma' when this solver is one worker's of K (blocksvm.train.parallel)

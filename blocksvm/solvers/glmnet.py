@@ -36,10 +36,10 @@ import numpy as np
 from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _glmnet_kernels as K
 from blocksvm.solvers._common import dot
+from blocksvm.solvers.base import Resources
 from blocksvm.solvers.by_columns import ColumnSolver, ColumnWorker, block_seed, loss_at_zero
 from blocksvm.solvers.staged import Stage
 
-DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 6
 SIGMA = 0.01  # the line search's sufficient decrease (LIBLINEAR's sigma)
 MAX_HALVINGS = 20  # LIBLINEAR's max_num_linesearch
 MAX_CYCLES = 1000  # the quadratic's cycles at most (LIBLINEAR's max_iter)
@@ -177,8 +177,8 @@ class GLMNETSolver(ColumnSolver):
         ("screened_features", "screened {}"),
     )
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         n_k, n_w = problem.n_problems, problem.n_weights
         self.screened = np.zeros((n_k, n_w), np.bool_)  # proven zero at the optimum (gap safe): not read again
         self.norms = np.full(n_w, -1.0)  # each feature's squared column norm, once read (-1: not yet)
@@ -187,18 +187,16 @@ class GLMNETSolver(ColumnSolver):
         self.grad, self.hdiag = np.zeros((n_k, n_w)), np.zeros((n_k, n_w))
         self.active = np.ones((n_k, n_w), np.bool_)
         self.piece_norms = np.zeros((n_k, self.n_pieces))
-        self.eps = params.eps if params.eps is not None else DEFAULT_EPS
         self._start_numbers()
 
     def _start_numbers(self) -> None:
         """The tolerances (LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``), the rows, ``inner_eps = 1`` and the
         loss terms of the rows at ``t``."""
         positive = np.count_nonzero(self.yc > 0, axis=1)
-        negative = np.count_nonzero(self.yc < 0, axis=1)
-        rows = np.maximum(positive + negative, 1)
+        rows = positive + np.count_nonzero(self.yc < 0, axis=1)
         n = self.numbers
-        n[:, ROWS] = rows
-        n[:, TOL] = self.eps * np.maximum(np.minimum(positive, negative), 1) / rows
+        n[:, ROWS] = np.maximum(rows, 1)
+        n[:, TOL] = self.tolerance(positive, rows)
         n[:, GMAX_OLD], n[:, INNER_EPS] = np.inf, 1.0
         for k in range(self.n_problems):
             self._row_terms(k)
@@ -370,7 +368,7 @@ def at_zero_from_statistics(learner: GLMNETSolver) -> dict | None:
     """The gradient's round at ``w = 0`` from the statistics of ``learner``'s column layout, as the pieces would give
     it (``{"pieces": [...]}``), or None when the statistics cannot give it (totals only: more classes than the
     layout keeps apart)."""
-    found = loss_at_zero(learner.columns, learner.problem, learner.labels, learner.row_weights)
+    found = loss_at_zero(learner.columns, learner.problem)
     if found is None:
         return None
     grad, hdiag = found

@@ -31,14 +31,14 @@ import numpy as np
 from blocksvm.losses import REGRESSION
 from blocksvm.params import CACHE_MB, EPS, EPSILON, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
-from blocksvm.solvers.base import PassRequest, PieceMapper
-from blocksvm.solvers.staged import Stage, StagedSolver
+from blocksvm.solvers.base import Resources
+from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
+from blocksvm.solvers.staged import Stage
 
 ETA = 0.01  # Armijo's sufficient decrease (LIBLINEAR's eta)
 MAX_HALVINGS = 20  # line-search steps tried (LIBLINEAR's max_num_linesearch)
 EPS_CG = 0.5  # LIBLINEAR's eps_cg
 PRECONDITIONER = 0.01  # M = (1 - 0.01) + 0.01 diag(H) (LIBLINEAR's alpha_pcg)
-DEFAULT_EPS = {"classification": 0.01, "regression": 0.0001}  # LIBLINEAR's -e of -s 0/2 and of -s 11
 
 # A problem's stage in its iteration (the checkpoint's numbers: append, never reorder).
 STAGES = (
@@ -64,7 +64,7 @@ class NewtonMapper(PieceMapper):
     kernels = K
 
 
-class NewtonSolver(StagedSolver):
+class NewtonSolver(RowSumSolver):
     """LIBLINEAR's Newton method (its -s 0, 2 and 11) as a staged pass learner; see the module docstring.
 
     State, per problem: ``w``, the gradient ``g`` and preconditioner ``precond`` at ``w``, CG's solution ``s``,
@@ -83,6 +83,7 @@ class NewtonSolver(StagedSolver):
     n_numbers, n_counts = N_NUMBERS, 3
     norm_figure, passes_figure = "gradient_norm", "newton_passes"
     norm_words, title = "gradient norm", "Newton"
+    DEFAULT_EPS = {"classification": 0.01, "regression": 0.0001}  # LIBLINEAR's -e of -s 0/2 and of -s 11
     WHY = ("", "gradient norm met", "line search fails", "actred too small", "f < -1e32")
     shown = (
         ("gradient_norm", "|g|/|g0| {:.2e}"),
@@ -91,13 +92,11 @@ class NewtonSolver(StagedSolver):
         ("newton_passes", "passes {}"),
     )
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         n_k, n_w = problem.n_problems, problem.n_weights
         for name in ("w", "g", "precond", "s", "r", "d"):
             setattr(self, name, np.zeros((n_k, n_w)))
-        self.eps = params.eps if params.eps is not None else DEFAULT_EPS[problem.task]
-        self.memory_budget = params.cache_mb * 1e6
 
     # ---- what a pass sums ----------------------------------------------------------------------------
 
@@ -149,8 +148,7 @@ class NewtonSolver(StagedSolver):
             g0 = vectors[slots[K.AT_ZERO]] if slots[K.AT_ZERO] >= 0 else self.g[k]
             n[G0_NORM] = np.sqrt(K.dot(g0, g0))
             positive, rows = sums[K.POSITIVE], sums[K.ROWS]
-            factor = 1.0 if self.problem.task == REGRESSION else max(min(positive, rows - positive), 1) / max(rows, 1)
-            n[TOL] = self.eps * factor
+            n[TOL] = self.tolerance(positive, rows)
         self.stage[k] = WAIT
 
     def _fit_figures(self, k: int, sums: np.ndarray) -> None:

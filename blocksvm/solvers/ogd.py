@@ -6,7 +6,7 @@ import numpy as np
 
 from blocksvm.params import AVERAGE, LOSS, C, Param, positive
 from blocksvm.solvers import _ogd_kernels as K
-from blocksvm.solvers.base import OnlineSolver, Solver, StateArray
+from blocksvm.solvers.base import OnlineSolver, Resources, Solver, StateArray
 from blocksvm.solvers.pegasos import SCHEDULE_HELP
 
 
@@ -56,8 +56,8 @@ class OGDSolver(OnlineSolver):
     objective_terms = Solver.objective_terms  # the SVM's objective
     start_from = Solver.start_from  # refused: its step count and average are more than a model's weights
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         self.average = params.average
 
     def hyper_parameters(self, params, problem) -> tuple[float, float, float, float, float]:

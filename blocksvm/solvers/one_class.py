@@ -9,7 +9,7 @@ from blocksvm.losses import ONE_CLASS
 from blocksvm.params import CACHE_MB, EPS, INNER_EPS, INNER_PASSES, LOSS, TOL, WORKING_SET, Param
 from blocksvm.solvers import _one_class_kernels as K
 from blocksvm.solvers._common import row_norms_squared
-from blocksvm.solvers.base import BlockReport, Solver
+from blocksvm.solvers.base import BlockReport, BlockSolver, Resources
 from blocksvm.solvers.cache import RowCache
 from blocksvm.solvers.working_set import WorkingSet
 
@@ -34,7 +34,7 @@ NU = Param(
 FREE_SUM, FREE_COUNT, AT_ONE, AT_ZERO = range(4)
 
 
-class OneClassSolver(WorkingSet, Solver):
+class OneClassSolver(WorkingSet, BlockSolver):
     """Block minimization of the one-class SVM's dual, each visit solved by LIBLINEAR's two-level method.
 
     The labels are not read. Every ``alpha_i`` starts at ``nu``, which meets ``e^T alpha = nu l`` and gives each
@@ -62,8 +62,8 @@ class OneClassSolver(WorkingSet, Solver):
 
     refuses_weights = "use data without weights"
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         if params.working_set == "block":
             raise ParameterError(
                 "--working-set block cannot train a one-class SVM: its dual's sum (nu times the rows) moves between "

@@ -43,12 +43,12 @@ import numpy as np
 
 from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C, Param, count
 from blocksvm.solvers import _owlqn_kernels as K
-from blocksvm.solvers.base import PassRequest, PieceMapper
-from blocksvm.solvers.staged import Stage, StagedSolver
+from blocksvm.solvers.base import Resources
+from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
+from blocksvm.solvers.staged import Stage
 
 ARMIJO = 1e-4  # sufficient decrease (Andrew & Gao's gamma)
 MAX_HALVINGS = 20  # line-search steps tried (as LIBLINEAR's max_num_linesearch)
-DEFAULT_EPS = 0.01  # LIBLINEAR's -e of -s 5 and 6
 CURVATURE = 1e-10  # a pair is kept when s.y > CURVATURE ||s|| ||y||
 
 # A problem's stage in its iteration (the checkpoint's numbers: append, never reorder).
@@ -74,7 +74,7 @@ class OWLQNMapper(PieceMapper):
         return (*super().hyper(), self.problem.penalty.l1 > 0)
 
 
-class OWLQNSolver(StagedSolver):
+class OWLQNSolver(RowSumSolver):
     """OWL-QN (Andrew & Gao 2007) as a pass learner: LIBLINEAR's -s 5 and 6; see the module docstring.
 
     State, per problem: ``w``, the smooth part's gradient ``g`` and the pseudo-gradient ``pg`` at ``w``, the direction
@@ -119,15 +119,13 @@ class OWLQNSolver(StagedSolver):
         ("nonzero_weights", "nonzeros {}"),
     )
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         n_k, n_w, m = problem.n_problems, problem.n_weights, params.lbfgs_memory
         for name in ("w", "g", "pg", "d"):
             setattr(self, name, np.zeros((n_k, n_w)))
         self.S, self.Y = np.zeros((n_k, m, n_w)), np.zeros((n_k, m, n_w))
         self.rho = np.zeros((n_k, m))
-        self.eps = params.eps if params.eps is not None else DEFAULT_EPS
-        self.memory_budget = params.cache_mb * 1e6
 
     @property
     def project(self) -> bool:
@@ -191,7 +189,7 @@ class OWLQNSolver(StagedSolver):
             else:
                 n[G1_ZERO] = n[G1]
             positive, rows = sums[K.POSITIVE], sums[K.ROWS]
-            n[TOL] = self.eps * max(min(positive, rows - positive), 1) / max(rows, 1)
+            n[TOL] = self.tolerance(positive, rows)
         else:
             self._remember(k, g)
         self.numbers[k, [CORRECT, WEIGHT]] = sums[[K.CORRECT, K.WEIGHT]]

@@ -7,7 +7,7 @@ import numpy as np
 from blocksvm.params import AVERAGE, LOSS, C, Param, count
 from blocksvm.solvers import _pegasos_kernels as K
 from blocksvm.solvers._common import row_norms_squared
-from blocksvm.solvers.base import BlockReport, Solver
+from blocksvm.solvers.base import BlockReport, BlockSolver, Resources
 from blocksvm.solvers.evaluate import correct_predictions, counted, kernel_weights
 
 SCHEDULE_HELP = (
@@ -18,7 +18,7 @@ SCHEDULE_HELP = (
 )
 
 
-class PegasosSolver(Solver):
+class PegasosSolver(BlockSolver):
     """Block-wise Pegasos with ``lambda = 1 / (l C)`` and a step counter that never restarts.
 
     State: ``v`` (n_problems, n_features + 1) with ``w = scale * v``, ``steps`` (n_problems, 3)
@@ -45,8 +45,8 @@ class PegasosSolver(Solver):
     )
     state_names = ("v", "steps", "average_sum", "average_count")
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         self.batch_size = params.batch_size
         self.average = params.average
         self.lam = 1.0 / (problem.n_rows * problem.C)

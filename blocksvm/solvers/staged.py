@@ -25,7 +25,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from blocksvm.solvers.base import PassSolver
+from blocksvm.losses import REGRESSION
+from blocksvm.solvers.base import Resources, Solver
 
 ITERATIONS, PASSES = 0, 1  # the first entries of ``counts``: iterations done, passes in the current one
 
@@ -40,7 +41,7 @@ class Stage:
     asks: bool = True
 
 
-class StagedSolver(PassSolver):
+class StagedSolver(Solver):
     """A pass learner whose problems move through stages; see the module docstring.
 
     A subclass declares ``STAGES`` (a stage's number is its position: the checkpoint's ``stage`` holds them), which
@@ -49,6 +50,7 @@ class StagedSolver(PassSolver):
     ``passes_figure``) and how its stop reason names them (``norm_words``, ``title``).
     """
 
+    every_pass_an_iteration = False  # an iteration may take several passes
     STAGES: ClassVar[tuple[Stage, ...]] = ()
     F = F_OLD = NORM = NORM0 = TOL = STEP = 0
     n_numbers: ClassVar[int] = 0
@@ -57,6 +59,8 @@ class StagedSolver(PassSolver):
     passes_figure: ClassVar[str] = ""
     norm_words: ClassVar[str] = ""
     title: ClassVar[str] = ""
+    # LIBLINEAR's default -e of the learner's problems, by task (classification, regression): its stopping tolerance
+    DEFAULT_EPS: ClassVar[dict[str, float]] = {"classification": 0.01, "regression": 0.01}
     # the stop rules in their order, the reason of each (``why``'s values from 1): LIBLINEAR's messages
     WHY: ClassVar[tuple[str, ...]] = ("", "norm met", "line search fails", "objective change too small", "f < -1e32")
 
@@ -69,14 +73,23 @@ class StagedSolver(PassSolver):
             cls.WAIT, cls.DONE = names.index("WAIT"), names.index("DONE")
             cls._asks = np.array([s.asks for s in cls.STAGES])
 
-    def __init__(self, problem, params, store=None):
-        super().__init__(problem, params, store)
+    def __init__(self, problem, params, resources: Resources | None = None):
+        super().__init__(problem, params, resources)
         n_k = problem.n_problems
         self.numbers = np.zeros((n_k, self.n_numbers))
         self.stage = np.full(n_k, self.FIRST, np.int64)
         self.why = np.zeros(n_k, np.int64)
         self.counts = np.zeros(self.n_counts, np.int64)
+        self.eps = params.eps if params.eps is not None else self.DEFAULT_EPS[problem.task]
         self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
+
+    def tolerance(self, positive, rows):
+        """LIBLINEAR's tolerance of a problem with ``positive`` rows of its ``rows`` positive: ``eps * max(min(#pos,
+        #neg), 1) / l`` in classification (numbers, or arrays of each problem's), ``eps`` in regression."""
+        rows = np.maximum(rows, 1)
+        if self.problem.task == REGRESSION:
+            return self.eps * np.ones_like(rows, dtype=np.float64)
+        return self.eps * np.maximum(np.minimum(positive, rows - positive), 1) / rows
 
     # ---- the learner's parts -------------------------------------------------------------------------
 

@@ -24,14 +24,14 @@ class WorkingSet:
     """
 
     def start_working_set(self, params, problem) -> None:
-        """No companion yet: ``params.working_set``, and for ``cache`` an empty cache of ``params.cache_mb``
-        megabytes of ``problem``'s rows (with their instance weights, if it has some)."""
+        """No companion yet: ``params.working_set``, and for ``cache`` an empty cache of ``problem``'s rows (with
+        their instance weights, if it has some) as large as the memory the engine gave the learner."""
         self.working_set = params.working_set
         self.previous = np.full(1, -1, np.int64)  # "pair": the block visited last (-1: none yet)
         self._previous_block = None  # ... and its rows, once in memory
         self.cache = None
         if self.working_set == "cache":
-            self.cache = RowCache(params.cache_mb * 1e6, problem.dtype, weighted=problem.weighted)
+            self.cache = RowCache(self.resources.memory, problem.dtype, weighted=problem.weighted)
 
     def companion_of(self, block):
         """The rows solved with ``block``: the cache less the block's own rows (a RowCache), the block visited
@@ -60,10 +60,11 @@ class WorkingSet:
 
     def _previous_of(self, block):
         """The block visited just before ``block`` ("pair"); after a resume it is read again."""
-        if self.previous[0] < 0 or self.store is None or self.store.n_blocks < 2:
+        blocks = self.resources.blocks
+        if self.previous[0] < 0 or blocks is None or blocks.n_blocks < 2:
             return None
         if self._previous_block is None or self._previous_block.index != self.previous[0]:
-            self._previous_block = self.store.read_block(int(self.previous[0]))
+            self._previous_block = blocks.read_block(int(self.previous[0]))
         previous = self._previous_block
         return previous if previous.index != block.index else None
 

@@ -1,4 +1,6 @@
-"""The block store: a directory of compressed HDF5 blocks and a manifest, and its column layout (docs/FORMAT.md).
+"""The block store: a directory of compressed HDF5 blocks and a manifest, and its column layout (docs/FORMAT.md);
+the doors the learners read them through (blocks read ahead, kept in memory, shards of them; the columns in
+pieces).
 
 Its names are imported on first use: a conversion writes blocks (:mod:`.writer`) without the reader and the column
 layout (scipy and the column kernels, 30-60 ms a run).
@@ -8,6 +10,14 @@ import importlib
 
 # name -> the module of this package that defines it
 _LAZY = {
+    "BiasColumn": "column_pieces",
+    "ColumnPiece": "column_pieces",
+    "ColumnPieces": "column_pieces",
+    "ColumnBlock": "columns",
+    "ColumnLayout": "columns",
+    "ensure_columns": "columns",
+    "write_columns": "columns",
+    "KeptBlocks": "kept",
     "Block": "reader",
     "BlockStore": "reader",
     "ReadStats": "reader",
@@ -17,10 +27,6 @@ _LAZY = {
     "same_space": "reader",
     "StoreBuilder": "writer",
     "write_block": "writer",
-    "ColumnBlock": "columns",
-    "ColumnLayout": "columns",
-    "ensure_columns": "columns",
-    "write_columns": "columns",
 }
 
 __all__ = sorted(_LAZY)

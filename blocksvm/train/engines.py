@@ -7,7 +7,7 @@ Two kinds of learner make passes (docs/ARCHITECTURE.md):
   (:class:`BlockPasses`); dual CD also runs as CoCoA+ shards (:mod:`blocksvm.solvers.cocoa`), each a block
   learner over a share of the blocks, their rounds on an engine (:class:`Rounds`);
 - a **pass learner** (Newton) maps rows to sums and steps at the end of the pass (:class:`~blocksvm.solvers.base.
-  PassSolver`): in this process, each block's pieces are summed on threads (:class:`PieceVisits`, each thread its
+  RowSumSolver`): in this process, each block's pieces are summed on threads (:class:`PieceVisits`, each thread its
   own vectors), and on shards, each shard sums its blocks' pieces (:class:`PassShard`) where it runs. Either
   way the sums add in the fixed tree of :mod:`blocksvm.sums`, so the model does not depend on the number of
   threads or workers, to the last bit.
@@ -26,18 +26,15 @@ import copy
 import operator
 import os
 import warnings
-import weakref
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
 
 import numpy as np
 
+from blocksvm._threads import ThreadMap
 from blocksvm.errors import ParameterError
-from blocksvm.solvers.base import BlockReport, PassSolver
-from blocksvm.solvers.by_columns import feature_pieces
+from blocksvm.solvers.base import BLOCKS, COLUMNS, ROW_SUMS, BlockReport, Resources, Solver
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
-from blocksvm.store import BlockStore, ReadStats, ShardView
+from blocksvm.store import BlockStore, ColumnPieces, KeptBlocks, ReadStats, ShardView
 from blocksvm.sums import Node, PieceLayout, TreeSum, range_nodes, split
 from blocksvm.train.pass_loop import PassRun, run_pass, store_blocks
 from blocksvm.train.records import PassSums
@@ -53,29 +50,13 @@ CONNECT_SECONDS = 20.0
 # ---- engines ---------------------------------------------------------------------------------------------
 
 
-class ThreadEngine:
-    """Tasks and shards in this process, on ``threads`` threads (the numba kernels release the GIL).
-
-    The threads are the standard library's pool (``concurrent.futures``), started at the first map with more than
-    one task and kept for the engine's life: a pass maps once per block, and joblib's ``Parallel`` costs about
-    11 ms a call where the pool's ``map`` costs 0.24 ms (2 threads, measured on this project's machine).
-    """
+class ThreadEngine(ThreadMap):
+    """Tasks and shards in this process, on ``threads`` threads (the numba kernels release the GIL): a
+    :class:`~blocksvm._threads.ThreadMap` that keeps shards."""
 
     def __init__(self, threads: int):
-        self.threads = threads
+        super().__init__(threads)
         self.shards: list = []
-        self._pool: ThreadPoolExecutor | None = None
-
-    def map(self, function, tasks: list) -> list:
-        if self.threads == 1 or len(tasks) <= 1:
-            return [function(task) for task in tasks]
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="blocksvm-engine")
-            weakref.finalize(self, self._pool.shutdown, wait=False)  # the threads end with the engine
-        return list(self._pool.map(function, tasks))
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_pool": None}
 
     def keep(self, shards: list) -> None:
         self.shards = shards
@@ -184,48 +165,86 @@ def check_solver(solver: str) -> None:
 
 
 def _shardable(solver_class) -> bool:
-    return issubclass(solver_class, PassSolver) or solver_class.coordinator is not None
+    return solver_class.reads == ROW_SUMS or getattr(solver_class, "coordinator", None) is not None
 
 
 # ---- how a learner's passes are made -----------------------------------------------------------------------
 
 
-def build(solver_class, problem, params, store: BlockStore, client=None):
-    if getattr(solver_class, "layout", "rows") == "columns":
-        return _build_columns(solver_class, problem, params, store, client)
-    return _build_rows(solver_class, problem, params, store, client)
-
-
-def _build_rows(solver_class, problem, params, store: BlockStore, client=None):
-    """The learner the loop drives and how its passes are made: ``(learner, passes)``.
+def build(solver_class: type[Solver], problem, params, store: BlockStore, client=None):
+    """The learner the loop drives and how its passes are made, ``(learner, passes)``, decided once by what the
+    learner reads (its family: ``solver_class.reads``); the learner is built with its :class:`Resources`.
 
     ``params.workers`` > 1 or a dask ``client``: shards of the blocks, their rounds on threads or the cluster's
-    workers (CoCoA+ for dual CD, :class:`PassShard` for a pass learner). Otherwise passes in this process, a
-    pass learner's pieces on ``params.threads`` threads.
+    workers (CoCoA+ for dual CD, :class:`PassShard` for a row-sum learner), or the column pieces on the cluster's
+    workers. Otherwise passes in this process, on ``params.threads`` threads.
     """
-    workers = params.workers or 1
-    in_shards = client is not None or workers > 1
-    if issubclass(solver_class, PassSolver):
-        learner = solver_class(problem, params, store)
-        layout = PieceLayout.of(store.block_rows, store.nnz, problem.n_weights)
-        if not in_shards:
-            return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads))
-        engine = DaskEngine(client) if client is not None else ThreadEngine(workers)
-        ranges = split(0, store.n_blocks, _check_shards(workers, store.n_blocks))
-        views = [ShardView(store, np.arange(a, b)) for a, b in ranges]  # contiguous: each a range of the tree
-        engine.keep([PassShard(k, v, learner, layout, params) for k, v in enumerate(views)])
-        return learner, Rounds(learner, engine, store)
-    if not in_shards:
-        learner = solver_class(problem, params, store)
-        learner.map = ThreadEngine(params.threads).map  # its tasks (dual CD's) on --threads threads
+    return BUILDERS[solver_class.reads](solver_class, problem, params, store, client)
+
+
+def memory_budget(params) -> float:
+    """Bytes of data the run keeps in memory: ``--cache-mb``, the learner's (its solver default)."""
+    return params.cache_mb * 1e6
+
+
+def _in_shards(params, client) -> bool:
+    return client is not None or (params.workers or 1) > 1
+
+
+def _engine(params, client, threads: int):
+    return DaskEngine(client) if client is not None else ThreadEngine(threads)
+
+
+def _build_blocks(solver_class, problem, params, store: BlockStore, client=None):
+    """A block learner: its passes over the store's blocks in this process (its tasks on ``--threads`` threads), or
+    its coordinator's rounds of shards (dual CD's CoCoA+), each shard a dealt share of the blocks."""
+    if not _in_shards(params, client):
+        resources = Resources(blocks=store, memory=memory_budget(params), map=ThreadEngine(params.threads).map)
+        learner = solver_class(problem, params, resources)
         return learner, BlockPasses(learner, store)
     if solver_class.coordinator is None:
         raise ParameterError(f"--solver {solver_class.name} does not run in shards")
-    engine = DaskEngine(client) if client is not None else ThreadEngine(workers)
+    workers = params.workers or 1
+    engine = _engine(params, client, workers)
     n_shards = _check_shards(workers, store.n_blocks)
     views = [ShardView(store, np.arange(k, store.n_blocks, n_shards)) for k in range(n_shards)]  # dealt
-    learner = driver(solver_class.coordinator)(problem, params, store, views, engine)
+    # (each shard's learner keeps its working set within the budget, as one learner in this process would)
+    learner = driver(solver_class.coordinator)(problem, params, views, engine, memory_budget(params))
     return learner, Rounds(learner, engine, store)
+
+
+def _build_row_sums(solver_class, problem, params, store: BlockStore, client=None):
+    """A row-sum learner: each pass's pieces summed on ``--threads`` threads in this process, or on shards (each a
+    contiguous range of blocks), the store's blocks kept in memory when they fit the budget (each shard its share)."""
+    learner = solver_class(problem, params)
+    layout = PieceLayout.of(store.block_rows, store.nnz, problem.n_weights)
+    if not _in_shards(params, client):
+        kept = KeptBlocks(store, store.n_rows, memory_budget(params))
+        return learner, PiecePasses(learner, store, layout, ThreadEngine(params.threads), kept)
+    workers = params.workers or 1
+    engine = _engine(params, client, workers)
+    ranges = split(0, store.n_blocks, _check_shards(workers, store.n_blocks))
+    views = [ShardView(store, np.arange(a, b)) for a, b in ranges]  # contiguous: each a range of the tree
+    share = memory_budget(params) / workers
+    engine.keep([PassShard(k, v, learner, layout, params, share) for k, v in enumerate(views)])
+    return learner, Rounds(learner, engine, store)
+
+
+def _build_columns(solver_class, problem, params, store: BlockStore, client=None):
+    """A column learner and its rounds: ``column_pieces`` pieces of the store's column layout
+    (:class:`~blocksvm.store.ColumnPieces`), on ``max(threads, workers)`` threads (or the cluster's workers), each
+    piece's separable work on the threads left to it."""
+    threads = max(params.threads, params.workers or 1)
+    pieces = params.column_pieces
+    inner = params.threads if client is not None else max(1, threads // pieces)
+    columns = ColumnPieces(store, pieces, problem.bias, memory_budget(params), inner, params.prefetch)
+    engine = _engine(params, client, min(threads, pieces))
+    engine.keep(columns.pieces)
+    learner = solver_class(problem, params, Resources(columns=columns))
+    return learner, ColumnRounds(learner, engine, store, columns)
+
+
+BUILDERS = {BLOCKS: _build_blocks, ROW_SUMS: _build_row_sums, COLUMNS: _build_columns}
 
 
 def _check_shards(workers: int, n_blocks: int) -> int:
@@ -237,55 +256,10 @@ def _check_shards(workers: int, n_blocks: int) -> int:
     return workers
 
 
-def with_columns(params, store, say=None):
-    """``params`` for ``store``: a column learner's store gets its column layout (written once, said in one line
-    through ``say``); a store without one whose folder cannot be written is trained by OWL-QN over its rows instead
-    (said why). Before the store is locked for reading: writing the layout locks it."""
-    from blocksvm.solvers import SOLVERS
-    from blocksvm.store.columns import ensure_columns
-
-    if getattr(SOLVERS[params.solver], "layout", "rows") != "columns":
-        return params
-    store = store if isinstance(store, BlockStore) else BlockStore(store)
-    if store.columns is not None:
-        return params
-    if not _can_write(store.path):
-        if say is not None:
-            say(
-                f"note: {store.path} has no column layout and its folder cannot be written: owl-qn trains the "
-                f"problem over its rows instead of {params.solver} over its columns ('blocksvm columns STORE' where "
-                "the store can be written gives it columns)"
-            )
-        return replace(params, solver="owl-qn")
-    ensure_columns(store, say=say)
-    return params
-
-
-def _can_write(folder) -> bool:
-    return os.access(folder, os.W_OK)
-
-
-def _build_columns(solver_class, problem, params, store: BlockStore, client=None):
-    """A column learner and its rounds: ``column_pieces`` pieces of the column layout, on ``max(threads, workers)``
-    threads (or the cluster's workers), each piece's separable work on the threads left to it."""
-    learner = solver_class(problem, params, store)
-    layout = learner.columns
-    groups = feature_pieces(layout.blocks, learner.n_pieces)
-    threads = max(params.threads, params.workers or 1)
-    engine = DaskEngine(client) if client is not None else ThreadEngine(min(threads, len(groups)))
-    inner = params.threads if client is not None else max(1, threads // len(groups))
-    budget = learner.memory_budget / len(groups)
-    pieces = [
-        ColumnPiece(p, layout, ids, p == len(groups) - 1, problem, budget, inner, params.prefetch)
-        for p, ids in enumerate(groups)
-    ]
-    engine.keep(pieces)
-    learner.piece_weights = [piece.weights for piece in pieces]
-    return learner, ColumnRounds(learner, engine, store, pieces)
-
-
 class BlockPasses:
     """A block learner's passes in this process: its blocks in the schedule's order, read ahead by a thread."""
+
+    columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
 
     def __init__(self, learner, store: BlockStore):
         self.learner, self.store = learner, store
@@ -311,53 +285,16 @@ def evaluate_blocks(problem, W: np.ndarray, blocks) -> tuple[np.ndarray, int, fl
     return total
 
 
-# ---- a pass learner's passes -------------------------------------------------------------------------------
-
-
-class KeptBlocks:
-    """Blocks kept in memory after their first read when all of them fit in the budget (a pass learner's later
-    passes then read nothing), else read again at every pass.
-
-    Parameters
-    ----------
-    store : BlockStore
-        Whose blocks (for the estimate of their size in memory).
-    rows : int
-        Rows of the blocks to keep (a shard's, or the store's).
-    budget : float
-        Bytes.
-    """
-
-    def __init__(self, store, rows: int, budget: float):
-        per_row = store.nnz / max(store.n_rows, 1) * (4 + np.dtype(store.dtype).itemsize) + 32
-        self.bytes = rows * per_row
-        self.fits = self.bytes <= budget
-        self.blocks: dict[int, object] = {}
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "blocks": {}}  # a shard shipped to a worker reads its blocks there
-
-    def iter(self, store, order, prefetch: int, stats: ReadStats):
-        """``(index, block)`` of ``store`` in ``order``: the kept ones from memory, the others read (and kept if
-        they fit)."""
-        order = [int(b) for b in order]
-        missing = iter(store.iter_blocks([b for b in order if b not in self.blocks], prefetch=prefetch, stats=stats))
-        for b in order:
-            block = self.blocks.get(b)
-            if block is None:
-                block = next(missing)
-                if self.fits:
-                    self.blocks[b] = block
-            yield b, block
+# ---- a row-sum learner's passes ------------------------------------------------------------------------------
 
 
 class PieceVisits:
     """What :func:`~blocksvm.train.pass_loop.run_pass` visits for a pass learner: a block's pieces summed by
-    ``mapper`` (the learner's pure map from rows to sums, :meth:`~blocksvm.solvers.base.PassSolver.mapper`) on
+    ``mapper`` (the learner's pure map from rows to sums, :meth:`~blocksvm.solvers.row_sums.RowSumSolver.mapper`) on
     ``engine``'s threads, each thread a contiguous range of pieces into its own sums, the ranges' nodes pushed in
     order into ``tree``. Blocks come with their store-wide index and row offset."""
 
-    combine = staticmethod(PassSolver.combine)
+    combine = staticmethod(Solver.combine)
 
     def __init__(self, mapper, layout: PieceLayout, engine, tree: TreeSum, request):
         self.mapper, self.n_problems = mapper, mapper.problem.n_problems
@@ -381,9 +318,10 @@ class PiecePasses:
     """A pass learner's passes in this process: the blocks in store order (from memory when the store fits in the
     learner's memory budget), each block's pieces on threads, into the learner's tree."""
 
-    def __init__(self, learner: PassSolver, store: BlockStore, layout: PieceLayout, engine: ThreadEngine):
-        self.learner, self.store, self.layout, self.engine = learner, store, layout, engine
-        self.kept = KeptBlocks(store, store.n_rows, learner.memory_budget)
+    columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
+
+    def __init__(self, learner, store: BlockStore, layout: PieceLayout, engine: ThreadEngine, kept: KeptBlocks):
+        self.learner, self.store, self.layout, self.engine, self.kept = learner, store, layout, engine, kept
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         visits = PieceVisits(self.learner.mapper(), self.layout, self.engine, self.learner.tree, self.learner.request())
@@ -396,25 +334,26 @@ class PiecePasses:
 
     def note(self) -> str | None:
         """Where the passes' blocks come from, said once: memory, or the store at every pass."""
-        return memory_note(self.learner, self.kept.bytes / 1e6, self.kept.fits, ("the store", "pass", "it"))
+        kept = self.kept
+        return memory_note(self.learner.name, kept.budget, kept.bytes / 1e6, kept.fits, ("the store", "pass", "it"))
 
 
-def memory_note(learner, needed: float, fits: bool, words: tuple[str, str, str]) -> str:
-    """Where a learner's data comes from, said once: kept in memory, or read again at every pass (or round), and then
-    the ``--cache-mb`` that would keep it when this machine has twice that memory available. ``words``: what is kept
-    ("the store"), what reads it ("pass") and its pronoun ("it")."""
+def memory_note(name: str, budget: float, needed: float, fits: bool, words: tuple[str, str, str]) -> str:
+    """Where learner ``name``'s data comes from, said once: kept in memory, or read again at every pass (or round),
+    and then the ``--cache-mb`` that would keep it when this machine has twice that memory available. ``budget``:
+    bytes; ``words``: what is kept ("the store"), what reads it ("pass") and its pronoun ("it")."""
     what, each, it = words
     if fits:
-        return f"{learner.name} keeps {what} in memory ({needed:,.0f} MB): its later {each}es read nothing"
+        return f"{name} keeps {what} in memory ({needed:,.0f} MB): its later {each}es read nothing"
     need = "needs" if it == "it" else "need"
-    budget = f"{what} {need} {needed:,.3g} MB in memory, more than --cache-mb {learner.memory_budget / 1e6:g}"
+    budget = f"{what} {need} {needed:,.3g} MB in memory, more than --cache-mb {budget / 1e6:g}"
     available = available_mb()
     if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
         return (
-            f"{budget}: every {each} of {learner.name} reads {it} again; --cache-mb {_round_up(needed)} keeps {it} in "
+            f"{budget}: every {each} of {name} reads {it} again; --cache-mb {_round_up(needed)} keeps {it} in "
             f"memory ({available:,.0f} MB available), and its later {each}es read nothing"
         )
-    return f"{budget}: every {each} of {learner.name} reads {it} again (a larger --cache-mb keeps {it})"
+    return f"{budget}: every {each} of {name} reads {it} again (a larger --cache-mb keeps {it})"
 
 
 def available_mb() -> float | None:
@@ -440,10 +379,10 @@ class PassShard:
 
     mutable = False  # its kept blocks are a cache: a round run twice gives the same nodes
 
-    def __init__(self, index: int, view: ShardView, learner: PassSolver, layout: PieceLayout, params):
+    def __init__(self, index: int, view: ShardView, learner, layout: PieceLayout, params, memory: float):
         self.index, self.view, self.layout, self.params = index, view, layout, params
         self.mapper = learner.mapper()  # its problem and kernels, not its vectors
-        self.kept = KeptBlocks(view.store, view.n_rows, learner.memory_budget / max(params.workers or 1, 1))
+        self.kept = KeptBlocks(view.store, view.n_rows, memory)
         self.tree: TreeSum | None = None
 
     @property
@@ -474,85 +413,7 @@ class ShardNodes:
 # ---- a column learner's rounds -------------------------------------------------------------------------------
 
 
-class ColumnPiece:
-    """A piece of the features for a column learner (:mod:`blocksvm.solvers.by_columns`): a contiguous range of the
-    column layout's blocks (and the bias feature, for the last piece), kept in memory where the piece runs when they
-    fit in its share of the budget, else read at every use.
-
-    ``weights`` are the indices of the weights it owns (its blocks' feature range, and the bias's last); ``blocks()``
-    yields its column blocks in order, then the bias column (every row, value B) when it owns one; ``engine`` runs
-    separable work (the gradient) on the piece's threads.
-    """
-
-    mutable = False  # its kept blocks are a cache: a round run twice gives the same results
-
-    def __init__(self, index: int, layout, block_ids: np.ndarray, last: bool, problem, budget: float, threads: int,
-                 prefetch: int):  # fmt: skip
-        entries = layout.blocks
-        self.index, self.layout, self.block_ids, self.prefetch = index, layout, np.asarray(block_ids), prefetch
-        lo = entries[int(block_ids[0])]["first"] if index > 0 else 0
-        hi = problem.n_features if last else entries[int(block_ids[-1])]["stop"]
-        self.bias = problem.bias if last else 0.0
-        # the piece's weights, its features and (the last piece) the bias slot after them: a range, so that the
-        # learners' arrays over them are views, not copies of the size of the features
-        self.weights = slice(lo, problem.n_weights if last else hi)
-        self.n_rows, self.threads = layout.n_rows, threads
-        item = layout.rows_dtype.itemsize + np.dtype(layout.store.dtype).itemsize  # a row id and a value an entry
-        self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
-        self.fits = self.bytes <= budget
-        self.kept: dict[int, object] = {}
-        self.read = ReadStats()
-
-    def __getstate__(self) -> dict:  # a piece shipped to a worker reads its blocks there
-        return {**self.__dict__, "kept": {}, "_engine": None, "_bias_column": None}
-
-    @property
-    def engine(self) -> ThreadEngine:
-        if getattr(self, "_engine", None) is None:
-            self._engine = ThreadEngine(self.threads)
-        return self._engine
-
-    def blocks(self):
-        """The piece's column blocks in order (kept, or read ahead), then its bias column."""
-        missing = [int(b) for b in self.block_ids if int(b) not in self.kept]
-        read = self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read, statistics=False)
-        fresh = iter(read) if missing else None
-        for b in self.block_ids:
-            block = self.kept.get(int(b))
-            if block is None:
-                block = next(fresh)
-                if self.fits:
-                    self.kept[int(b)] = block
-            yield block
-        if self.bias > 0:
-            yield self.bias_column()
-
-    def bias_column(self):
-        """The bias feature as a column: every row, value B (kept: a row id and a value a row)."""
-        if getattr(self, "_bias_column", None) is None:
-            n = self.n_rows
-            self._bias_column = BiasColumn(  # (its index: after the layout's blocks, for its columns' seeds)
-                self.layout.n_blocks,
-                np.array([self.weights.stop - 1]),
-                np.array([0, n]),
-                np.arange(n),
-                np.full(n, self.bias),
-            )
-        return self._bias_column
-
-
-@dataclass
-class BiasColumn:
-    """The bias feature as a column block (the kernels read ``features``, ``indptr``, ``rows``, ``data``)."""
-
-    index: int
-    features: np.ndarray
-    indptr: np.ndarray
-    rows: np.ndarray
-    data: np.ndarray
-
-
-def column_round(piece: ColumnPiece, worker, request) -> dict:
+def column_round(piece, worker, request) -> dict:
     """One round of ``piece``: its learner's work on its columns (``worker.round``), with what it read."""
     before = (piece.read.bytes_read, piece.read.read_seconds, piece.read.wait_seconds, piece.read.blocks_read)
     result = worker.round(piece, request)
@@ -566,8 +427,8 @@ class ColumnRounds:
     learner's ``broadcast()``, the results to its ``reduce`` in the pieces' order. Signals and the time limit wait
     for the round's end."""
 
-    def __init__(self, learner, engine, store: BlockStore, pieces: list[ColumnPiece]):
-        self.learner, self.engine, self.store, self.pieces = learner, engine, store, pieces
+    def __init__(self, learner, engine, store: BlockStore, columns: ColumnPieces):
+        self.learner, self.engine, self.store, self.columns = learner, engine, store, columns
 
     def run(self, run: PassRun, outer: int, read: ReadStats) -> bool:
         results = self.engine.run_kept(column_round, self.learner.worker(), self.learner.broadcast())
@@ -585,8 +446,8 @@ class ColumnRounds:
 
     def note(self) -> str | None:
         """Where the rounds' columns come from, said once."""
-        needed = sum(p.bytes for p in self.pieces) / 1e6
-        return memory_note(self.learner, needed, all(p.fits for p in self.pieces), ("the columns", "round", "them"))
+        c = self.columns
+        return memory_note(self.learner.name, c.budget, c.bytes / 1e6, c.fits, ("the columns", "round", "them"))
 
 
 # ---- shards' rounds -----------------------------------------------------------------------------------------
@@ -617,6 +478,8 @@ class Rounds:
     then ``learner.reduce(results)`` (CoCoA+'s step; a pass learner's nodes into its tree). Signals and the
     time limit wait for the round's end."""
 
+    columns = None  # (the column learners' passes read columns through a door: ColumnRounds.columns)
+
     def __init__(self, learner, engine, store: BlockStore):
         self.learner, self.engine, self.store = learner, engine, store
 
@@ -632,7 +495,7 @@ class Rounds:
 
     def note(self) -> str | None:
         """What dual CD's CoCoA+ rounds cost (a pass learner's shards make the serial passes, bit for bit)."""
-        if isinstance(self.learner, PassSolver):
+        if self.learner.reads == ROW_SUMS:
             return None
         return (
             "dual CD on shards runs CoCoA+ rounds, many more passes than the serial run (15x its passes, 0.11x its "

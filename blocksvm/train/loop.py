@@ -42,7 +42,7 @@ from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import weight_of
 from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
 from blocksvm.train import engines
-from blocksvm.train.params import TrainParams, settle
+from blocksvm.train.params import TrainParams, for_store, settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import TIME_LIMIT, PassSums, StopRules, liblinear_objective, make_exact, pass_record
 from blocksvm.train.signals import StopRequest, deferred_signals
@@ -188,6 +188,7 @@ class Trainer(Run):
         problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
         self.problem = problem if folds is None else problem.folded(folds, self.params.seed)
         self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client)
+        self.columns = self.passes.columns  # the store's columns, when the learner reads them (ColumnPieces)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         super().__init__(
             self.params,
@@ -542,7 +543,7 @@ def train(
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
-    params = engines.with_columns(params, store, say=say)  # (a column learner's layout: before the store is locked)
+    params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34)
     with reading(store, validation), writing({"the history": run.history_path}):
         trainer = Trainer(

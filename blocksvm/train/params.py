@@ -12,13 +12,14 @@ cross-parameter rules: on ``class_weight``, the solver a penalty chooses, and ``
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.errors import ParameterError
 from blocksvm.params import COMMON, Param
 from blocksvm.penalties import LIBLINEAR_SOLVERS, PENALTIES, liblinear_code
 from blocksvm.run_options import RUN_OPTIONS, TUNE_OPTIONS
-from blocksvm.solvers.base import PassSolver, tunable
+from blocksvm.solvers.base import COLUMNS, ROW_SUMS, tunable
 from blocksvm.solvers.registry import SOLVERS
 
 # What each command does, and how a message names it, for the message that refuses a parameter it does not read.
@@ -224,6 +225,34 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     return trained, options
 
 
+def for_store(params, store, say=None):
+    """``params`` for ``store``, the solver-choice rule that needs the store itself: a column learner's store gets its
+    column layout (written once, said in one line through ``say``); a store without one whose folder cannot be
+    written is trained by OWL-QN over its rows instead (said why). Before the store is locked for reading: writing
+    the layout locks it."""
+    from blocksvm.store import BlockStore, ensure_columns
+
+    if SOLVERS[params.solver].reads != COLUMNS:
+        return params
+    store = store if isinstance(store, BlockStore) else BlockStore(store)
+    if store.columns is not None:
+        return params
+    if not _can_write(store.path):
+        if say is not None:
+            say(
+                f"note: {store.path} has no column layout and its folder cannot be written: owl-qn trains the "
+                f"problem over its rows instead of {params.solver} over its columns ('blocksvm columns STORE' where "
+                "the store can be written gives it columns)"
+            )
+        return replace(params, solver="owl-qn")
+    ensure_columns(store, say=say)
+    return params
+
+
+def _can_write(folder) -> bool:
+    return os.access(folder, os.W_OK)
+
+
 def settle_tune(params=None, given: dict | None = None, *, cli: bool = False):
     """The checked ``(TrainParams, RunOptions, tune options)`` of ``blocksvm tune``: the training parameters
     train reads but C (the grid replaces it), the run options of :data:`TUNE_READS` and :data:`TUNE` (a dict)."""
@@ -290,7 +319,7 @@ def _sharded(command: str, values: dict, given: dict) -> dict:
         read = all(
             key in RUN or not PARAMS[key].solvers or key in reads for key in given if key in PARAMS or key in RUN
         )
-        runs = command in solver.commands and issubclass(solver, PassSolver)
+        runs = command in solver.commands and solver.reads == ROW_SUMS
         if runs and minimizes and read and not solver.ignores.keys() & given.keys():
             return {"solver": solver.name}
     return {}

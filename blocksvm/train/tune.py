@@ -38,9 +38,8 @@ from blocksvm.solvers import Problem
 from blocksvm.solvers.by_columns import loss_at_zero
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, reading
-from blocksvm.train import engines
 from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed
-from blocksvm.train.params import settle_tune
+from blocksvm.train.params import for_store, settle_tune
 from blocksvm.train.signals import StopRequest
 from blocksvm.train.snapshot import check_shape, differences
 
@@ -335,10 +334,10 @@ class Tuner:
     def _largest_slope_from_columns(self) -> float | None:
         """``max_kj |sum_i c_i l'(0; y_i) x_ij|`` from a column learner's layout statistics (no read of the data),
         or None (another learner, or statistics of totals only)."""
-        columns = getattr(self.solver, "columns", None)
+        columns = self.trainer.columns
         if columns is None:
             return None
-        found = loss_at_zero(columns, self.problem.at(1.0), self.solver.labels, self.solver.row_weights)
+        found = loss_at_zero(columns, self.problem.at(1.0))
         return None if found is None else float(np.abs(found[0]).max(initial=0.0))
 
     def _better(self, score: float, best: float) -> bool:
@@ -473,7 +472,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars)
-    params = engines.with_columns(params, store, say=say)  # (a column learner's layout: before the store is locked)
+    params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
     with reading(store), writing({"the model": options["refit"]}):
         tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
