@@ -11,6 +11,7 @@ import gzip
 import lzma
 import os
 import struct
+import threading
 from decimal import Decimal
 
 import numpy as np
@@ -18,16 +19,9 @@ import pytest
 from conftest import assert_same_rows
 from sklearn.datasets import load_svmlight_file
 
+from blocksvm._page_cache import read_soon
 from blocksvm.errors import InputFormatError
-from blocksvm.io._float_kernels import (
-    EXACT_POWERS_OF_TEN,
-    FAST,
-    MALFORMED,
-    NONFINITE,
-    POWERS_OF_FIVE,
-    SLOW,
-    parse_float,
-)
+from blocksvm.io._float_kernels import FAST, MALFORMED, NONFINITE, SLOW, parse_float
 from blocksvm.io.libsvm import iter_parsed, load_libsvm, parse_chunk
 
 # ---------------------------------------------------------------------------------------------
@@ -36,7 +30,7 @@ from blocksvm.io.libsvm import iter_parsed, load_libsvm, parse_chunk
 
 def _parse(text: str, delimiter: bytes = b"\n") -> tuple[int, float, int]:
     buf = np.frombuffer(text.encode() + delimiter, np.uint8)
-    status, value, end = parse_float(buf, 0, POWERS_OF_FIVE, EXACT_POWERS_OF_TEN)
+    status, value, end = parse_float(buf, 0)
     return int(status), float(value), int(end)
 
 
@@ -408,6 +402,23 @@ def test_error_line_numbers_count_across_chunks(write_text):
 def test_missing_file_is_an_input_error(tmp_path):
     with pytest.raises(InputFormatError, match="no such file"):
         list(iter_parsed(tmp_path / "absent.txt"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes")
+def test_asking_the_system_to_read_a_file_ahead_never_waits_and_never_fails(tmp_path, monkeypatch):
+    # the command line asks before it has looked at its input: a named pipe without a writer (whose opening would
+    # wait for one), a folder and a missing file are passed over, and standard input is never asked
+    failures = []
+    monkeypatch.setattr(threading, "excepthook", failures.append)
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "a.txt").write_bytes(b"1 1:2\n")
+    assert read_soon("-") is None
+    for name in ("pipe", "folder", "absent.txt", "a.txt"):
+        thread = read_soon(tmp_path / name)
+        thread.join(60)
+        assert not thread.is_alive(), name
+    assert failures == []
 
 
 def test_parse_chunk_reports_rows_nnz_and_index_range():

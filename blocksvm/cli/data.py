@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from blocksvm._page_cache import read_soon
 from blocksvm.cli.options import EXIT_CHECK_FAILED, EXIT_OK, Positional, command, option, print_json
 from blocksvm.errors import BlocksvmError, ParameterError, check_writable
 
@@ -91,6 +92,7 @@ def _convert_options() -> tuple:
     json="print the summary as JSON",
 )
 def convert_command(out, input: str, output: str, **options) -> int:
+    read_soon(input)  # the disk reads while numba starts
     from blocksvm.io.convert import convert
 
     return out.report(convert(input, output, progress=out.progress, **options))

@@ -9,6 +9,7 @@ import sys
 from functools import cache
 from pathlib import Path
 
+from blocksvm._page_cache import read_soon
 from blocksvm.cli.options import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -281,6 +282,7 @@ def tune_command(out, store: str, plot: str | None = None, **flags) -> int:
     json="print the summary as JSON",
 )
 def stream_command(out, input: str, model: str, **flags) -> int:
+    read_soon(input)  # the disk reads while numba starts
     from blocksvm.checkpoint import writing
     from blocksvm.stream import stream
 

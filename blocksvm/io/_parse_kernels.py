@@ -23,7 +23,6 @@ from blocksvm.io._text_kernels import (
     is_blank,
     number_error,
     parse_lines,
-    skip_blanks,
     slow_number,
 )
 
@@ -70,34 +69,40 @@ def count_lines_and_pairs(buf):
 
 
 @njit(cache=True, nogil=True)
-def parse_libsvm_lines(buf, first_line, min_index, skip_bad, out, slow, error, tables):
+def parse_libsvm_lines(buf, first_line, min_index, skip_bad, out, slow, error):
     """Parse every line of ``buf`` into CSR rows (:func:`._text_kernels.parse_lines`, whose arguments these are).
 
     ``min_index``: the smallest feature index accepted, 0 (zero-based or auto) or 1 (one-based). The rows'
     ``columns`` are the indices as written; ``values`` may be float32 (each value rounded as it is stored).
     """
-    return parse_lines(buf, first_line, skip_bad, min_index, out, slow, error, tables, _parse_row, _token_end, COMMENT)
+    return parse_lines(buf, first_line, skip_bad, min_index, out, slow, error, _parse_row, _token_end, COMMENT)
 
 
 @njit(cache=True, nogil=True)
-def _parse_row(buf, p, row, k, n_slow, min_index, out, slow, tables):
+def _parse_row(buf, p, row, k, n_slow, min_index, out, slow):
     """Parse one row from its label at ``p`` up to its newline or comment.
 
     Each byte is read once: index digits are accumulated on the way to the ':', and the value is
-    parsed from there to the delimiter.
+    parsed from there to the delimiter. The arrays are this function's arguments and the helpers it calls for
+    every entry take none but ``buf`` (:func:`~._float_kernels.parse_float`): an array handed to an inlined
+    helper costs a reference count taken and dropped (two atomic operations) at every call.
 
     Returns ``(code, p, k, n_slow)``: on success ``p`` is at the newline or '#' and ``k``
     and ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad token.
     """
     indices, values, labels = out[1], out[2], out[3]
-    code, label, end, n_slow = _number(buf, p, tables, BAD_LABEL, NONFINITE_LABEL, slow, n_slow, SLOW_LABEL, row)
+    status, label, end = parse_float(buf, p)
+    code = number_error(status, _ends_token(byte_at(buf, end)), BAD_LABEL, NONFINITE_LABEL)
     if code != OK:
         return code, p, k, n_slow
+    if status == SLOW:
+        n_slow = slow_number(slow, n_slow, SLOW_LABEL, row, p, end, 1.0)
     labels[row] = label
     p = end
     previous = -1
     while True:
-        p = skip_blanks(buf, p)
+        while is_blank(byte_at(buf, p)):
+            p += 1
         c = byte_at(buf, p)
         if c == 10 or c == COMMENT:
             return OK, p, k, n_slow
@@ -128,26 +133,17 @@ def _parse_row(buf, p, row, k, n_slow, min_index, out, slow, tables):
             code = DUPLICATE_INDEX if index == previous else NOT_INCREASING
             return code, t_start, k, n_slow
         # value
-        code, value, p, n_slow = _number(buf, p + 1, tables, BAD_VALUE, NONFINITE_VALUE, slow, n_slow, SLOW_VALUE, k)
+        status, value, end = parse_float(buf, p + 1)
+        code = number_error(status, _ends_token(byte_at(buf, end)), BAD_VALUE, NONFINITE_VALUE)
         if code != OK:
             return code, t_start, k, n_slow
+        if status == SLOW:
+            n_slow = slow_number(slow, n_slow, SLOW_VALUE, k, p + 1, end, 1.0)
         indices[k] = index
         values[k] = value
         k += 1
         previous = index
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _number(buf, start, tables, bad, nonfinite, slow, n_slow, slow_kind, slot):
-    """The number at ``start``, a label or a value: ``(code, number, end, n_slow)``, ``code`` OK or ``bad`` (not a
-    number ending its token) or ``nonfinite``; one left to Python is noted in ``slow`` as ``slow_kind`` of
-    ``slot`` (its row or entry)."""
-    powers, exact_tens = tables
-    status, number, end = parse_float(buf, start, powers, exact_tens)
-    code = number_error(status, _ends_token(byte_at(buf, end)), bad, nonfinite)
-    if code == OK and status == SLOW:
-        n_slow = slow_number(slow, n_slow, slow_kind, slot, start, end, 1.0)
-    return code, number, end, n_slow
+        p = end
 
 
 @njit(cache=True, nogil=True)

@@ -11,7 +11,7 @@ and a value, handed to :func:`parse_lines` by its entry point (``parse_libsvm_li
 the functions Python calls, and the ones numba caches; :func:`parse_lines` is inlined into each, so that it calls
 its grammar's functions directly, as code written for that grammar alone would):
 
-``parse_row(buf, p, row, k, n_slow, grammar, out, slow, tables) -> (code, p, k, n_slow)``
+``parse_row(buf, p, row, k, n_slow, grammar, out, slow) -> (code, p, k, n_slow)``
     Parse the line whose first word is at ``p``: its label into ``labels[row]`` (and its weight into
     ``weights[row]``), its entries into ``columns[k:]`` and ``values[k:]``, the numbers left to Python into
     ``slow`` (:func:`slow_number`). ``grammar`` is the format's own value (LIBSVM's smallest index, VW's mask and
@@ -119,7 +119,7 @@ def slow_number(slow, n_slow, kind, at, start, end, scale):
 
 
 @njit(cache=True, nogil=True, inline="always")  # inlined: its grammar's functions are then called directly
-def parse_lines(buf, first_line, skip_bad, grammar, out, slow, error, tables, parse_row, token_end, comment):
+def parse_lines(buf, first_line, skip_bad, grammar, out, slow, error, parse_row, token_end, comment):
     """Parse every line of ``buf`` (uint8) into CSR rows by one grammar's ``parse_row`` and ``token_end``.
 
     Parameters
@@ -141,8 +141,6 @@ def parse_lines(buf, first_line, skip_bad, grammar, out, slow, error, tables, pa
         (:func:`slow_number`), the first ``room`` of them.
     error : ndarray of int64, shape (4,)
         Out: code, line, token start, token end of the first bad line (code 0 if none).
-    tables : tuple
-        ``(powers, exact_tens)`` of :mod:`blocksvm.io._float_kernels`.
     parse_row, token_end : functions
         The grammar (the module's docstring).
     comment : int
@@ -171,7 +169,7 @@ def parse_lines(buf, first_line, skip_bad, grammar, out, slow, error, tables, pa
             pos = line_end(buf, p) + 1
             continue
         k = indptr[row]
-        code, p, k_end, n_slow_end = parse_row(buf, p, row, k, n_slow, grammar, out, slow, tables)
+        code, p, k_end, n_slow_end = parse_row(buf, p, row, k, n_slow, grammar, out, slow)
         if code != OK:  # p is the start of the offending token
             if error[0] == OK:
                 error[0], error[1], error[2], error[3] = code, line, p, token_end(buf, p)

@@ -175,7 +175,7 @@ def _word_end(buf, p):
 
 
 @njit(cache=True, nogil=True)
-def parse_vw_lines(buf, first_line, mask, hash_all, skip_bad, out, slow, error, tables):
+def parse_vw_lines(buf, first_line, mask, hash_all, skip_bad, out, slow, error):
     """Parse every line of ``buf`` into hashed CSR rows, each row's entries in the order met
     (:func:`._text_kernels.parse_lines`, whose arguments these are).
 
@@ -184,17 +184,16 @@ def parse_vw_lines(buf, first_line, mask, hash_all, skip_bad, out, slow, error, 
     :func:`merge_rows` follows); ``weights`` each row's importance weight (1 when the line has none).
     """
     return parse_lines(
-        buf, first_line, skip_bad, (mask, hash_all), out, slow, error, tables, _parse_vw_row, _word_end, NO_COMMENT
+        buf, first_line, skip_bad, (mask, hash_all), out, slow, error, _parse_vw_row, _word_end, NO_COMMENT
     )
 
 
 @njit(cache=True, nogil=True)
-def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow, tables):
+def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow):
     """Parse one line from its first word at ``p``. Returns ``(code, p, k, n_slow)``: on success ``k`` and
     ``n_slow`` are past the row's entries; on failure ``p`` is the start of the bad word."""
     mask, hash_all = grammar
     columns, values, labels, weights = out[1], out[2], out[3], out[4]
-    powers, exact_tens = tables
     # the header: up to the first bar, words [label [importance [base]]] [tag]
     starts = np.empty(4, np.int64)
     ends = np.empty(4, np.int64)
@@ -221,7 +220,7 @@ def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow, tables):
         return NO_LABEL, p, k, n_slow
     if n_words > 2:
         return EXTRA_HEADER, starts[2], k, n_slow
-    status, label, end = parse_float(buf, starts[0], powers, exact_tens)
+    status, label, end = parse_float(buf, starts[0])
     code = number_error(status, end == ends[0], BAD_LABEL, NONFINITE_LABEL)
     if code != OK:
         return code, starts[0], k, n_slow
@@ -230,7 +229,7 @@ def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow, tables):
     labels[row] = label
     weight = 1.0
     if n_words == 2:
-        status, weight, end = parse_float(buf, starts[1], powers, exact_tens)
+        status, weight, end = parse_float(buf, starts[1])
         code = number_error(status, end == ends[1], BAD_WEIGHT, NONFINITE_WEIGHT)
         if code != OK:
             return code, starts[1], k, n_slow
@@ -251,7 +250,7 @@ def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow, tables):
                 q += 1
             seed = hash_name(buf, name_start, q, _ZERO, hash_all) & _M32
             if byte_at(buf, q) == 58:  # ':' its weight
-                status, scale, end = parse_float(buf, q + 1, powers, exact_tens)
+                status, scale, end = parse_float(buf, q + 1)
                 if status != FAST or not _ends_word(byte_at(buf, end)):
                     return BAD_NAMESPACE_WEIGHT, name_start, k, n_slow
                 q = end
@@ -268,7 +267,7 @@ def _parse_vw_row(buf, p, row, k, n_slow, grammar, out, slow, tables):
             column = np.int32(hash_name(buf, t_start, q, seed, hash_all) & mask)
             value = scale
             if byte_at(buf, q) == 58:
-                status, value, end = parse_float(buf, q + 1, powers, exact_tens)
+                status, value, end = parse_float(buf, q + 1)
                 code = number_error(status, _ends_word(byte_at(buf, end)), BAD_VALUE, NONFINITE_VALUE)
                 if code != OK:
                     return code, t_start, k, n_slow

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import scipy.sparse as sp
 
 from blocksvm.errors import InputFormatError, ParameterError
 from blocksvm.io.text import ParsedChunk
@@ -131,6 +130,8 @@ def _parsed_chunks(triples, dtype: np.dtype, name: str = NAME, column: str | Non
 def rows_as_chunk(X, y, first: int, dtype: np.dtype, name=NAME, weights=None) -> ParsedChunk:
     """``(X, y)`` (with the rows' ``weights``, if given) as a parsed chunk whose first row is line ``first`` of
     ``name``."""
+    import scipy.sparse as sp  # here: convert imports this module, and text never needs scipy
+
     X = sp.csr_matrix(X if sp.issparse(X) else np.asarray(X, dtype=dtype), dtype=dtype)  # a pandas frame too
     X.sum_duplicates()
     X.eliminate_zeros()

@@ -26,6 +26,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,8 +43,10 @@ from blocksvm.io.vw import iter_text, text_format_of
 from blocksvm.io.weights import with_weights
 from blocksvm.params import cores
 from blocksvm.store import format as F
-from blocksvm.store.columns import FeatureCounts, write_columns_unlocked
 from blocksvm.store.writer import StoreBuilder, write_block, write_feature_map
+
+if TYPE_CHECKING:  # the column layout is imported when written (convert --columns), not by every conversion
+    from blocksvm.store.columns import FeatureCounts
 
 DEFAULT_BLOCK_MB = 64.0
 MAX_SKIPPED_EXAMPLES = 5
@@ -492,7 +495,11 @@ def _build_store(
         version = F.store_version(compact is not None, weights is not None)
         if layout.shuffle:
             spill = _rebalance(spill, target, weigh, layout.seed, layout.dtype, builder.partial / "spill2.bin")
-        counts = FeatureCounts(width if compact is None else len(compact)) if layout.columns else None
+        counts = None
+        if layout.columns:
+            from blocksvm.store.columns import FeatureCounts
+
+            counts = FeatureCounts(width if compact is None else len(compact))
         entries = _write_blocks(
             spill,
             builder,
@@ -565,6 +572,8 @@ def _column_writer(layout: StoreLayout, summaries: list, counts: FeatureCounts, 
     summary to ``summaries``), from the features' ``counts`` taken as the blocks were written."""
 
     def write(partial: Path) -> None:
+        from blocksvm.store.columns import write_columns_unlocked
+
         summary = write_columns_unlocked(
             partial, block_mb=None, jobs=layout.jobs, progress=layout.progress, counts=counts.counts
         )

@@ -15,7 +15,7 @@ import numpy as np
 
 from blocksvm.errors import InputFormatError
 from blocksvm.io import _parse_kernels as K
-from blocksvm.io.text import CHUNK_BYTES, FLOAT_TABLES, ParsedChunk, parse_text, read_text
+from blocksvm.io.text import CHUNK_BYTES, ParsedChunk, parse_text, read_text
 
 _REASONS = {
     K.BAD_LABEL: "label {token!r} is not a number",
@@ -57,7 +57,7 @@ class LibsvmGrammar:
 
     def parse(self, buf, first_line, skip_bad, out, slow, error) -> tuple:
         min_index = 1 if self.one_based else 0
-        return K.parse_libsvm_lines(buf, first_line, min_index, skip_bad, out, slow, error, FLOAT_TABLES)
+        return K.parse_libsvm_lines(buf, first_line, min_index, skip_bad, out, slow, error)
 
     def finish(self, out: tuple, n_rows: int) -> int:
         return int(out[0][n_rows])

@@ -28,14 +28,12 @@ from typing import Protocol
 
 import numpy as np
 
+from blocksvm._page_cache import read_soon_fd
 from blocksvm.errors import InputFormatError
 from blocksvm.io import _text_kernels as K
-from blocksvm.io._float_kernels import EXACT_POWERS_OF_TEN, POWERS_OF_FIVE
 from blocksvm.rows import Rows
 
 CHUNK_BYTES = 8 << 20
-FLOAT_TABLES = (POWERS_OF_FIVE, EXACT_POWERS_OF_TEN)
-"""The tables of :func:`blocksvm.io._float_kernels.parse_float`, as a grammar's kernel takes them."""
 
 _MAGIC = {  # magic bytes -> opener of a binary stream
     b"\x1f\x8b": lambda stream: gzip.GzipFile(fileobj=stream, mode="rb"),
@@ -103,7 +101,7 @@ class Grammar(Protocol):
     weighted: bool
 
     def bounds(self, buf: np.ndarray) -> tuple[int, int]:
-        """Upper bounds on the rows and the entries of the lines ``buf``."""
+        """The newlines of ``buf`` (a bound on its rows) and an upper bound on its entries."""
 
     def values_dtype(self, dtype) -> np.dtype:
         """The type its kernel stores values in, for chunks of ``dtype``."""
@@ -183,12 +181,15 @@ def _decompressed(head: bytes, counter: _CountingReader):
     return buffered, counter
 
 
-def iter_line_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[np.ndarray, int]]:
-    """Yield ``(text, first_line)`` pieces of ``stream`` that end at a line boundary.
+def iter_line_chunks(stream, chunk_bytes: int = CHUNK_BYTES, count=None) -> Iterator[tuple[np.ndarray, int, tuple]]:
+    """Yield ``(text, first_line, counts)`` pieces of ``stream`` that end at a line boundary.
 
     ``text`` is a uint8 array filled by ``readinto``, with no further copy; the partial line at its
-    end starts the next piece.
+    end starts the next piece. ``counts`` is ``count(text)``, whose first item is its newlines (a grammar's
+    :meth:`Grammar.bounds`), else ``(newlines,)``: one pass over the text gives the next piece's first line and the
+    parser's bounds.
     """
+    count = count or (lambda text: (K.count_newlines(text),))
     carry = np.empty(0, np.uint8)
     first_line = 1
     while True:
@@ -197,14 +198,15 @@ def iter_line_chunks(stream, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[n
         end = len(carry) + _read_into(stream, text[len(carry) :])
         if end == len(carry):
             if len(carry):
-                yield carry, first_line
+                yield carry, first_line, count(carry)
             return
         cut = K.last_newline(text[:end])
         if cut < 0:  # a line longer than a chunk: read on
             carry = text[:end]
             continue
-        yield text[: cut + 1], first_line
-        first_line += K.count_newlines(text[: cut + 1])  # without the GIL
+        counts = count(text[: cut + 1])  # without the GIL
+        yield text[: cut + 1], first_line, counts
+        first_line += int(counts[0])
         carry = text[cut + 1 : end].copy()
 
 
@@ -229,6 +231,7 @@ def parse_text(
     skip_bad_lines: bool = False,
     dtype=np.float32,
     source_pos: int = 0,
+    bounds: tuple | None = None,
 ) -> ParsedChunk:
     """Parse whole lines of text by ``grammar``.
 
@@ -247,6 +250,8 @@ def parse_text(
         Type of the returned values. Values overflowing it are errors.
     source_pos : int
         Bytes of the file on disk consumed up to this chunk (the chunk's ``source_pos``).
+    bounds : tuple, optional
+        ``grammar.bounds(text)``, when the reader counted them already.
 
     Raises
     ------
@@ -255,11 +260,12 @@ def parse_text(
     """
     buf = np.frombuffer(text, dtype=np.uint8)
     text_bytes = len(buf)
+    max_rows, max_entries = grammar.bounds(buf) if bounds is None else bounds
     if not text_bytes or buf[-1] != 10:  # the kernel's scans stop at a final newline
         buf = np.append(buf, np.uint8(10))
+        max_rows += 1
     buf = buf.view()
     buf.flags.writeable = False  # one array type whatever the text came in: numba compiles the parser once, not twice
-    max_rows, max_entries = grammar.bounds(buf)
     out = (
         np.empty(max_rows + 1, np.int64),  # indptr
         np.empty(max_entries, np.int32),  # columns
@@ -411,8 +417,9 @@ def read_text(
     """
     path = os.fspath(path)
 
-    def parse(text, first_line, pos):
-        return parse_text(grammar, text, first_line, path, skip_bad_lines=skip_bad_lines, dtype=dtype, source_pos=pos)
+    def parse(text, first_line, counts, pos):
+        options = {"skip_bad_lines": skip_bad_lines, "dtype": dtype, "source_pos": pos, "bounds": counts}
+        return parse_text(grammar, text, first_line, path, **options)
 
     stream, counter = open_input(path)
     texts: queue.Queue = queue.Queue(maxsize=workers + 1)
@@ -430,8 +437,10 @@ def read_text(
 
     def read_ahead():
         try:
-            for text, first_line in iter_line_chunks(stream, chunk_bytes):
-                if not put((text, first_line, counter.consumed)):
+            if counter.owns:  # the disk reads while the kernels load (the command line asked before its imports)
+                read_soon_fd(counter.raw.fileno())
+            for text, first_line, counts in iter_line_chunks(stream, chunk_bytes, grammar.bounds):
+                if not put((text, first_line, counts, counter.consumed)):
                     return
             put(None)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer

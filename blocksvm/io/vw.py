@@ -23,7 +23,7 @@ import numpy as np
 from blocksvm.errors import ParameterError
 from blocksvm.io import _vw_kernels as K
 from blocksvm.io.libsvm import LibsvmGrammar
-from blocksvm.io.text import CHUNK_BYTES, FLOAT_TABLES, ParsedChunk, parse_text, read_text
+from blocksvm.io.text import CHUNK_BYTES, ParsedChunk, parse_text, read_text
 from blocksvm.io.weights import check_weights
 
 FORMATS = ("libsvm", "vw")
@@ -142,7 +142,7 @@ class VWGrammar:
 
     def parse(self, buf, first_line, skip_bad, out, slow, error) -> tuple:
         mask = np.uint64((1 << self.hashing.bits) - 1)
-        return K.parse_vw_lines(buf, first_line, mask, self.hashing.hash_all, skip_bad, out, slow, error, FLOAT_TABLES)
+        return K.parse_vw_lines(buf, first_line, mask, self.hashing.hash_all, skip_bad, out, slow, error)
 
     def finish(self, out: tuple, n_rows: int) -> int:
         indptr, columns, values = out[0], out[1], out[2]

@@ -43,7 +43,7 @@ def iter_weight_file(
     path = os.fspath(path)
     stream, counter = open_input(path)
     try:
-        for text, first_line in iter_line_chunks(stream, chunk_bytes):
+        for text, first_line, _ in iter_line_chunks(stream, chunk_bytes):
             tokens = bytes(text).split(b"\n")
             if tokens and tokens[-1] == b"":
                 tokens.pop()  # the piece's final newline

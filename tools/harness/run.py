@@ -19,22 +19,29 @@ from harness import REPO
 # data set) would start its peak from the parent's (Linux keeps the replaced memory's peak in ru_maxrss across exec).
 PEAK_OF_CHILD = (
     "import resource, subprocess, sys; code = subprocess.call(sys.argv[2:]); "
-    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); sys.exit(code)"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "open(sys.argv[1], 'w').write(f'{u.ru_maxrss} {u.ru_utime + u.ru_stime}'); sys.exit(code)"
 )
 
 
-def command(argv: list[str], log: Path | None = None, timeout: float | None = None) -> dict:
-    """Run ``argv`` from the repository root: its wall ``seconds``, ``peak_rss_mb`` (the command's own, whatever this
-    process holds: it runs under :data:`PEAK_OF_CHILD`) and ``stdout``; its standard error goes to ``log``. A failed
-    or killed run (past ``timeout`` seconds) adds ``error``: why, and the log's last lines."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+def command(
+    argv: list[str], log: Path | None = None, timeout: float | None = None, checkout: Path | None = None
+) -> dict:
+    """Run ``argv`` from the repository root: its wall ``seconds``, ``cpu_seconds`` (user and system, every thread),
+    ``peak_rss_mb`` (the command's own, whatever this process holds: it runs under :data:`PEAK_OF_CHILD`) and
+    ``stdout``; its standard error goes to ``log``. ``checkout``: another checkout of blocksvm (a worktree of an older
+    commit) to run from instead of this one: the child's working directory (``python -m`` puts it first on
+    ``sys.path``) and first on its ``PYTHONPATH``. A failed or killed run (past ``timeout`` seconds) adds ``error``:
+    why, and the log's last lines."""
+    root = Path(checkout or REPO)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     with (
         open(log, "w+") if log else tempfile.TemporaryFile("w+") as err,
         tempfile.NamedTemporaryFile("r", suffix=".rss") as peak,
     ):
         start = time.perf_counter()
         child = subprocess.Popen([sys.executable, "-c", PEAK_OF_CHILD, peak.name, *argv], stdout=subprocess.PIPE,
-                                 stderr=err, cwd=REPO, env=env, text=True, start_new_session=True)  # fmt: skip
+                                 stderr=err, cwd=root, env=env, text=True, start_new_session=True)  # fmt: skip
         timer = threading.Timer(timeout, os.killpg, (child.pid, signal.SIGKILL)) if timeout else None
         if timer:
             timer.start()
@@ -42,8 +49,9 @@ def command(argv: list[str], log: Path | None = None, timeout: float | None = No
         if timer:
             timer.cancel()
         result = {"seconds": time.perf_counter() - start, "stdout": stdout}
-        peak_kb = peak.read().strip()
-        result["peak_rss_mb"] = int(peak_kb) / 1024 if peak_kb else float("nan")
+        usage = peak.read().split()
+        result["peak_rss_mb"] = int(usage[0]) / 1024 if usage else float("nan")
+        result["cpu_seconds"] = float(usage[1]) if usage else float("nan")
         if child.returncode != 0:
             err.seek(0)
             tail = " / ".join(err.read().strip().splitlines()[-3:])
