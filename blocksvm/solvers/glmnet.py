@@ -33,11 +33,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _glmnet_kernels as K
 from blocksvm.solvers._common import dot
 from blocksvm.solvers.base import Resources
-from blocksvm.solvers.by_columns import ColumnSolver, ColumnWorker, block_seed, loss_at_zero
+from blocksvm.solvers.by_columns import (
+    F_OLD,
+    GMAX,
+    GMAX_OLD,
+    GNORM1,
+    GNORM1_INIT,
+    N_SHARED,
+    ROWS,
+    STEP,
+    TOL,
+    ColumnSolver,
+    ColumnWorker,
+    F,
+    block_seed,
+    loss_at_zero,
+)
 from blocksvm.solvers.staged import Stage
 
 SIGMA = 0.01  # the line search's sufficient decrease (LIBLINEAR's sigma)
@@ -56,78 +70,86 @@ STAGES = (
     Stage("CHECK", "the screened features' gradient"),
 )
 START, QP, GRADIENT, WAIT, DONE, CHECK = range(len(STAGES))
-# A problem's numbers, columns of ``numbers``.
-F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS, INNER_EPS, LOSS_SUM, CYCLES = range(12)
-N_NUMBERS = 12
+# A problem's own numbers, after the column learners' (by_columns.F ... ROWS): the quadratic's tolerance factor, the
+# loss at w, the quadratic's cycles in the last iteration.
+INNER_EPS, LOSS_SUM, CYCLES = range(N_SHARED, N_SHARED + 3)
 
 
 class GLMNETWorker(ColumnWorker):
     """A piece's round: the gradient of its columns, or its cycles of coordinate descent on the quadratic."""
 
-    def __init__(self, loss, bias: float, n_rows: int):
-        self.n_rows = n_rows
-
     def round(self, piece, request) -> dict:
         kinds, W = request.kinds, request.W
         gradient_ks = np.flatnonzero((kinds == GRADIENT_KIND) | (kinds == CHECK_KIND))
-        quadratic_ks = np.flatnonzero(kinds == QUADRATIC_KIND)
-        tau, D = request.rows["tau"], request.rows["D"]
-        screened = request.features["screened"]
-        wanted = np.where((kinds == CHECK_KIND)[:, None], screened, ~screened)  # a check reads the screened only
-        grad, hdiag, norms = np.zeros_like(W), np.zeros_like(W), np.full(W.shape[1], -1.0)
-        active = request.features["active"]
-        wpd, xTd = W.copy(), np.zeros((len(kinds), self.n_rows))
-        quadratic = _Quadratic(request, piece, quadratic_ks)
-        read, cycle = 0, 0
-        while (cycle == 0 and len(gradient_ks)) or quadratic.running():
-            totals = np.zeros((len(kinds), K.N_TOTALS))
+        quadratic = _Quadratic(request, piece, np.flatnonzero(kinds == QUADRATIC_KIND))
+        ix, out, read = piece.weights, {"index": piece.weights}, 0
+        if len(gradient_ks):
+            td = np.stack([request.rows["tau"], request.rows["D"]], axis=-1)  # tau and D side by side
+            screened = request.features["screened"]
+            wanted = np.where((kinds == CHECK_KIND)[:, None], screened, ~screened)  # a check reads the screened only
+            grad, hdiag, norms = np.zeros_like(W), np.zeros_like(W), np.full(W.shape[1], -1.0)
             for block in piece.blocks():
-                columns = (block.features, block.indptr, block.rows, block.data)
-                for k in gradient_ks if cycle == 0 else ():
-                    read += _gradient(piece, columns, tau[k], D[k], wanted[k], grad[k], hdiag[k], norms)
-                for k in quadratic.running_problems():
-                    seed = block_seed((*request.key, cycle), block.index, int(k))
-                    K.quadratic_cycle(*columns, D[k], request.features["grad"][k], request.features["hdiag"][k], W[k],
-                                      wpd[k], xTd[k], quadratic.active[k], quadratic.gmax_old[k],
-                                      request.numbers[k, 0], seed, totals[k])  # fmt: skip
-            read += int(totals[:, K.READ].sum())
-            quadratic.end_cycle(totals, active)
-            cycle += 1
-        ix = piece.weights
-        return {"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix], "norms": norms[ix], "wpd": wpd[:, ix],
-                "xTd": xTd, "cycles": quadratic.cycles, "read": read}  # fmt: skip
+                for k in gradient_ks:
+                    read += _gradient(piece, block.csc, td[k], wanted[k], (grad[k], hdiag[k], norms))
+            out |= {"grad": grad[:, ix], "hdiag": hdiag[:, ix], "norms": norms[ix]}
+        if quadratic.running():
+            read += quadratic.cycles_over(piece, request)
+            out |= {"wpd": quadratic.wpd[:, ix], "xTd": quadratic.dx[..., K.XD], "cycles": quadratic.cycles}
+        return {**out, "read": read}
 
 
-def _gradient(piece, columns, tau, D, wanted, grad, hdiag, norms) -> int:
+def _gradient(piece, columns: tuple, td, wanted, out: tuple) -> int:
     """The gradient of a block's ``wanted`` columns, split among the piece's threads (each column's sum is its own:
     the same bits for any split); entries read."""
     n = columns[0].shape[0]
     threads = max(1, min(piece.threads, n // 64))
     cuts = np.linspace(0, n, threads + 1).astype(np.int64)
     parts = piece.engine.map(
-        lambda i: K.gradient(*columns, tau, D, cuts[i], cuts[i + 1], wanted, grad, hdiag, norms), list(range(threads))
+        lambda i: K.gradient(columns, td, (cuts[i], cuts[i + 1]), wanted, out), list(range(threads))
     )
     return int(sum(parts))
 
 
 class _Quadratic:
-    """The quadratic's cycles of one piece: which problems still cycle, their inner shrinking and stopping rule
-    (LIBLINEAR's, on the piece's features and its share of the tolerance)."""
+    """The quadratic's cycles of one piece: which problems still cycle, their ``w + d`` and ``X d``, their inner
+    shrinking and stopping rule (LIBLINEAR's, on the piece's features and its share of the tolerance)."""
 
     def __init__(self, request, piece, problems: np.ndarray):
         n_k = len(request.kinds)
         self.problems, self.ix = problems, piece.weights
         self.tolerance = request.numbers[:, 1 + piece.index] if request.numbers.shape[1] > 1 else np.zeros(n_k)
-        self.active = request.features["active"].copy()
-        self.gmax_old = np.full(n_k, np.inf)
         self.done = np.zeros(n_k, np.bool_)
         self.cycles = np.zeros(n_k, np.int64)
+        if len(problems):
+            self.active = request.features["active"].copy()
+            self.gmax_old = np.full(n_k, np.inf)
+            self.wpd = request.W.copy()
+            self.dx = np.zeros((n_k, request.rows["D"].shape[1], 2))  # X d and D side by side
+            self.dx[..., K.D] = request.rows["D"]
 
     def running_problems(self) -> np.ndarray:
         return self.problems[~self.done[self.problems]]
 
     def running(self) -> bool:
         return len(self.running_problems()) > 0
+
+    def cycles_over(self, piece, request) -> int:
+        """The piece's cycles until each problem's inner stopping rule (or MAX_CYCLES); entries read."""
+        read, cycle = 0, 0
+        features = request.features
+        rows = request.numbers[:, 0]  # each problem's l: the shrinking threshold is Gmax_old / l
+        while self.running():
+            totals = np.zeros((len(request.kinds), K.N_TOTALS))
+            for block in piece.blocks():
+                for k in self.running_problems():
+                    seed = block_seed((*request.key, cycle), block.index, int(k))
+                    model = (features["grad"][k], features["hdiag"][k], request.W[k], self.wpd[k])
+                    threshold = self.gmax_old[k] / rows[k]
+                    K.quadratic_cycle(block.csc, self.dx[k], model, self.active[k], threshold, seed, totals[k])
+            read += int(totals[:, K.READ].sum())
+            self.end_cycle(totals, features["active"])
+            cycle += 1
+        return read
 
     def end_cycle(self, totals: np.ndarray, active: np.ndarray) -> None:
         for k in self.running_problems():
@@ -154,19 +176,13 @@ class GLMNETSolver(ColumnSolver):
     """
 
     name = "glmnet"
-    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
     losses = ("logistic", "squared-hinge")
-    penalties = ("l1",)
-    stop_rules = frozenset({"solver"})
-    state_names = (
-        "w", "t", "grad", "hdiag", "active", "screened", "norms", "piece_norms", "numbers", "stage", "why", "counts"
-    )  # fmt: skip
+    state_names = ("w", "t", "grad", "hdiag", "active", "screened", "norms", "piece_norms")
+    state_names += ("numbers", "stage", "why", "counts")
     worker_class = GLMNETWorker
     STAGES = STAGES
-    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
-    n_numbers = N_NUMBERS
-    norm_figure, passes_figure = "subgradient_norm", "rounds"
-    norm_words, title = "subgradient norm", "newGLMNET"
+    n_numbers = N_SHARED + 3
+    title = "newGLMNET"
     WHY = ("", "subgradient norm met", "line search fails")
     shown = (
         ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
@@ -185,19 +201,14 @@ class GLMNETSolver(ColumnSolver):
         self.t = np.zeros((n_k, self.n_rows))
         self.tau, self.D = np.zeros((n_k, self.n_rows)), np.zeros((n_k, self.n_rows))
         self.grad, self.hdiag = np.zeros((n_k, n_w)), np.zeros((n_k, n_w))
-        self.active = np.ones((n_k, n_w), np.bool_)
         self.piece_norms = np.zeros((n_k, self.n_pieces))
         self._start_numbers()
 
     def _start_numbers(self) -> None:
-        """The tolerances (LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``), the rows, ``inner_eps = 1`` and the
-        loss terms of the rows at ``t``."""
-        positive = np.count_nonzero(self.yc > 0, axis=1)
-        rows = positive + np.count_nonzero(self.yc < 0, axis=1)
+        """The column learners' (the tolerances), ``inner_eps = 1`` and the loss terms of the rows at ``t``."""
+        super()._start_numbers()
         n = self.numbers
-        n[:, ROWS] = np.maximum(rows, 1)
-        n[:, TOL] = self.tolerance(positive, rows)
-        n[:, GMAX_OLD], n[:, INNER_EPS] = np.inf, 1.0
+        n[:, INNER_EPS] = 1.0
         for k in range(self.n_problems):
             self._row_terms(k)
             n[k, F] = np.abs(self.w[k]).sum() + n[k, LOSS_SUM]
@@ -255,12 +266,10 @@ class GLMNETSolver(ColumnSolver):
         self.hdiag[k] = self.combined(pieces, "hdiag", self.hdiag, k)
         if "norms" in pieces[0]:  # (from the statistics at the start: none yet)
             read = self.combined([{**p, "norms": p["norms"][None, :]} for p in pieces], "norms", self.norms[None, :], 0)
-            self.norms = np.where(read >= 0, read, self.norms)
+            np.copyto(self.norms, read, where=read >= 0)
         self._screen(k)
-        violation, shrunk = _violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS])
-        shrunk |= self.screened[k]
-        self.active[k] = ~shrunk
-        kept = np.where(shrunk, 0.0, violation)
+        kept = np.empty_like(self.grad[k])  # each weight's violation, 0 where it sits out the quadratic
+        K.violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS], self.screened[k], self.active[k], kept)
         n[GNORM1], n[GMAX] = kept.sum(), kept.max(initial=0.0)
         self.piece_norms[k] = [kept[piece["index"]].sum() for piece in pieces]
         if start:
@@ -273,14 +282,12 @@ class GLMNETSolver(ColumnSolver):
         same optimum) and the duality gap ``G`` bound the optimal dual point in a sphere of radius ``sqrt(2 G L)``
         (``L``: the largest ``C_i l''``), and a zero weight whose column keeps ``|x_j' theta| + r ||x_j|| < 1`` over
         that sphere is zero at the optimum: it is not read again (until C moves)."""
-        n, w, g = self.numbers[k], self.w[k], self.grad[k]
-        scale = max(1.0, float(np.abs(g[~self.screened[k]]).max(initial=0.0)))
+        n, g = self.numbers[k], self.grad[k]
+        scale = max(1.0, K.largest_unscreened(g, self.screened[k]))
         gap = max(n[F] - K.dual_value(self.t[k], self.yc[k], self.problem.loss.table, scale), 0.0)
         smooth = CURVATURE_BOUND[self.problem.loss.name] * float(np.abs(self.yc[k]).max(initial=0.0))
-        radius = np.sqrt(2.0 * gap * smooth)
-        known = self.norms >= 0
-        safe = np.abs(g) / scale + radius * np.sqrt(np.where(known, self.norms, 0.0)) < 1.0
-        self.screened[k] |= (w == 0.0) & known & safe
+        radius = float(np.sqrt(2.0 * gap * smooth))
+        K.screen(self.w[k], g, self.norms, scale, radius, self.screened[k])
 
     def _check_screened(self, k: int, pieces: list) -> None:
         """Before the stop, the screened features' gradient at ``w`` (one read of their columns): with their
@@ -341,22 +348,15 @@ class GLMNETSolver(ColumnSolver):
     # ---- records --------------------------------------------------------------------------------------
 
     def _more_figures(self) -> dict:
-        one = self.n_problems == 1 and self.problem.folds == 1
-        return {
-            "qp_cycles": int(self.numbers[:, CYCLES].max()),
-            "column_passes": round(self.passes_read(), 4),
-            "active_features": int(self.active.sum()),
-            "screened_features": int(self.screened.sum()),
-            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
-            "train_accuracy": self.accuracy(0, self.yc[0] * self.t[0] > 0) if one else None,
-        }
+        cycles, screened = int(self.numbers[:, CYCLES].max()), int(self.screened.sum())
+        return {"qp_cycles": cycles, **super()._more_figures(), "screened_features": screened}
 
-    def restart(self) -> None:
-        super().restart()
-        self.t[:] = self.decisions() if np.any(self.w) else 0.0
-        self.active[:] = True
-        self.screened[:] = False
-        self._start_numbers()
+    def _right(self, k: int) -> np.ndarray:
+        return self.yc[k] * self.t[k] > 0
+
+    def _rows_at(self, t) -> None:
+        self.t[:] = t
+        self.screened[:] = False  # (a new start: what was screened at another C or w is not known to be zero)
 
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:
         super().load_state(arrays)
@@ -374,13 +374,3 @@ def at_zero_from_statistics(learner: GLMNETSolver) -> dict | None:
     grad, hdiag = found
     hdiag += K.NU
     return {"pieces": [{"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix]} for ix in learner.piece_weights]}
-
-
-def _violations(w: np.ndarray, g: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """The minimum-norm subgradient's size of ``|w_j| + g_j w_j`` at each weight, and the zero weights LIBLINEAR
-    shrinks (``|g_j| < 1 - threshold``... precisely ``g_j + 1 > threshold`` and ``g_j - 1 < -threshold``)."""
-    gp, gn = g + 1.0, g - 1.0
-    at_zero = np.where(gp < 0.0, -gp, np.where(gn > 0.0, gn, 0.0))
-    violation = np.where(w == 0.0, at_zero, np.where(w > 0.0, np.abs(gp), np.abs(gn)))
-    shrunk = (w == 0.0) & (gp > threshold) & (gn < -threshold)
-    return violation, shrunk

@@ -78,6 +78,11 @@ class ColumnBlock:
         return np.diff(self.indptr)
 
     @property
+    def csc(self) -> tuple:
+        """``(features, indptr, rows, data)``: the stored columns as the learners' kernels take them."""
+        return self.features, self.indptr, self.rows, self.data
+
+    @property
     def nbytes(self) -> int:
         arrays = (self.features, self.indptr, self.rows, self.data, self.sums, self.squares)
         return sum(a.nbytes for a in arrays)

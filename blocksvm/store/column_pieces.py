@@ -190,3 +190,8 @@ class BiasColumn:
     indptr: np.ndarray
     rows: np.ndarray
     data: np.ndarray
+
+    @property
+    def csc(self) -> tuple:
+        """``(features, indptr, rows, data)``, as :attr:`ColumnBlock.csc`."""
+        return self.features, self.indptr, self.rows, self.data
