@@ -54,7 +54,8 @@ CONFIGS = {
         "class_weight": {1: 2.0, 3: 0.5},
     },
     # the column learners (LIBLINEAR's -s 5 and 6 over the store's columns), recorded at a69a321 before issue 46
-    # reworked their kernels, statistics and threads
+    # reworked their kernels and statistics; those with a bias feature recorded again when its column joined the
+    # columns' random order (it was visited last: issue 46, tests/test_liblinear_defaults.py)
     "cdn": {"loss": "squared-hinge", "penalty": "l1"},
     "cdn-no-bias-threads-2": {"loss": "squared-hinge", "penalty": "l1", "bias": -1, "threads": 2},
     "cdn-2-pieces": {"loss": "squared-hinge", "penalty": "l1", "column_pieces": 2, "threads": 2},

@@ -37,28 +37,38 @@ YC, B = 0, 1  # a row's two numbers in a sweep: y_i C_i and its slack
 
 
 @njit(cache=True, nogil=True)
-def active_columns(features, active, seed):
-    """The positions of the block's columns whose feature is active, in a random order: ``(order, n)``, the first
-    ``n`` of ``order`` (``seed``: the permutation's, advanced). CDN's sweep and newGLMNET's cycle visit them so."""
-    order = np.empty(features.shape[0], np.int64)
+def active_columns(features, active, seed, extra):
+    """The positions of the block's columns whose feature is active, and of the ``extra`` columns' (the bias
+    column's, when this block carries it: positions from ``len(features)`` on), in a random order: ``(order, n)``,
+    the first ``n`` of ``order`` (``seed``: the permutation's, advanced). CDN's sweep and newGLMNET's cycle visit them
+    so."""
+    n_c = features.shape[0]
+    order = np.empty(n_c + extra.shape[0], np.int64)
     n = 0
-    for c in range(features.shape[0]):
+    for c in range(n_c):
         if active[features[c]]:
             order[n] = c
+            n += 1
+    for e in range(extra.shape[0]):
+        if active[extra[e]]:
+            order[n] = n_c + e
             n += 1
     shuffle_prefix(order, n, seed)
     return order, n
 
 
 @njit(cache=True, nogil=True)
-def sweep(columns, yb, w, active, threshold, seed, totals):
-    """One sweep over the block's active columns, updating ``w``, the slacks and ``active`` in place and adding to
-    ``totals`` (GMAX: max, GNORM1 and READ: sums).
+def sweep(columns, bias, yb, w, active, threshold, seed, totals):
+    """One sweep over the block's active columns (and the bias column, where this block carries it: at a random
+    place among them, as LIBLINEAR visits the bias feature), updating ``w``, the slacks and ``active`` in place and
+    adding to ``totals`` (GMAX: max, GNORM1 and READ: sums).
 
     Parameters
     ----------
     columns : (features, indptr, rows, data)
         The block's stored columns as CSC (``features``: their weight indices).
+    bias : (features, indptr, rows, data)
+        The bias column (every row, value B), or no column.
     yb : ndarray (n_rows, 2)
         Each row's ``yc_i`` and slack ``b_i`` side by side (:data:`YC`, :data:`B`: one cache line a row where the
         column's entries read them), the slacks updated in place.
@@ -71,32 +81,43 @@ def sweep(columns, yb, w, active, threshold, seed, totals):
     totals : ndarray (N_TOTALS,)
     """
     features, indptr, rows, data = columns
-    order, n = active_columns(features, active, seed)
+    order, n = active_columns(features, active, seed, bias[0])
+    n_c = features.shape[0]
     for s in range(n):
         c = order[s]
-        j, start, stop = features[c], indptr[c], indptr[c + 1]
-        g_loss, h, xj_sq = 0.0, 0.0, 0.0
-        for p in range(start, stop):
-            r = rows[p]
-            cost, v = trained_entry(yb[r, YC], data[p])
-            if cost == 0.0:
-                continue
-            tmp = cost * v
-            xj_sq += tmp * v
-            if yb[r, B] > 0:
-                g_loss -= tmp * yb[r, B]
-                h += tmp * v
-        totals[READ] += stop - start
-        g_loss *= 2.0
-        g = g_loss
-        h = max(2.0 * h, 1e-12)
-        wj = w[j]
-        d = l1_coordinate(g, h, wj, threshold, j, active, totals)
-        if d == 0.0:
+        if c < n_c:
+            _coordinate(features[c], (rows, data), indptr[c], indptr[c + 1], yb, w, active, threshold, totals)
+        else:
+            e = c - n_c
+            _coordinate(bias[0][e], (bias[2], bias[3]), bias[1][e], bias[1][e + 1], yb, w, active, threshold, totals)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _coordinate(j, entries, start, stop, yb, w, active, threshold, totals):
+    """CDN's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``entries`` (``(rows, data)``)."""
+    rows, data = entries
+    g_loss, h, xj_sq = 0.0, 0.0, 0.0
+    for p in range(start, stop):
+        r = rows[p]
+        cost, v = trained_entry(yb[r, YC], data[p])
+        if cost == 0.0:
             continue
-        d, read = _line_search((rows, data), start, stop, yb, wj, d, g, g_loss, xj_sq)
-        totals[READ] += read
-        w[j] = wj + d
+        tmp = cost * v
+        xj_sq += tmp * v
+        if yb[r, B] > 0:
+            g_loss -= tmp * yb[r, B]
+            h += tmp * v
+    totals[READ] += stop - start
+    g_loss *= 2.0
+    g = g_loss
+    h = max(2.0 * h, 1e-12)
+    wj = w[j]
+    d = l1_coordinate(g, h, wj, threshold, j, active, totals)
+    if d == 0.0:
+        return
+    d, read = _line_search(entries, start, stop, yb, wj, d, g, g_loss, xj_sq)
+    totals[READ] += read
+    w[j] = wj + d
 
 
 @njit(cache=True, nogil=True, inline="always")

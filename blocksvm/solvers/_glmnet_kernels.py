@@ -70,38 +70,50 @@ def gradient(columns, td, span, wanted, out):
 
 
 @njit(cache=True, nogil=True)
-def quadratic_cycle(columns, dx, model, active, threshold, seed, totals):
+def quadratic_cycle(columns, bias, dx, model, active, threshold, seed, totals):
     """One cycle of coordinate descent on the quadratic model over the block's columns whose feature is ``active``
-    (in a random order), moving ``w + d`` and ``X d`` in place; a zero ``(w + d)_j`` whose |G| < 1 - threshold
-    leaves ``active`` (LIBLINEAR's inner shrinking; ``threshold``: ``Gmax_old / l``). Adds to ``totals`` (QP_GMAX:
-    max; QP_GNORM1, READ: sums).
+    (and the bias column, where this block carries it), in a random order, moving ``w + d`` and ``X d`` in place; a
+    zero ``(w + d)_j`` whose |G| < 1 - threshold leaves ``active`` (LIBLINEAR's inner shrinking; ``threshold``:
+    ``Gmax_old / l``). Adds to ``totals`` (QP_GMAX: max; QP_GNORM1, READ: sums).
 
-    columns : (features, indptr, rows, data), the block's columns.
+    columns : (features, indptr, rows, data), the block's columns; bias : the bias column, or no column.
     dx : ndarray (n_rows, 2), each row's ``(X d)_i`` and ``D_i`` side by side (:data:`XD`, :data:`D`).
     model : (grad, hdiag, w, wpd), arrays (n_weights,): the gradient and Hessian diagonal at ``w``, and ``w + d``.
     seed : ndarray of uint64 (1,), the column order's random state (advanced).
     """
     features, indptr, rows, data = columns
-    grad, hdiag, w, wpd = model
-    order, n = active_columns(features, active, seed)
+    order, n = active_columns(features, active, seed, bias[0])
+    n_c = features.shape[0]
     for s in range(n):
         c = order[s]
-        j, start, stop = features[c], indptr[c], indptr[c + 1]
-        h = hdiag[j]
-        g = grad[j] + (wpd[j] - w[j]) * NU
-        for p in range(start, stop):
-            r = rows[p]
-            g += np.float64(data[p]) * dx[r, D] * dx[r, XD]
-        totals[READ] += stop - start
-        v = wpd[j]
-        z = l1_coordinate(g, h, v, threshold, j, active, totals)
-        if z == 0.0:
-            continue
-        z = min(max(z, -MAX_STEP), MAX_STEP)
-        wpd[j] = v + z
-        for p in range(start, stop):
-            dx[rows[p], XD] += z * np.float64(data[p])
-        totals[READ] += stop - start
+        if c < n_c:
+            _coordinate(features[c], (rows, data), indptr[c], indptr[c + 1], dx, model, active, threshold, totals)
+        else:
+            e = c - n_c
+            entries = (bias[2], bias[3])
+            _coordinate(bias[0][e], entries, bias[1][e], bias[1][e + 1], dx, model, active, threshold, totals)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _coordinate(j, entries, start, stop, dx, model, active, threshold, totals):
+    """The quadratic's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``(rows, data)``."""
+    rows, data = entries
+    grad, hdiag, w, wpd = model
+    h = hdiag[j]
+    g = grad[j] + (wpd[j] - w[j]) * NU
+    for p in range(start, stop):
+        r = rows[p]
+        g += np.float64(data[p]) * dx[r, D] * dx[r, XD]
+    totals[READ] += stop - start
+    v = wpd[j]
+    z = l1_coordinate(g, h, v, threshold, j, active, totals)
+    if z == 0.0:
+        return
+    z = min(max(z, -MAX_STEP), MAX_STEP)
+    wpd[j] = v + z
+    for p in range(start, stop):
+        dx[rows[p], XD] += z * np.float64(data[p])
+    totals[READ] += stop - start
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -80,6 +80,22 @@ def block_seed(key: tuple, block: int, k: int) -> np.ndarray:
     return np.random.SeedSequence([*key, block, k]).generate_state(1, np.uint64)
 
 
+NO_COLUMN = (np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+"""A column block of no column: what a block's sweep is given for the bias column where another block carries it."""
+
+
+def bias_carriers(piece, key: tuple, n_problems: int) -> np.ndarray:
+    """Each problem's block (its position among ``piece``'s blocks) whose random order takes the bias column this
+    round (``key``), -1 where the piece owns none: drawn with odds as the blocks' stored columns, so that the bias
+    feature takes a place about uniformly among the piece's columns, as in LIBLINEAR's order of every feature (always
+    last, it took the classes' balance after every other weight had moved: -s 6 ended further from the optimum)."""
+    if piece.bias_column() is None:
+        return np.full(n_problems, -1)
+    ends = np.cumsum(piece.block_columns)
+    draws = [int(block_seed(key, piece.layout.n_blocks, k)[0] % np.uint64(ends[-1])) for k in range(n_problems)]
+    return np.searchsorted(ends, draws, side="right")
+
+
 def signed_costs(problem, labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     """``yc`` (n_problems, n_rows): each row's target times its cost (class cost times instance weight), 0 where
     the problem does not train on it (its held-out fold)."""
@@ -173,6 +189,7 @@ class ColumnSolver(StagedSolver):
         self.piece_weights = self.columns.piece_weights  # the weights of each piece, in the pieces' order
         self.n_pieces = len(self.piece_weights)
         self.results: list = []
+        self._work = np.empty(problem.n_weights)  # (a vector of the weights' size reused, not allocated each time)
 
     def _start_numbers(self) -> None:
         """Each problem's rows trained on and its tolerance, LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``, and
@@ -182,6 +199,11 @@ class ColumnSolver(StagedSolver):
         self.numbers[:, ROWS] = np.maximum(rows, 1)
         self.numbers[:, TOL] = self.tolerance(positive, rows)
         self.numbers[:, GMAX_OLD] = np.inf
+
+    def l1(self, v: np.ndarray) -> float:
+        """``||v||_1`` of a vector of the weights' size (numpy's sum of its absolute values, in an array kept for
+        them)."""
+        return float(np.abs(v, out=self._work).sum())
 
     def _rows_at(self, t) -> None:
         """The learner's per-row vectors at decision values ``t`` ((n_problems, n_rows), or 0.0 at ``w = 0``)."""

@@ -33,6 +33,7 @@ from blocksvm.solvers.by_columns import (
     GMAX_OLD,
     GNORM1,
     GNORM1_INIT,
+    NO_COLUMN,
     NONE,
     ROWS,
     STEP,
@@ -40,6 +41,7 @@ from blocksvm.solvers.by_columns import (
     ColumnSolver,
     ColumnWorker,
     F,
+    bias_carriers,
     block_seed,
 )
 from blocksvm.solvers.staged import ITERATIONS, Stage
@@ -56,14 +58,18 @@ class CDNWorker(ColumnWorker):
 
     def round(self, piece, request) -> dict:
         asking = np.flatnonzero(request.kinds != NONE)
-        W, active = request.W.copy(), request.features["active"].copy()
-        yb = np.stack([request.yc, request.rows["b"]], axis=-1)  # (n_problems, n_rows, 2): yc and b side by side
+        W, active = piece.scratch("w", request.W.shape), piece.scratch("active", request.W.shape, np.bool_)
+        W[...], active[...] = request.W, request.features["active"]
+        yb = piece.scratch("yb", (*request.yc.shape, 2))  # (n_problems, n_rows, 2): yc and b side by side
+        yb[..., K.YC], yb[..., K.B] = request.yc, request.rows["b"]
         totals = np.zeros((len(request.kinds), K.N_TOTALS))
         thresholds = request.numbers[:, 0] / request.numbers[:, 1]  # LIBLINEAR's Gmax_old / l
-        for block in piece.blocks():
+        bias, carriers = piece.bias_column(), bias_carriers(piece, request.key, len(request.kinds))
+        for at, block in enumerate(piece.blocks()):
             for k in asking:
                 seed = block_seed(request.key, block.index, int(k))
-                K.sweep(block.csc, yb[k], W[k], active[k], thresholds[k], seed, totals[k])
+                extra = bias.csc if carriers[k] == at else NO_COLUMN
+                K.sweep(block.csc, extra, yb[k], W[k], active[k], thresholds[k], seed, totals[k])
         ix = piece.weights
         read = totals[:, K.READ].sum()
         return {"index": ix, "w": W[:, ix], "active": active[:, ix], "b": yb[..., K.B], "totals": totals, "read": read}
@@ -142,7 +148,7 @@ class CDNSolver(ColumnSolver):
         return 0.0
 
     def _objective(self, k: int) -> float:
-        return float(np.abs(self.w[k]).sum() + K.objective_terms(self.b[k], self.yc[k]))
+        return self.l1(self.w[k]) + K.objective_terms(self.b[k], self.yc[k])
 
     def _judge(self, k: int, started: bool) -> None:
         """LIBLINEAR's stopping rule, and its reactivation of the shrunk features before it stops."""

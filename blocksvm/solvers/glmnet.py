@@ -43,12 +43,14 @@ from blocksvm.solvers.by_columns import (
     GNORM1,
     GNORM1_INIT,
     N_SHARED,
+    NO_COLUMN,
     ROWS,
     STEP,
     TOL,
     ColumnSolver,
     ColumnWorker,
     F,
+    bias_carriers,
     block_seed,
     loss_at_zero,
 )
@@ -84,11 +86,14 @@ class GLMNETWorker(ColumnWorker):
         quadratic = _Quadratic(request, piece, np.flatnonzero(kinds == QUADRATIC_KIND))
         ix, out, read = piece.weights, {"index": piece.weights}, 0
         if len(gradient_ks):
-            td = np.stack([request.rows["tau"], request.rows["D"]], axis=-1)  # tau and D side by side
+            td = piece.scratch("td", (*request.rows["D"].shape, 2))  # tau and D side by side
+            td[..., K.TAU], td[..., K.D] = request.rows["tau"], request.rows["D"]
             screened = request.features["screened"]
-            wanted = np.where((kinds == CHECK_KIND)[:, None], screened, ~screened)  # a check reads the screened only
-            grad, hdiag, norms = np.zeros_like(W), np.zeros_like(W), np.full(W.shape[1], -1.0)
-            for block in piece.blocks():
+            wanted = piece.scratch("wanted", W.shape, np.bool_)  # the screened (a check), or the others
+            np.logical_xor(screened, (kinds != CHECK_KIND)[:, None], out=wanted)
+            grad, hdiag = piece.scratch("grad", W.shape, fill=0.0), piece.scratch("hdiag", W.shape, fill=0.0)
+            norms = piece.scratch("norms", W.shape[1:], fill=-1.0)
+            for block in piece.with_bias():
                 for k in gradient_ks:
                     read += _gradient(piece, block.csc, td[k], wanted[k], (grad[k], hdiag[k], norms))
             out |= {"grad": grad[:, ix], "hdiag": hdiag[:, ix], "norms": norms[ix]}
@@ -121,10 +126,12 @@ class _Quadratic:
         self.done = np.zeros(n_k, np.bool_)
         self.cycles = np.zeros(n_k, np.int64)
         if len(problems):
-            self.active = request.features["active"].copy()
+            self.active = piece.scratch("active", request.W.shape, np.bool_)
+            self.active[...] = request.features["active"]
             self.gmax_old = np.full(n_k, np.inf)
-            self.wpd = request.W.copy()
-            self.dx = np.zeros((n_k, request.rows["D"].shape[1], 2))  # X d and D side by side
+            self.wpd = piece.scratch("wpd", request.W.shape)
+            self.wpd[...] = request.W
+            self.dx = piece.scratch("dx", (*request.rows["D"].shape, 2), fill=0.0)  # X d and D side by side
             self.dx[..., K.D] = request.rows["D"]
 
     def running_problems(self) -> np.ndarray:
@@ -138,14 +145,18 @@ class _Quadratic:
         read, cycle = 0, 0
         features = request.features
         rows = request.numbers[:, 0]  # each problem's l: the shrinking threshold is Gmax_old / l
+        bias = piece.bias_column()
         while self.running():
             totals = np.zeros((len(request.kinds), K.N_TOTALS))
-            for block in piece.blocks():
+            key = (*request.key, cycle)
+            carriers = bias_carriers(piece, key, len(request.kinds))
+            for at, block in enumerate(piece.blocks()):
                 for k in self.running_problems():
-                    seed = block_seed((*request.key, cycle), block.index, int(k))
+                    seed = block_seed(key, block.index, int(k))
                     model = (features["grad"][k], features["hdiag"][k], request.W[k], self.wpd[k])
                     threshold = self.gmax_old[k] / rows[k]
-                    K.quadratic_cycle(block.csc, self.dx[k], model, self.active[k], threshold, seed, totals[k])
+                    extra = bias.csc if carriers[k] == at else NO_COLUMN
+                    K.quadratic_cycle(block.csc, extra, self.dx[k], model, self.active[k], threshold, seed, totals[k])
             read += int(totals[:, K.READ].sum())
             self.end_cycle(totals, features["active"])
             cycle += 1
@@ -211,7 +222,7 @@ class GLMNETSolver(ColumnSolver):
         n[:, INNER_EPS] = 1.0
         for k in range(self.n_problems):
             self._row_terms(k)
-            n[k, F] = np.abs(self.w[k]).sum() + n[k, LOSS_SUM]
+            n[k, F] = self.l1(self.w[k]) + n[k, LOSS_SUM]
 
     def _row_terms(self, k: int) -> None:
         self.numbers[k, LOSS_SUM] = K.row_terms(self.t[k], self.yc[k], self.problem.loss.table, self.tau[k], self.D[k])
@@ -268,7 +279,7 @@ class GLMNETSolver(ColumnSolver):
             read = self.combined([{**p, "norms": p["norms"][None, :]} for p in pieces], "norms", self.norms[None, :], 0)
             np.copyto(self.norms, read, where=read >= 0)
         self._screen(k)
-        kept = np.empty_like(self.grad[k])  # each weight's violation, 0 where it sits out the quadratic
+        kept = self._work  # each weight's violation, 0 where it sits out the quadratic
         K.violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS], self.screened[k], self.active[k], kept)
         n[GNORM1], n[GMAX] = kept.sum(), kept.max(initial=0.0)
         self.piece_norms[k] = [kept[piece["index"]].sum() for piece in pieces]
@@ -310,7 +321,7 @@ class GLMNETSolver(ColumnSolver):
         for piece in pieces[1:]:
             xTd += piece["xTd"][k]
         n[CYCLES] = max(int(piece["cycles"][k]) for piece in pieces)
-        w_norm, w_norm_new = np.abs(w).sum(), np.abs(wpd).sum()
+        w_norm, w_norm_new = self.l1(w), self.l1(wpd)
         delta = dot(self.grad[k], wpd - w) + w_norm_new - w_norm
         loss_old, loss = n[LOSS_SUM], self.problem.loss.table
         step = 1.0
@@ -322,7 +333,7 @@ class GLMNETSolver(ColumnSolver):
                 n[F_OLD], n[F], n[STEP] = n[F], w_norm_new + n[LOSS_SUM], step
                 break
             wpd = (w + wpd) * 0.5
-            w_norm_new = np.abs(wpd).sum()
+            w_norm_new = self.l1(wpd)
             delta *= 0.5
             xTd *= 0.5
             step *= 0.5

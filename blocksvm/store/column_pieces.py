@@ -123,14 +123,23 @@ class ColumnPiece:
     piece), kept in memory where the piece runs when they fit in its share of the budget, else read at every use.
 
     ``weights`` are the indices of the weights it owns (its blocks' feature range, and the bias's last); ``blocks()``
-    yields its column blocks in order, then the bias column (every row, value B) when it owns one; ``engine`` runs
-    separable work (the gradient) on the piece's threads.
+    yields its column blocks in order, ``with_bias()`` then the bias column (every row, value B) when it owns one;
+    ``engine`` runs separable work (the gradient) on the piece's threads.
     """
 
     mutable = False  # its kept blocks are a cache: a round run twice gives the same results
 
-    def __init__(self, index: int, layout, block_ids: np.ndarray, n_features: int, bias: float | None, budget: float,
-                 threads: int, prefetch: int):  # fmt: skip
+    def __init__(
+        self,
+        index: int,
+        layout,
+        block_ids: np.ndarray,
+        n_features: int,
+        bias: float | None,
+        budget: float,
+        threads: int,
+        prefetch: int,
+    ):
         entries = layout.blocks
         self.index, self.layout, self.block_ids, self.prefetch = index, layout, np.asarray(block_ids), prefetch
         last = bias is not None
@@ -145,15 +154,28 @@ class ColumnPiece:
         self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
         self.fits = self.bytes <= budget
         self.kept: dict[int, object] = {}
+        self.scratched: dict[str, np.ndarray] = {}
         self.read = ReadStats()
 
         self.engine = ThreadMap(threads)  # (pickled without its threads: a piece on a worker starts its own)
 
     def __getstate__(self) -> dict:  # a piece shipped to a worker reads its blocks there
-        return {**self.__dict__, "kept": {}, "_bias_column": None}
+        return {**self.__dict__, "kept": {}, "scratched": {}, "_bias_column": None}
+
+    def scratch(self, name: str, shape: tuple, dtype=np.float64, fill=None) -> np.ndarray:
+        """An array of a learner's round kept where the piece runs from one round to the next (set to ``fill`` when
+        given): a fresh array as large as the features costs the first touch of its pages every round, a quarter of
+        newGLMNET's read of the gradient over 2^24 features. The round's results may be views of it: the learner
+        copies what it keeps before the next round."""
+        array = self.scratched.get(name)
+        if array is None or array.shape != tuple(shape) or array.dtype != np.dtype(dtype):
+            array = self.scratched[name] = np.empty(shape, dtype)
+        if fill is not None:
+            array.fill(fill)
+        return array
 
     def blocks(self):
-        """The piece's column blocks in order (kept, or read ahead), then its bias column."""
+        """The piece's column blocks in order (kept, or read ahead)."""
         missing = [int(b) for b in self.block_ids if int(b) not in self.kept]
         read = self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read, statistics=False)
         fresh = iter(read) if missing else None
@@ -164,14 +186,26 @@ class ColumnPiece:
                 if self.fits:
                     self.kept[int(b)] = block
             yield block
+
+    def with_bias(self):
+        """The piece's column blocks, then its bias column (where it owns one)."""
+        yield from self.blocks()
         if self.bias > 0:
             yield self.bias_column()
 
+    @property
+    def block_columns(self) -> np.ndarray:
+        """The stored columns of each of the piece's blocks, in order."""
+        return np.array([self.layout.blocks[int(b)]["columns"] for b in self.block_ids], np.int64)
+
     def bias_column(self):
-        """The bias feature as a column: every row, value B (kept: a row id and a value a row)."""
+        """The bias feature as a column: every row, value B (kept: a row id and a value a row); None where the piece
+        owns no bias."""
+        if self.bias <= 0:
+            return None
         if getattr(self, "_bias_column", None) is None:
             n = self.n_rows
-            self._bias_column = BiasColumn(  # (its index: after the layout's blocks, for its columns' seeds)
+            self._bias_column = BiasColumn(  # (its index: after the layout's blocks)
                 self.layout.n_blocks,
                 np.array([self.weights.stop - 1]),
                 np.array([0, n]),

@@ -194,8 +194,10 @@ class Transpose:
         starts = bounds[:-1] + np.cumsum(counts, axis=0) - counts  # run t's first place in each range
         arrays = (out["cols"], out["rows"], out["vals"], out.get("cls", no_class), out.get("wts", no_weight))
         csr, row_of = (block.indptr, block.indices, block.data), (row_class, row_weight)
-        calls = [(K.deal_entries, csr, block.row_offset, row_of, range_of, span, starts[t].copy(), arrays)
-                 for t, span in enumerate(runs)]  # fmt: skip
+        calls = [
+            (K.deal_entries, csr, block.row_offset, row_of, range_of, span, starts[t].copy(), arrays)
+            for t, span in enumerate(runs)
+        ]
         self.on_threads(pool, calls)
         return bounds, out
 
