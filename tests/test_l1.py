@@ -649,3 +649,22 @@ def test_a_layout_whose_statistics_would_outweigh_its_entries_keeps_none_and_tra
         zero, above = (train(store, penalty="l1", loss=loss, C=C, verbose=0).model for C in (start, 2 * start))
         assert zero.nonzero_weights == 0 and zero.intercept[0] == 0.0
         assert above.nonzero_weights > 0 or above.intercept[0] != 0.0  # (here the bias's weight moves first)
+
+
+def test_columns_beyond_the_budget_keep_the_quadratics_columns_narrowed_and_give_the_same_model(generated):
+    """Columns that exceed --cache-mb were read again at every cycle of newGLMNET's quadratic; now its first cycle keeps
+    the columns of the features not shrunk (narrowed blocks) when they fit, and the later cycles read nothing: the
+    same model, bit for bit, fewer bytes read."""
+    store = generated[0]
+    ensure_columns(store)
+    entries = BlockStore(store).columns.nnz * 8 / 1e6  # MB of the columns' row ids and values
+    runs = {
+        mb: train(store, penalty="l1", loss="logistic", C=1.0, cache_mb=mb, verbose=0)
+        for mb in (1024.0, 0.8 * entries, 1e-3)  # all kept; the narrowed kept; nothing kept
+    }
+    kept, narrowed, none = runs.values()
+    for run in (narrowed, none):
+        np.testing.assert_array_equal(run.model.coef, kept.model.coef)
+        np.testing.assert_array_equal(run.model.intercept, kept.model.intercept)
+    read = {mb: sum(r["bytes_read"] for r in run.history) for mb, run in runs.items()}
+    assert read[1024.0] < read[0.8 * entries] < 0.8 * read[1e-3], read

@@ -22,7 +22,8 @@ weight_i`` and the bias a feature of value B whose weight is inside ``||w||_1`` 
     #neg), 1) / l, LIBLINEAR's -s 6 rule)
 
 The quadratic's cycles read the active columns again: from memory when the columns fit in ``--cache-mb`` (after the
-gradient's read), else from the store at each cycle. An iteration is two rounds over the column pieces
+gradient's read), else its first cycle reads them from the store and keeps the columns not shrunk while they fit
+(:meth:`blocksvm.store.ColumnPiece.narrowed`), and only where even those exceed it every cycle reads the store. An iteration is two rounds over the column pieces
 (:mod:`.by_columns`): the gradient (separable: each piece's columns on its threads, the same bits for any split)
 and the quadratic (each piece its own cycles on its features, its own ``X d``, summed in the pieces' order: with
 one piece, LIBLINEAR's; with ``column_pieces`` > 1, block Jacobi, d-GLMNET). A record is written per iteration;
@@ -146,11 +147,12 @@ class _Quadratic:
         features = request.features
         rows = request.numbers[:, 0]  # each problem's l: the shrinking threshold is Gmax_old / l
         bias = piece.bias_column()
+        blocks = piece.narrowed(self.active[self.running_problems()].any(axis=0))  # the columns not shrunk
         while self.running():
             totals = np.zeros((len(request.kinds), K.N_TOTALS))
             key = (*request.key, cycle)
             carriers = bias_carriers(piece, key, len(request.kinds))
-            for at, block in enumerate(piece.blocks()):
+            for at, block in enumerate(blocks):
                 for k in self.running_problems():
                     seed = block_seed(key, block.index, int(k))
                     model = (features["grad"][k], features["hdiag"][k], request.W[k], self.wpd[k])

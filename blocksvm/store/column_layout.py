@@ -93,6 +93,16 @@ class ColumnBlock:
     def nbytes(self) -> int:
         return sum(getattr(self, name).nbytes for name in self.datasets)
 
+    def columns_of(self, marked: np.ndarray) -> ColumnBlock:
+        """The block with only its columns whose feature ``marked`` (a bool array over the features, or the weights)
+        marks, in their order (the entries only: no statistics)."""
+        keep = np.flatnonzero(marked[self.features])
+        counts = self.counts[keep]
+        indptr = np.zeros(len(keep) + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        at = np.repeat(self.indptr[keep] - indptr[:-1], counts) + np.arange(indptr[-1])  # their entries' places
+        return ColumnBlock(self.index, self.first, self.stop, self.features[keep], indptr, self.rows[at], self.data[at])
+
     def to_csc(self, n_rows: int) -> sp.csc_matrix:
         """The stored columns as a ``scipy.sparse.csc_matrix`` of shape (n_rows, n_columns)."""
         return sp.csc_matrix((self.data, self.rows, self.indptr), shape=(n_rows, self.n_columns))

@@ -153,6 +153,7 @@ class ColumnPiece:
         item = layout.rows_dtype.itemsize + np.dtype(layout.store.dtype).itemsize  # a row id and a value an entry
         self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
         self.fits = self.bytes <= budget
+        self.budget = budget
         self.kept: dict[int, object] = {}
         self.scratched: dict[str, np.ndarray] = {}
         self.read = ReadStats()
@@ -187,6 +188,11 @@ class ColumnPiece:
                     self.kept[int(b)] = block
             yield block
 
+    def narrowed(self, marked: np.ndarray) -> Narrowed:
+        """The piece's column blocks narrowed to the columns whose feature ``marked`` marks, for the passes of one
+        round (:class:`Narrowed`)."""
+        return Narrowed(self, marked)
+
     def with_bias(self):
         """The piece's column blocks, then its bias column (where it owns one)."""
         yield from self.blocks()
@@ -213,6 +219,35 @@ class ColumnPiece:
                 np.full(n, self.bias),
             )
         return self._bias_column
+
+
+class Narrowed:
+    """A piece's column blocks narrowed to some features' columns (newGLMNET's quadratic: the features not shrunk),
+    for the passes of one round: each iteration yields them in order. Where the piece does not keep its blocks (they
+    exceed its share of the budget), the first pass narrows the blocks it reads and keeps the narrowed ones while they
+    fit in that share, and the later passes read nothing: shrinking leaves a small part of the columns, which the
+    passes read again and again. A kernel that visits a block's marked columns visits them in the same order in the
+    narrowed block, so its results are the same."""
+
+    def __init__(self, piece: ColumnPiece, marked: np.ndarray):
+        self.piece, self.marked = piece, marked
+        self.kept: list | None = None if piece.fits else []  # (a piece that keeps its blocks narrows nothing)
+        self.complete = False
+
+    def __iter__(self):
+        if self.kept is None or self.complete:
+            yield from self.kept if self.complete else self.piece.blocks()
+            return
+        size = 0
+        for block in self.piece.blocks():
+            if self.kept is None:  # (they did not fit: every pass reads)
+                yield block
+                continue
+            narrow = block.columns_of(self.marked)
+            size += narrow.nbytes
+            self.kept = self.kept + [narrow] if size <= self.piece.budget else None
+            yield narrow
+        self.complete = self.kept is not None
 
 
 @dataclass
