@@ -23,11 +23,11 @@ weight_i`` and the bias a feature of value B whose weight is inside ``||w||_1`` 
 
 The quadratic's cycles read the active columns again: from memory when the columns fit in ``--cache-mb`` (after the
 gradient's read), else its first cycle reads them from the store and keeps the columns not shrunk while they fit
-(:meth:`blocksvm.store.ColumnPiece.narrowed`), and only where even those exceed it every cycle reads the store. An iteration is two rounds over the column pieces
-(:mod:`.by_columns`): the gradient (separable: each piece's columns on its threads, the same bits for any split)
-and the quadratic (each piece its own cycles on its features, its own ``X d``, summed in the pieces' order: with
-one piece, LIBLINEAR's; with ``column_pieces`` > 1, block Jacobi, d-GLMNET). A record is written per iteration;
-``max_outer`` counts iterations (LIBLINEAR's max_newton_iter: 100).
+(:meth:`blocksvm.store.ColumnPiece.narrowed`), and only where even those exceed it every cycle reads the store. An
+iteration is two rounds over the column pieces (:mod:`.by_columns`): the gradient (separable: each piece's columns
+on its threads, the same bits for any split) and the quadratic (each piece its own cycles on its features, its own
+``X d``, summed in the pieces' order: with one piece, LIBLINEAR's; with ``column_pieces`` > 1, block Jacobi,
+d-GLMNET). A record is written per iteration; ``max_outer`` counts iterations (LIBLINEAR's max_newton_iter: 100).
 """
 
 from __future__ import annotations
