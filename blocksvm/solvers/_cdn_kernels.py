@@ -17,9 +17,10 @@ A sweep visits the block's active columns in a random order; for column ``j`` (`
 
 Rows are given by ``yc``, one number each: ``y_i C_i`` (``C_i``: the row's class cost times its instance weight; 0:
 the row is not trained on, a held-out fold's or of weight 0), kept beside each row's slack (``yb``: an entry's two
-random reads in one cache line). The bias feature is a column like the others (every row, value B), passed by the
-driver as its own block. Columns are those of the store's column layout, a block's as the tuple ``(features,
-indptr, rows, data)`` (``features``: their weight indices; the others CSC).
+random reads in one cache line). The bias feature is a column like the others (every row, value B), handed to the
+sweep of the block that takes it this round, which visits it at a random place among its own columns. Columns are
+those of the store's column layout, a block's as the tuple ``(features, indptr, rows, data)`` (``features``: their
+weight indices; the others CSC).
 """
 
 from __future__ import annotations
