@@ -130,8 +130,9 @@ class LinearModel:
         if 8 * len(support) * (n_problems + 1) >= now:
             return self
         columns = support if self.feature_map is None else np.asarray(self.feature_map, np.int64)[support]
-        return dataclasses.replace(self, coef=np.ascontiguousarray(self.coef[:, support]), feature_map=columns,
-                                   sparse=True)  # fmt: skip
+        return dataclasses.replace(
+            self, coef=np.ascontiguousarray(self.coef[:, support]), feature_map=columns, sparse=True
+        )
 
     def info(self) -> dict:
         """What ``blocksvm info MODEL`` prints: the problem, the feature space, the weights (nonzero and stored) and

@@ -315,13 +315,18 @@ TOL = Param(
     "tol",
     None,
     "Stop when the relative duality gap (P - D) / P is at most this (confirmed by an exact evaluation pass); "
-    "0 disables the rule. None: 1e-3, or, with --eps given, off: -e alone stops the run, as in LIBLINEAR (give both "
-    "for either rule to stop it).",
+    "0 disables the rule. None: 1e-3 (one-class: 1e-6, as its decisions w.x - rho are differences of large numbers: "
+    "at 1e-3, 0.3-0.6% of a9a's rows fall on the other side of the optimum's boundary than LIBLINEAR's -s 21 puts "
+    "them), or, with --eps given, off: -e alone stops the run, as in LIBLINEAR (give both for either rule to stop "
+    "it). LIBLINEAR's dual solvers stop on -e's projected gradient: at their defaults -s 1, 3, 4 end up to several "
+    "times nearer the optimum than this 1e-3, -s 7 hundreds of times (give 1e-6 for its precision; "
+    "docs/BENCHMARKS.md).",
     non_negative,
     "a number >= 0 or None",
     none_ok=True,
     safe_to_change=True,
     commands=("train",),
+    solver_defaults=(("one-class", 1e-6),),
     group="stopping",
 )
 EPS = Param(

@@ -25,8 +25,16 @@ import numpy as np
 
 from blocksvm.errors import BlocksvmError
 
-_KINDS = {"int": "an integer", "number": "a number", "real": "a number", "str": "a string", "bool": "true or false",
-          "list": "a list", "dict": "an object", "any": "a value"}  # fmt: skip
+_KINDS = {
+    "int": "an integer",
+    "number": "a number",
+    "real": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "an object",
+    "any": "a value",
+}
 
 
 @dataclass(frozen=True)
@@ -157,8 +165,14 @@ def _is_kind(value, kind: str) -> bool:
 
 def _shown(value) -> str:
     """A value as a problem names it: its type, and the value itself when short."""
-    kind = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list",
-            dict: "an object"}.get(type(value), type(value).__name__)  # fmt: skip
+    kind = {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
     if isinstance(value, float) and not math.isfinite(value):
         return f"{value!r} (not finite)"
     text = repr(value)

@@ -17,6 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 import blocksvm.store.columns as columns_module
+import blocksvm.store.transpose as transpose_module
 from blocksvm import convert, write_columns, write_store
 from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
@@ -36,9 +37,13 @@ def store_matrix(store: BlockStore) -> tuple[sp.csr_matrix, np.ndarray, np.ndarr
 
 def assert_columns_match(store: BlockStore) -> None:
     """Every column block is scipy's CSC of the store's rows over its range (rows ascending, values exact), the
-    blocks tile the features, and the statistics are numpy's sums by class."""
+    blocks tile the features, and the statistics are numpy's sums by class where the layout keeps them: unless they
+    would weigh more than a quarter of the entries (32 bytes a stored column of two classes, 8 an entry)."""
     layout = store.columns
     assert layout is not None
+    n_stat = len(store.classes) if len(store.classes) <= 256 else 1
+    kept = layout.n_columns * 16 * n_stat <= 0.25 * layout.nnz * (4 + store.dtype.itemsize)
+    assert layout.stat_classes == (n_stat if kept else 0) and layout.entry["version"] == (1 if kept else 2)
     X, labels, weights = store_matrix(store)
     csc = X.tocsc()
     csc.sort_indices()
@@ -55,6 +60,10 @@ def assert_columns_match(store: BlockStore) -> None:
         np.testing.assert_array_equal(block.rows, part.indices)
         np.testing.assert_array_equal(block.data, part.data)
         assert block.data.dtype == store.dtype and block.rows.dtype == np.int32
+        if not kept:
+            assert block.sums is None and block.squares is None
+            seen.append(block.features)
+            continue
         dense = part.toarray().astype(np.float64)
         masks = [np.ones(len(labels), bool)] if classes is None else [labels == c for c in classes]
         sums = np.stack([(weights[m][:, None] * dense[m]).sum(axis=0) for m in masks], axis=1)
@@ -276,9 +285,9 @@ def test_the_manifest_key_is_checked(text_store, tmp_path):
     with pytest.raises(StoreError, match=r"its 'columns' entry is damaged \(blocks\[0\]\): write the columns again"):
         BlockStore(store).columns  # noqa: B018
     assert BlockStore(store).n_rows == 3000  # the rows still read
-    manifest["columns"]["version"] = 2
+    manifest["columns"]["version"] = 3
     (store / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(StoreError, match="its column layout is version 2; this blocksvm reads version 1"):
+    with pytest.raises(StoreError, match="its column layout is version 3; this blocksvm reads version 2"):
         BlockStore(store).columns  # noqa: B018
     write_columns(store)  # replaced
     assert BlockStore(store).columns.verify() == []
@@ -375,7 +384,7 @@ def test_a_failed_write_keeps_the_columns_the_store_had(text_store, tmp_path, mo
     def full_disk(path, fill, libver=None):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(columns_module, "write_hdf5", full_disk)
+    monkeypatch.setattr(transpose_module, "write_hdf5", full_disk)
     with pytest.raises(StoreError) as caught:
         write_columns(store, block_mb=0.02)
     assert str(caught.value) == (
@@ -407,7 +416,8 @@ def test_verify_finds_a_column_file_that_lies(text_store, tmp_path, damage):
         block.rows[block.indptr[s + 1] - 1] = store.n_rows
     filters = F.compression_filters(store.manifest["params"]["compression"])
     file = path / store.columns.blocks[1]["file"]
-    entry = columns_module._write_column_block(file, block, dict.fromkeys(COLUMN_DATASETS), filters, store.store_id)
+    stamp = (store.store_id, store.columns.entry["version"])
+    entry = transpose_module._write_column_block(file, block, dict.fromkeys(COLUMN_DATASETS), filters, stamp)
     manifest = json.loads((path / "manifest.json").read_text())
     manifest["columns"]["blocks"][1] = entry
     (path / "manifest.json").write_text(json.dumps(manifest))

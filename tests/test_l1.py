@@ -607,3 +607,65 @@ def test_a_feature_screened_wrongly_comes_back_at_the_check_before_the_stop(gene
     coef, intercept = ours(result.model, FEATURES)
     f_lib = objective(w_lib, b_lib, X, y, 1.0, "logistic")
     assert abs(objective(coef, intercept, X, y, 1.0, "logistic") - f_lib) <= 1e-5 * f_lib
+
+
+@pytest.fixture(scope="module")
+def long_tail(tmp_path_factory):
+    """2,500 rows over 2^16 features whose popularity falls as a power law: most stored columns hold one or two
+    entries, so the column layout's statistics (32 bytes a column) would outweigh the entries (8 bytes each)."""
+    from blocksvm.datasets import SyntheticSpec, make_store
+
+    store = tmp_path_factory.mktemp("tail") / "t.bsvm"
+    make_store(store, SyntheticSpec(rows=2500, features=2**16, nnz=12, power=3.0, seed=4), progress=False)
+    data = BlockStore(store)
+    blocks = [data.read_block(b) for b in range(data.n_blocks)]
+    X = sp.vstack([b.to_csr(data.n_features) for b in blocks]).tocsr().astype(np.float64)
+    return store, X, np.concatenate([b.labels for b in blocks])
+
+
+@pytest.mark.parametrize("loss", ["squared-hinge", "logistic"])
+def test_a_layout_whose_statistics_would_outweigh_its_entries_keeps_none_and_trains_liblinears_model(long_tail, loss):
+    """Such a layout is written without statistics (version 2: an older blocksvm asks for an upgrade instead of
+    reading statistics that are not there), far smaller; the column learners read the gradient at w = 0 from the
+    data, as LIBLINEAR does, and reach its optimum; tune's first C is still the largest whose solution is zero."""
+    from blocksvm.store.transpose import STATISTICS_SHARE
+
+    store, X, y = long_tail
+    layout = ensure_columns(store)
+    stored = layout.n_columns
+    assert stored * 32 > STATISTICS_SHARE * layout.nnz * 8  # (the case: statistics would weigh more)
+    assert layout.stat_classes == 0 and layout.entry["version"] == 2 and layout.verify() == []
+    assert layout.read_block(0).sums is None and "sums" not in layout.info()
+    result = train(store, penalty="l1", loss=loss, C=1.0, eps=1e-4, verbose=0)
+    _, w_lib, b_lib = liblinear_l1(X, y, loss, 1.0)
+    coef, intercept = ours(result.model, X.shape[1])
+    f_lib = objective(w_lib, b_lib, X, y, 1.0, loss)
+    assert abs(objective(coef, intercept, X, y, 1.0, loss) - f_lib) <= 1e-4 * f_lib
+    if loss == "logistic":
+        from blocksvm.train.params import settle_tune
+        from blocksvm.train.tune import Tuner
+
+        params, _, options = settle_tune(None, {"penalty": "l1", "loss": loss})
+        start = Tuner(BlockStore(store), params, options, verbose=0, progress=False).start_C()
+        zero, above = (train(store, penalty="l1", loss=loss, C=C, verbose=0).model for C in (start, 2 * start))
+        assert zero.nonzero_weights == 0 and zero.intercept[0] == 0.0
+        assert above.nonzero_weights > 0 or above.intercept[0] != 0.0  # (here the bias's weight moves first)
+
+
+def test_columns_beyond_the_budget_keep_the_quadratics_columns_narrowed_and_give_the_same_model(generated):
+    """Columns that exceed --cache-mb were read again at every cycle of newGLMNET's quadratic; now its first cycle keeps
+    the columns of the features not shrunk (narrowed blocks) when they fit, and the later cycles read nothing: the
+    same model, bit for bit, fewer bytes read."""
+    store = generated[0]
+    ensure_columns(store)
+    entries = BlockStore(store).columns.nnz * 8 / 1e6  # MB of the columns' row ids and values
+    runs = {
+        mb: train(store, penalty="l1", loss="logistic", C=1.0, cache_mb=mb, verbose=0)
+        for mb in (1024.0, 0.8 * entries, 1e-3)  # all kept; the narrowed kept; nothing kept
+    }
+    kept, narrowed, none = runs.values()
+    for run in (narrowed, none):
+        np.testing.assert_array_equal(run.model.coef, kept.model.coef)
+        np.testing.assert_array_equal(run.model.intercept, kept.model.intercept)
+    read = {mb: sum(r["bytes_read"] for r in run.history) for mb, run in runs.items()}
+    assert read[1024.0] < read[0.8 * entries] < 0.8 * read[1e-3], read

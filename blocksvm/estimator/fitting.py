@@ -128,9 +128,14 @@ def array_store(estimator, X, labels: np.ndarray, weights=None, *, seed: int, bl
     try:
         path = Path(folder) / "train.bsvm"
         write_store(
-            (X, labels), path, sample_weight=weights, block_rows=block_rows, seed=seed, dtype=X.dtype.name,
+            (X, labels),
+            path,
+            sample_weight=weights,
+            block_rows=block_rows,
+            seed=seed,
+            dtype=X.dtype.name,
             progress=False,
-        )  # fmt: skip
+        )
         yield BlockStore(path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

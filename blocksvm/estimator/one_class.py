@@ -44,10 +44,11 @@ class BlockOneClassSVM(OneClassTwin, SparseInput, OutlierMixin, BaseEstimator):
 
         Solves ``min_{w, rho} 1/2 ||w||^2 - nu l rho + sum_i max(0, rho - w.x_i)`` through its dual by LIBLINEAR's
         two-level coordinate descent (Chou, Lin & Lin, SDM 2020) over blocks of rows read one at a time; the
-        labels, if any, are not read. It decides ``w.x - rho``: above 0 an inlier (+1), else an outlier (-1), as
-        LIBLINEAR (scikit-learn's ``SGDOneClassSVM`` calls a decision of exactly 0 an inlier). ``fit`` takes arrays
-        or a store on disk, as :class:`BlockSVC` does; at most ``nu`` of the training rows fall outside, and at
-        least ``nu`` of them are support vectors.
+        labels, if any, are not read. It decides ``w.x - rho``: 0 or above an inlier (+1), else an outlier (-1), as
+        scikit-learn's outlier detectors do (LIBLINEAR and ``blocksvm predict`` call a decision of exactly 0 an
+        outlier: a row on the boundary, such as a training row among the free support vectors that fix ``rho``).
+        ``fit`` takes arrays or a store on disk, as :class:`BlockSVC` does; at most ``nu`` of the training rows fall
+        outside, and at least ``nu`` of them are support vectors.
 
     {parameters}
         Attributes
@@ -117,9 +118,10 @@ class BlockOneClassSVM(OneClassTwin, SparseInput, OutlierMixin, BaseEstimator):
         return np.asarray(safe_sparse_dot(X, self.coef_, dense_output=True)).ravel()
 
     def decision_function(self, X) -> np.ndarray:
-        """``w.x - rho`` of each row, shape (n_samples,): > 0 an inlier."""
+        """``w.x - rho`` of each row, shape (n_samples,): >= 0 an inlier."""
         return self.score_samples(X) - self.offset_[0]
 
     def predict(self, X) -> np.ndarray:
-        """+1 (inlier: decision > 0) or -1 (outlier) for each row, shape (n_samples,)."""
-        return np.where(self.decision_function(X) > 0, 1, -1)
+        """+1 (inlier: decision >= 0, scikit-learn's outlier detectors' rule) or -1 (outlier) for each row, shape
+        (n_samples,)."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)

@@ -120,8 +120,15 @@ class SVCTwin:
         model_classes = (
             classes.astype(np.float64) if classes.dtype.kind in "biuf" else np.arange(len(classes), dtype=float)
         )
-        fitted.model_ = LinearModel(coef, intercept, model_classes, bias, index_base=0, loss=loss,
-                                    params={"penalty": learner.get("penalty", "l2")})  # fmt: skip
+        fitted.model_ = LinearModel(
+            coef,
+            intercept,
+            model_classes,
+            bias,
+            index_base=0,
+            loss=loss,
+            params={"penalty": learner.get("penalty", "l2")},
+        )
         fitted.coef_, fitted.intercept_, fitted.classes_ = coef, intercept, classes
         _take_fitted(fitted, estimator)
         return fitted

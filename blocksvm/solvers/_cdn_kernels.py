@@ -16,9 +16,11 @@ A sweep visits the block's active columns in a random order; for column ``j`` (`
     w_j += d
 
 Rows are given by ``yc``, one number each: ``y_i C_i`` (``C_i``: the row's class cost times its instance weight; 0:
-the row is not trained on, a held-out fold's or of weight 0). The bias feature is a column like the others
-(every row, value B), passed by the driver as its own block. Columns are those of the store's column layout
-(``features``: their weight indices; ``indptr``, ``rows``, ``data``: CSC).
+the row is not trained on, a held-out fold's or of weight 0), kept beside each row's slack (``yb``: an entry's two
+random reads in one cache line). The bias feature is a column like the others (every row, value B), handed to the
+sweep of the block that takes it this round, which visits it at a random place among its own columns. Columns are
+those of the store's column layout, a block's as the tuple ``(features, indptr, rows, data)`` (``features``: their
+weight indices; the others CSC).
 """
 
 from __future__ import annotations
@@ -32,51 +34,91 @@ SIGMA = 0.01  # LIBLINEAR's sufficient decrease
 MAX_HALVINGS = 20  # LIBLINEAR's max_num_linesearch
 GMAX, GNORM1, READ = range(3)  # the sweep's totals: the largest violation, their 1-norm, column entries read
 N_TOTALS = 3
+YC, B = 0, 1  # a row's two numbers in a sweep: y_i C_i and its slack
 
 
 @njit(cache=True, nogil=True)
-def active_columns(features, active, seed):
-    """The positions of the block's columns whose feature is active, in a random order: ``(order, n)``, the first
-    ``n`` of ``order`` (``seed``: the permutation's, advanced). CDN's sweep and newGLMNET's cycle visit them so."""
-    order = np.empty(features.shape[0], np.int64)
+def active_columns(features, active, seed, extra):
+    """The positions of the block's columns whose feature is active, and of the ``extra`` columns' (the bias
+    column's, when this block carries it: positions from ``len(features)`` on), in a random order: ``(order, n)``,
+    the first ``n`` of ``order`` (``seed``: the permutation's, advanced). CDN's sweep and newGLMNET's cycle visit them
+    so."""
+    n_c = features.shape[0]
+    order = np.empty(n_c + extra.shape[0], np.int64)
     n = 0
-    for c in range(features.shape[0]):
+    for c in range(n_c):
         if active[features[c]]:
             order[n] = c
+            n += 1
+    for e in range(extra.shape[0]):
+        if active[extra[e]]:
+            order[n] = n_c + e
             n += 1
     shuffle_prefix(order, n, seed)
     return order, n
 
 
 @njit(cache=True, nogil=True)
-def sweep(features, indptr, rows, data, yc, w, b, active, gmax_old, n_rows, seed, totals):
-    """One sweep over the block's active columns, updating ``w``, ``b`` and ``active`` in place and adding to
-    ``totals`` (GMAX: max, GNORM1 and READ: sums). ``seed``: the permutation's (uint64 array of one, advanced)."""
-    order, n = active_columns(features, active, seed)
-    threshold = gmax_old / n_rows
+def sweep(columns, bias, yb, w, active, threshold, seed, totals):
+    """One sweep over the block's active columns (and the bias column, where this block carries it: at a random
+    place among them, as LIBLINEAR visits the bias feature), updating ``w``, the slacks and ``active`` in place and
+    adding to ``totals`` (GMAX: max, GNORM1 and READ: sums).
+
+    Parameters
+    ----------
+    columns : (features, indptr, rows, data)
+        The block's stored columns as CSC (``features``: their weight indices).
+    bias : (features, indptr, rows, data)
+        The bias column (every row, value B), or no column.
+    yb : ndarray (n_rows, 2)
+        Each row's ``yc_i`` and slack ``b_i`` side by side (:data:`YC`, :data:`B`: one cache line a row where the
+        column's entries read them), the slacks updated in place.
+    w, active : ndarray (n_weights,)
+        The problem's weights and active features.
+    threshold : float
+        LIBLINEAR's shrinking threshold ``Gmax_old / l``.
+    seed : ndarray of uint64 (1,)
+        The column order's random state (advanced).
+    totals : ndarray (N_TOTALS,)
+    """
+    features, indptr, rows, data = columns
+    order, n = active_columns(features, active, seed, bias[0])
+    n_c = features.shape[0]
     for s in range(n):
         c = order[s]
-        j, start, stop = features[c], indptr[c], indptr[c + 1]
-        g_loss, h, xj_sq = 0.0, 0.0, 0.0
-        for p in range(start, stop):
-            r = rows[p]
-            cost, v = trained_entry(yc[r], data[p])
-            if cost == 0.0:
-                continue
-            tmp = cost * v
-            xj_sq += tmp * v
-            if b[r] > 0:
-                g_loss -= tmp * b[r]
-                h += tmp * v
-        totals[READ] += stop - start
-        g_loss *= 2.0
-        g = g_loss
-        h = max(2.0 * h, 1e-12)
-        wj = w[j]
-        d = l1_coordinate(g, h, wj, threshold, j, active, totals)
-        if d == 0.0:
+        if c < n_c:
+            _coordinate(features[c], (rows, data), indptr[c], indptr[c + 1], yb, w, active, threshold, totals)
+        else:
+            e = c - n_c
+            _coordinate(bias[0][e], (bias[2], bias[3]), bias[1][e], bias[1][e + 1], yb, w, active, threshold, totals)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _coordinate(j, entries, start, stop, yb, w, active, threshold, totals):
+    """CDN's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``entries`` (``(rows, data)``)."""
+    rows, data = entries
+    g_loss, h, xj_sq = 0.0, 0.0, 0.0
+    for p in range(start, stop):
+        r = rows[p]
+        cost, v = trained_entry(yb[r, YC], data[p])
+        if cost == 0.0:
             continue
-        totals[READ] += _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j)
+        tmp = cost * v
+        xj_sq += tmp * v
+        if yb[r, B] > 0:
+            g_loss -= tmp * yb[r, B]
+            h += tmp * v
+    totals[READ] += stop - start
+    g_loss *= 2.0
+    g = g_loss
+    h = max(2.0 * h, 1e-12)
+    wj = w[j]
+    d = l1_coordinate(g, h, wj, threshold, j, active, totals)
+    if d == 0.0:
+        return
+    d, read = _line_search(entries, start, stop, yb, wj, d, g, g_loss, xj_sq)
+    totals[READ] += read
+    w[j] = wj + d
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -116,9 +158,10 @@ def trained_entry(yci, x):
 
 
 @njit(cache=True, nogil=True)
-def _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j):
-    """LIBLINEAR's line search of a coordinate step: ``w[j]`` and ``b`` moved by the step accepted; returns the
-    column entries read."""
+def _line_search(entries, start, stop, yb, wj, d, g, g_loss, xj_sq):
+    """LIBLINEAR's line search of a coordinate step ``d`` from ``w_j = wj``: the slacks moved by the step accepted;
+    returns ``(d accepted, column entries read)`` (``entries``: the columns' ``(rows, data)``)."""
+    rows, data = entries
     delta = abs(wj + d) - abs(wj) + g * d
     d_old, loss_old, read = 0.0, 0.0, 0
     halvings = 0
@@ -126,19 +169,19 @@ def _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j):
         d_diff = d_old - d
         cond = abs(wj + d) - abs(wj) - SIGMA * delta
         if xj_sq * d * d + g_loss * d + cond <= 0.0:  # the bound holds: b moves by the step, no trial read
-            _move(start, stop, rows, data, yc, b, d_diff)
+            _move(entries, start, stop, yb, d_diff)
             read += stop - start
             break
         loss_new = 0.0
         for p in range(start, stop):
             r = rows[p]
-            cost, v = trained_entry(yc[r], data[p])
+            cost, v = trained_entry(yb[r, YC], data[p])
             if cost == 0.0:
                 continue
-            if halvings == 0 and b[r] > 0:
-                loss_old += cost * b[r] * b[r]
-            b_new = b[r] + d_diff * v
-            b[r] = b_new
+            if halvings == 0 and yb[r, B] > 0:
+                loss_old += cost * yb[r, B] * yb[r, B]
+            b_new = yb[r, B] + d_diff * v
+            yb[r, B] = b_new
             if b_new > 0:
                 loss_new += cost * b_new * b_new
         read += stop - start
@@ -150,21 +193,21 @@ def _line_search(start, stop, rows, data, yc, b, wj, d, g, g_loss, xj_sq, w, j):
         delta *= 0.5
         halvings += 1
     if halvings >= MAX_HALVINGS:  # b was last moved to w_j + d_old: bring it to w_j + d (LIBLINEAR recomputes b)
-        _move(start, stop, rows, data, yc, b, d_old - d)
+        _move(entries, start, stop, yb, d_old - d)
         read += stop - start
-    w[j] = wj + d
-    return read
+    return d, read
 
 
 @njit(cache=True, nogil=True)
-def _move(start, stop, rows, data, yc, b, step):
+def _move(entries, start, stop, yb, step):
     """``b_i += step v_i`` over the column's trained rows: ``b`` follows ``w_j`` moved by ``-step`` (LIBLINEAR's
     ``axpy(d_diff, x, b)``, its ``x`` holding ``y_i x_ij``)."""
+    rows, data = entries
     for p in range(start, stop):
         r = rows[p]
-        cost, v = trained_entry(yc[r], data[p])
+        cost, v = trained_entry(yb[r, YC], data[p])
         if cost != 0.0:
-            b[r] += step * v
+            yb[r, B] += step * v
 
 
 @njit(cache=True, nogil=True)
@@ -190,9 +233,10 @@ def combined_loss(b, delta_b, alpha, yc):
 
 
 @njit(cache=True, nogil=True)
-def decisions_add(features, indptr, rows, data, w, t):
-    """``t_i += w_j x_ij`` for the block's columns with a nonzero weight (the decision values of a warm start's
-    ``w``, column by column); returns the column entries read."""
+def decisions_add(columns, w, t):
+    """``t_i += w_j x_ij`` for the block's columns (``(features, indptr, rows, data)``) with a nonzero weight (the
+    decision values of a warm start's ``w``, column by column); returns the column entries read."""
+    features, indptr, rows, data = columns
     read = 0
     for c in range(features.shape[0]):
         wj = w[features[c]]

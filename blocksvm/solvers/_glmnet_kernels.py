@@ -35,13 +35,23 @@ MAX_STEP = 10.0  # a coordinate's step is clipped to [-10, 10], as LIBLINEAR's
 # a cycle's totals: the largest violation, their 1-norm (l1_coordinate's, at CDN's places), column entries read
 QP_GMAX, QP_GNORM1, READ = GMAX, GNORM1, 2
 N_TOTALS = 3
+TAU, XD, D = 0, 0, 1  # a row's two numbers: (tau_i, D_i) in the gradient's read, ((X d)_i, D_i) in the quadratic's
 
 
 @njit(cache=True, nogil=True)
-def gradient(features, indptr, rows, data, tau, D, first, stop, wanted, grad, hdiag, norms):
-    """``Grad_j`` and ``Hdiag_j`` (see the module docstring) of the block's columns ``first .. stop - 1`` whose
-    feature is ``wanted`` into ``grad`` and ``hdiag`` (indexed by feature), and each one's ``sum_i x_ij^2`` into
-    ``norms`` (its squared norm over every row: screening's); returns the column entries read."""
+def gradient(columns, td, span, wanted, out):
+    """``Grad_j`` and ``Hdiag_j`` (see the module docstring) of the block's columns ``span = (first, stop)`` whose
+    feature is ``wanted``, and each one's ``sum_i x_ij^2`` (its squared norm over every row: screening's); returns
+    the column entries read.
+
+    columns : (features, indptr, rows, data), the block's columns.
+    td : ndarray (n_rows, 2), each row's ``tau_i`` and ``D_i`` side by side (:data:`TAU`, :data:`D`).
+    wanted : ndarray of bool (n_weights,).
+    out : (grad, hdiag, norms), arrays (n_weights,) indexed by feature, written at the columns read.
+    """
+    features, indptr, rows, data = columns
+    first, stop = span
+    grad, hdiag, norms = out
     read = 0
     for c in range(first, stop):
         j = features[c]
@@ -51,8 +61,8 @@ def gradient(features, indptr, rows, data, tau, D, first, stop, wanted, grad, hd
         for p in range(indptr[c], indptr[c + 1]):
             r = rows[p]
             x = np.float64(data[p])
-            h += x * x * D[r]
-            g += x * tau[r]
+            h += x * x * td[r, D]
+            g += x * td[r, TAU]
             sq += x * x
         grad[j], hdiag[j], norms[j] = g, h, sq
         read += indptr[c + 1] - indptr[c]
@@ -60,30 +70,50 @@ def gradient(features, indptr, rows, data, tau, D, first, stop, wanted, grad, hd
 
 
 @njit(cache=True, nogil=True)
-def quadratic_cycle(features, indptr, rows, data, D, grad, hdiag, w, wpd, xTd, active, gmax_old, n_rows, seed, totals):
+def quadratic_cycle(columns, bias, dx, model, active, threshold, seed, totals):
     """One cycle of coordinate descent on the quadratic model over the block's columns whose feature is ``active``
-    (in a random order), moving ``wpd`` (= w + d) and ``xTd`` in place; a zero ``wpd_j`` whose |G| < 1 - gmax_old / l
-    leaves ``active`` (LIBLINEAR's inner shrinking). Adds to ``totals`` (QP_GMAX: max; QP_GNORM1, READ: sums)."""
-    order, n = active_columns(features, active, seed)
-    threshold = gmax_old / n_rows
+    (and the bias column, where this block carries it), in a random order, moving ``w + d`` and ``X d`` in place; a
+    zero ``(w + d)_j`` whose |G| < 1 - threshold leaves ``active`` (LIBLINEAR's inner shrinking; ``threshold``:
+    ``Gmax_old / l``). Adds to ``totals`` (QP_GMAX: max; QP_GNORM1, READ: sums).
+
+    columns : (features, indptr, rows, data), the block's columns; bias : the bias column, or no column.
+    dx : ndarray (n_rows, 2), each row's ``(X d)_i`` and ``D_i`` side by side (:data:`XD`, :data:`D`).
+    model : (grad, hdiag, w, wpd), arrays (n_weights,): the gradient and Hessian diagonal at ``w``, and ``w + d``.
+    seed : ndarray of uint64 (1,), the column order's random state (advanced).
+    """
+    features, indptr, rows, data = columns
+    order, n = active_columns(features, active, seed, bias[0])
+    n_c = features.shape[0]
     for s in range(n):
         c = order[s]
-        j, start, stop = features[c], indptr[c], indptr[c + 1]
-        h = hdiag[j]
-        g = grad[j] + (wpd[j] - w[j]) * NU
-        for p in range(start, stop):
-            r = rows[p]
-            g += np.float64(data[p]) * D[r] * xTd[r]
-        totals[READ] += stop - start
-        v = wpd[j]
-        z = l1_coordinate(g, h, v, threshold, j, active, totals)
-        if z == 0.0:
-            continue
-        z = min(max(z, -MAX_STEP), MAX_STEP)
-        wpd[j] = v + z
-        for p in range(start, stop):
-            xTd[rows[p]] += z * np.float64(data[p])
-        totals[READ] += stop - start
+        if c < n_c:
+            _coordinate(features[c], (rows, data), indptr[c], indptr[c + 1], dx, model, active, threshold, totals)
+        else:
+            e = c - n_c
+            entries = (bias[2], bias[3])
+            _coordinate(bias[0][e], entries, bias[1][e], bias[1][e + 1], dx, model, active, threshold, totals)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _coordinate(j, entries, start, stop, dx, model, active, threshold, totals):
+    """The quadratic's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``(rows, data)``."""
+    rows, data = entries
+    grad, hdiag, w, wpd = model
+    h = hdiag[j]
+    g = grad[j] + (wpd[j] - w[j]) * NU
+    for p in range(start, stop):
+        r = rows[p]
+        g += np.float64(data[p]) * dx[r, D] * dx[r, XD]
+    totals[READ] += stop - start
+    v = wpd[j]
+    z = l1_coordinate(g, h, v, threshold, j, active, totals)
+    if z == 0.0:
+        return
+    z = min(max(z, -MAX_STEP), MAX_STEP)
+    wpd[j] = v + z
+    for p in range(start, stop):
+        dx[rows[p], XD] += z * np.float64(data[p])
+    totals[READ] += stop - start
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -163,3 +193,40 @@ def dual_value(t, yc, loss, scale):
             b = max(0.0, 1.0 - m) / scale
             total -= cost * (b * b - 2.0 * b)
     return total
+
+
+@njit(cache=True, nogil=True)
+def violations(w, grad, threshold, screened, active, kept):
+    """Each weight's violation, the size of the minimum-norm subgradient of ``|w_j| + grad_j w_j``, into ``kept``
+    (0.0 where the weight sits out this iteration's quadratic), and ``active``: False for a zero weight LIBLINEAR
+    shrinks (``grad_j + 1 > threshold`` and ``grad_j - 1 < -threshold``) and for one ``screened``. One pass over the
+    weights, in place."""
+    for j in range(w.shape[0]):
+        gp, gn = grad[j] + 1.0, grad[j] - 1.0
+        if w[j] == 0.0:
+            violation = -gp if gp < 0.0 else (gn if gn > 0.0 else 0.0)
+            shrunk = screened[j] or (gp > threshold and gn < -threshold)
+        else:
+            violation = abs(gp) if w[j] > 0.0 else abs(gn)
+            shrunk = screened[j]
+        active[j] = not shrunk
+        kept[j] = 0.0 if shrunk else violation
+
+
+@njit(cache=True, nogil=True)
+def largest_unscreened(grad, screened):
+    """``max |grad_j|`` over the weights not screened (0.0: none)."""
+    top = 0.0
+    for j in range(grad.shape[0]):
+        if not screened[j]:
+            top = max(top, abs(grad[j]))
+    return top
+
+
+@njit(cache=True, nogil=True)
+def screen(w, grad, norms, scale, radius, screened):
+    """Mark ``screened`` the zero weights whose column (its squared norm known: ``norms_j >= 0``) keeps
+    ``|grad_j| / scale + radius ||x_j|| < 1`` (gap-safe screening; see the driver)."""
+    for j in range(w.shape[0]):
+        if w[j] == 0.0 and norms[j] >= 0.0 and abs(grad[j]) / scale + radius * math.sqrt(norms[j]) < 1.0:
+            screened[j] = True

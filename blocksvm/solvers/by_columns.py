@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers._cdn_kernels import decisions_add
 from blocksvm.solvers._glmnet_kernels import curvature_at_zero, slope_at_zero
 from blocksvm.solvers.base import COLUMNS, Resources
@@ -34,6 +35,11 @@ from blocksvm.solvers.staged import ITERATIONS, PASSES, StagedSolver
 
 NONE = 0  # what a problem asks of a round: nothing
 READ = 2  # the third entry of ``counts``: column entries read in the current iteration
+# A problem's numbers that every column learner keeps, the first columns of ``numbers`` (a learner's own follow):
+# the objective now and before, the largest violation now and at the last iteration, their 1-norm now and at the
+# start, the tolerance, the last step, the rows trained on.
+F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS = range(9)
+N_SHARED = 9
 
 
 @dataclass
@@ -72,6 +78,22 @@ def block_seed(key: tuple, block: int, k: int) -> np.ndarray:
     """The random state (a uint64 array of one, for ``_common.shuffle_prefix``) of problem ``k``'s column order in
     ``block`` in the round ``key``: a pure function of them, whoever runs the piece."""
     return np.random.SeedSequence([*key, block, k]).generate_state(1, np.uint64)
+
+
+NO_COLUMN = (np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0))
+"""A column block of no column: what a block's sweep is given for the bias column where another block carries it."""
+
+
+def bias_carriers(piece, key: tuple, n_problems: int) -> np.ndarray:
+    """Each problem's block (its position among ``piece``'s blocks) whose random order takes the bias column this
+    round (``key``), -1 where the piece owns none: drawn with odds as the blocks' stored columns, so that the bias
+    feature takes a place about uniformly among the piece's columns, as in LIBLINEAR's order of every feature (always
+    last, it took the classes' balance after every other weight had moved: -s 6 ended further from the optimum)."""
+    if piece.bias_column() is None:
+        return np.full(n_problems, -1)
+    ends = np.cumsum(piece.block_columns)
+    draws = [int(block_seed(key, piece.layout.n_blocks, k)[0] % np.uint64(ends[-1])) for k in range(n_problems)]
+    return np.searchsorted(ends, draws, side="right")
 
 
 def signed_costs(problem, labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
@@ -123,6 +145,9 @@ class ColumnWorker:
     """A piece's work in a round (:meth:`round`): a learner's is a subclass holding the kernels' constants only, so
     that it pickles small for dask workers."""
 
+    def __init__(self, loss, bias: float, n_rows: int):
+        self.n_rows = n_rows
+
     def round(self, piece, request: ColumnRequest) -> dict:
         """The piece's results: arrays over its weights (``piece.weights``) and per-row vectors, and ``read``."""
         raise NotImplementedError
@@ -132,16 +157,25 @@ class ColumnSolver(StagedSolver):
     """A staged learner whose passes are rounds over the pieces of the column layout; see the module docstring.
 
     Its columns come with its resources (``resources.columns``: :class:`blocksvm.store.ColumnPieces`, the layout's
-    door: the rows' labels and weights, the statistics, the pieces' weights); ``yc`` is kept for every row. A
-    subclass declares its
-    ``worker_class`` and writes :meth:`request_for` (its part of the round's request) and the staged learner's
-    ``_serve`` and ``_begin``; ``_serve`` reads the round's results from ``total`` (the pieces' in order, combined
-    by :meth:`combined`).
+    door: the rows' labels and weights, the statistics, the pieces' weights); ``yc`` is kept for every row. What the
+    column learners share is here, written once: their parameters, their numbers' first columns (:data:`F` ...
+    :data:`ROWS`) and LIBLINEAR's tolerance of each problem, the active features, the restart from ``w`` (the
+    learner's per-row vectors made from ``w.x``: :meth:`_rows_at`), the record's figures. A subclass declares its
+    ``worker_class`` and ``STAGES`` and writes :meth:`kinds`, :meth:`request_for` (its part of the round's request),
+    :meth:`_rows_at`, :meth:`_right` and the staged learner's ``_serve``, ``_begin`` and ``_judge``; ``_serve`` reads
+    the round's results from ``total`` (the pieces' in order, combined by :meth:`combined`).
     """
 
     reads = COLUMNS
+    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
+    penalties = ("l1",)
+    stop_rules = frozenset({"solver"})
     worker_class: type[ColumnWorker] = ColumnWorker
     n_counts = 3  # iterations done, passes in the current one, column entries read in it
+    n_numbers = N_SHARED
+    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
+    norm_figure, passes_figure = "subgradient_norm", "rounds"
+    norm_words = "subgradient norm"
 
     def __init__(self, problem, params, resources: Resources | None = None):
         super().__init__(problem, params, resources)
@@ -150,10 +184,34 @@ class ColumnSolver(StagedSolver):
         self.yc = signed_costs(problem, self.labels, self.row_weights)
         self.n_rows = len(self.labels)
         self.w = np.zeros((problem.n_problems, problem.n_weights))
+        self.active = np.ones((problem.n_problems, problem.n_weights), np.bool_)
         self.seed = params.seed
         self.piece_weights = self.columns.piece_weights  # the weights of each piece, in the pieces' order
         self.n_pieces = len(self.piece_weights)
         self.results: list = []
+        self._work = np.empty(problem.n_weights)  # (a vector of the weights' size reused, not allocated each time)
+
+    def _start_numbers(self) -> None:
+        """Each problem's rows trained on and its tolerance, LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``, and
+        no last violation yet (nothing shrunk in the first iteration)."""
+        positive = np.count_nonzero(self.yc > 0, axis=1)
+        rows = positive + np.count_nonzero(self.yc < 0, axis=1)
+        self.numbers[:, ROWS] = np.maximum(rows, 1)
+        self.numbers[:, TOL] = self.tolerance(positive, rows)
+        self.numbers[:, GMAX_OLD] = np.inf
+
+    def l1(self, v: np.ndarray) -> float:
+        """``||v||_1`` of a vector of the weights' size (numpy's sum of its absolute values, in an array kept for
+        them)."""
+        return float(np.abs(v, out=self._work).sum())
+
+    def _rows_at(self, t) -> None:
+        """The learner's per-row vectors at decision values ``t`` ((n_problems, n_rows), or 0.0 at ``w = 0``)."""
+        raise NotImplementedError
+
+    def _right(self, k: int) -> np.ndarray:
+        """Which rows problem ``k`` classifies right (its per-row vectors say)."""
+        raise NotImplementedError
 
     # ---- rounds -------------------------------------------------------------------------------------
 
@@ -207,6 +265,14 @@ class ColumnSolver(StagedSolver):
 
     # ---- the run --------------------------------------------------------------------------------------
 
+    def restart(self) -> None:
+        """Start over from the current ``w``: the per-row vectors at ``w.x`` (a warm start's: one read of the
+        columns), every feature active, the tolerances."""
+        super().restart()
+        self._rows_at(self.decisions() if np.any(self.w) else 0.0)
+        self.active[:] = True
+        self._start_numbers()
+
     def move_to(self, C: float, warm: bool = True) -> None:
         """Solve the same problems at cost ``C`` next (the rows' costs with it), from the current ``w`` or zero."""
         self.problem = self.problem.at(C)
@@ -221,12 +287,21 @@ class ColumnSolver(StagedSolver):
         t = np.zeros((self.n_problems, self.n_rows))
         for block in self.columns.iter_blocks(statistics=False):
             for k in range(self.n_problems):
-                self.counts[READ] += decisions_add(
-                    block.features, block.indptr, block.rows, block.data, self.w[k], t[k]
-                )
+                self.counts[READ] += decisions_add(block.csc, self.w[k], t[k])
         if self.problem.bias > 0:
             t += self.w[:, -1:] * self.problem.bias
         return t
+
+    # ---- records --------------------------------------------------------------------------------------
+
+    def _more_figures(self) -> dict:
+        one = self.n_problems == 1 and self.problem.folds == 1
+        return {
+            "column_passes": round(self.passes_read(), 4),
+            "active_features": int(self.active.sum()),
+            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
+            "train_accuracy": self.accuracy(0, self._right(0)) if one else None,
+        }
 
     def accuracy(self, k: int, right: np.ndarray) -> float:
         """The share of problem ``k``'s trained rows (by instance weight) where ``right`` is True."""

@@ -25,10 +25,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _cdn_kernels as K
 from blocksvm.solvers.base import Resources
-from blocksvm.solvers.by_columns import NONE, ColumnSolver, ColumnWorker, block_seed
+from blocksvm.solvers.by_columns import (
+    F_OLD,
+    GMAX,
+    GMAX_OLD,
+    GNORM1,
+    GNORM1_INIT,
+    NO_COLUMN,
+    NONE,
+    ROWS,
+    STEP,
+    TOL,
+    ColumnSolver,
+    ColumnWorker,
+    F,
+    bias_carriers,
+    block_seed,
+)
 from blocksvm.solvers.staged import ITERATIONS, Stage
 
 MAX_HALVINGS = 20  # the pieces' combined step: 1, 1/2, ... (P > 1)
@@ -36,31 +51,28 @@ SWEEP_KIND = 1
 
 STAGES = (Stage("SWEEP", "coordinate descent"), Stage("WAIT", asks=False), Stage("DONE", asks=False))
 SWEEP, WAIT, DONE = range(len(STAGES))
-# A problem's numbers, columns of ``numbers``.
-F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS = range(9)
-N_NUMBERS = 9
 
 
 class CDNWorker(ColumnWorker):
     """A piece's sweep: its columns' coordinate steps against its own copy of the slacks."""
 
-    def __init__(self, loss, bias: float, n_rows: int):
-        self.n_rows = n_rows
-
     def round(self, piece, request) -> dict:
         asking = np.flatnonzero(request.kinds != NONE)
-        W, active = request.W.copy(), request.features["active"].copy()
-        b = request.rows["b"].copy()
+        W, active = piece.scratch("w", request.W.shape), piece.scratch("active", request.W.shape, np.bool_)
+        W[...], active[...] = request.W, request.features["active"]
+        yb = piece.scratch("yb", (*request.yc.shape, 2))  # (n_problems, n_rows, 2): yc and b side by side
+        yb[..., K.YC], yb[..., K.B] = request.yc, request.rows["b"]
         totals = np.zeros((len(request.kinds), K.N_TOTALS))
-        gmax_old, rows = request.numbers[:, 0], request.numbers[:, 1]
-        for block in piece.blocks():
+        thresholds = request.numbers[:, 0] / request.numbers[:, 1]  # LIBLINEAR's Gmax_old / l
+        bias, carriers = piece.bias_column(), bias_carriers(piece, request.key, len(request.kinds))
+        for at, block in enumerate(piece.blocks()):
             for k in asking:
                 seed = block_seed(request.key, block.index, int(k))
-                K.sweep(block.features, block.indptr, block.rows, block.data, request.yc[k], W[k], b[k], active[k],
-                        gmax_old[k], rows[k], seed, totals[k])  # fmt: skip
+                extra = bias.csc if carriers[k] == at else NO_COLUMN
+                K.sweep(block.csc, extra, yb[k], W[k], active[k], thresholds[k], seed, totals[k])
         ix = piece.weights
-        return {"index": ix, "w": W[:, ix], "active": active[:, ix], "b": b, "totals": totals,
-                "read": totals[:, K.READ].sum()}  # fmt: skip
+        read = totals[:, K.READ].sum()
+        return {"index": ix, "w": W[:, ix], "active": active[:, ix], "b": yb[..., K.B], "totals": totals, "read": read}
 
 
 class CDNSolver(ColumnSolver):
@@ -72,17 +84,11 @@ class CDNSolver(ColumnSolver):
     """
 
     name = "cdn"
-    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
     losses = ("squared-hinge",)
-    penalties = ("l1",)
-    stop_rules = frozenset({"solver"})
     state_names = ("w", "b", "active", "numbers", "stage", "why", "counts")
     worker_class = CDNWorker
     STAGES = STAGES
-    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
-    n_numbers = N_NUMBERS
-    norm_figure, passes_figure = "subgradient_norm", "rounds"
-    norm_words, title = "subgradient norm", "CDN"
+    title = "CDN"
     WHY = ("", "subgradient norm met", "no step lowers the objective")
     shown = (
         ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
@@ -94,16 +100,7 @@ class CDNSolver(ColumnSolver):
     def __init__(self, problem, params, resources: Resources | None = None):
         super().__init__(problem, params, resources)
         self.b = np.ones((problem.n_problems, self.n_rows))
-        self.active = np.ones((problem.n_problems, problem.n_weights), np.bool_)
-        self._set_tolerances()
-
-    def _set_tolerances(self) -> None:
-        """Each problem's rows trained on and its tolerance, LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``."""
-        positive = np.count_nonzero(self.yc > 0, axis=1)
-        rows = positive + np.count_nonzero(self.yc < 0, axis=1)
-        self.numbers[:, ROWS] = np.maximum(rows, 1)
-        self.numbers[:, TOL] = self.tolerance(positive, rows)
-        self.numbers[:, GMAX_OLD] = np.inf
+        self._start_numbers()
 
     # ---- rounds -------------------------------------------------------------------------------------
 
@@ -111,11 +108,8 @@ class CDNSolver(ColumnSolver):
         return np.where(self.stage == SWEEP, SWEEP_KIND, NONE)
 
     def request_for(self, kinds: np.ndarray) -> dict:
-        return {
-            "rows": {"b": self.b},
-            "features": {"active": self.active},
-            "numbers": self.numbers[:, [GMAX_OLD, ROWS]],
-        }
+        numbers = self.numbers[:, [GMAX_OLD, ROWS]]
+        return {"rows": {"b": self.b}, "features": {"active": self.active}, "numbers": numbers}
 
     def _serve(self, k: int, total: dict, slots: np.ndarray) -> None:
         """Problem ``k``'s sweep: the pieces' weights and slacks (combined when there are several), its violations
@@ -154,7 +148,7 @@ class CDNSolver(ColumnSolver):
         return 0.0
 
     def _objective(self, k: int) -> float:
-        return float(np.abs(self.w[k]).sum() + K.objective_terms(self.b[k], self.yc[k]))
+        return self.l1(self.w[k]) + K.objective_terms(self.b[k], self.yc[k])
 
     def _judge(self, k: int, started: bool) -> None:
         """LIBLINEAR's stopping rule, and its reactivation of the shrunk features before it stops."""
@@ -173,18 +167,8 @@ class CDNSolver(ColumnSolver):
 
     # ---- records --------------------------------------------------------------------------------------
 
-    def _more_figures(self) -> dict:
-        one = self.n_problems == 1 and self.problem.folds == 1
-        return {
-            "column_passes": round(self.passes_read(), 4),
-            "active_features": int(self.active.sum()),
-            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
-            "train_accuracy": self.accuracy(0, self.b[0] < 1.0) if one else None,
-        }
+    def _right(self, k: int) -> np.ndarray:
+        return self.b[k] < 1.0
 
-    def restart(self) -> None:
-        super().restart()
-        t = self.decisions() if np.any(self.w) else 0.0  # a warm start: the slacks of its weights
+    def _rows_at(self, t) -> None:
         self.b[:] = 1.0 - np.sign(self.yc) * t
-        self.active[:] = True
-        self._set_tolerances()

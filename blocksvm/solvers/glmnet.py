@@ -22,22 +22,39 @@ weight_i`` and the bias a feature of value B whose weight is inside ``||w||_1`` 
     #neg), 1) / l, LIBLINEAR's -s 6 rule)
 
 The quadratic's cycles read the active columns again: from memory when the columns fit in ``--cache-mb`` (after the
-gradient's read), else from the store at each cycle. An iteration is two rounds over the column pieces
-(:mod:`.by_columns`): the gradient (separable: each piece's columns on its threads, the same bits for any split)
-and the quadratic (each piece its own cycles on its features, its own ``X d``, summed in the pieces' order: with
-one piece, LIBLINEAR's; with ``column_pieces`` > 1, block Jacobi, d-GLMNET). A record is written per iteration;
-``max_outer`` counts iterations (LIBLINEAR's max_newton_iter: 100).
+gradient's read), else its first cycle reads them from the store and keeps the columns not shrunk while they fit
+(:meth:`blocksvm.store.ColumnPiece.narrowed`), and only where even those exceed it every cycle reads the store. An
+iteration is two rounds over the column pieces (:mod:`.by_columns`): the gradient (separable: each piece's columns
+on its threads, the same bits for any split) and the quadratic (each piece its own cycles on its features, its own
+``X d``, summed in the pieces' order: with one piece, LIBLINEAR's; with ``column_pieces`` > 1, block Jacobi,
+d-GLMNET). A record is written per iteration; ``max_outer`` counts iterations (LIBLINEAR's max_newton_iter: 100).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _glmnet_kernels as K
 from blocksvm.solvers._common import dot
 from blocksvm.solvers.base import Resources
-from blocksvm.solvers.by_columns import ColumnSolver, ColumnWorker, block_seed, loss_at_zero
+from blocksvm.solvers.by_columns import (
+    F_OLD,
+    GMAX,
+    GMAX_OLD,
+    GNORM1,
+    GNORM1_INIT,
+    N_SHARED,
+    NO_COLUMN,
+    ROWS,
+    STEP,
+    TOL,
+    ColumnSolver,
+    ColumnWorker,
+    F,
+    bias_carriers,
+    block_seed,
+    loss_at_zero,
+)
 from blocksvm.solvers.staged import Stage
 
 SIGMA = 0.01  # the line search's sufficient decrease (LIBLINEAR's sigma)
@@ -56,78 +73,96 @@ STAGES = (
     Stage("CHECK", "the screened features' gradient"),
 )
 START, QP, GRADIENT, WAIT, DONE, CHECK = range(len(STAGES))
-# A problem's numbers, columns of ``numbers``.
-F, F_OLD, GMAX, GMAX_OLD, GNORM1, GNORM1_INIT, TOL, STEP, ROWS, INNER_EPS, LOSS_SUM, CYCLES = range(12)
-N_NUMBERS = 12
+# A problem's own numbers, after the column learners' (by_columns.F ... ROWS): the quadratic's tolerance factor, the
+# loss at w, the quadratic's cycles in the last iteration.
+INNER_EPS, LOSS_SUM, CYCLES = range(N_SHARED, N_SHARED + 3)
 
 
 class GLMNETWorker(ColumnWorker):
     """A piece's round: the gradient of its columns, or its cycles of coordinate descent on the quadratic."""
 
-    def __init__(self, loss, bias: float, n_rows: int):
-        self.n_rows = n_rows
-
     def round(self, piece, request) -> dict:
         kinds, W = request.kinds, request.W
         gradient_ks = np.flatnonzero((kinds == GRADIENT_KIND) | (kinds == CHECK_KIND))
-        quadratic_ks = np.flatnonzero(kinds == QUADRATIC_KIND)
-        tau, D = request.rows["tau"], request.rows["D"]
-        screened = request.features["screened"]
-        wanted = np.where((kinds == CHECK_KIND)[:, None], screened, ~screened)  # a check reads the screened only
-        grad, hdiag, norms = np.zeros_like(W), np.zeros_like(W), np.full(W.shape[1], -1.0)
-        active = request.features["active"]
-        wpd, xTd = W.copy(), np.zeros((len(kinds), self.n_rows))
-        quadratic = _Quadratic(request, piece, quadratic_ks)
-        read, cycle = 0, 0
-        while (cycle == 0 and len(gradient_ks)) or quadratic.running():
-            totals = np.zeros((len(kinds), K.N_TOTALS))
-            for block in piece.blocks():
-                columns = (block.features, block.indptr, block.rows, block.data)
-                for k in gradient_ks if cycle == 0 else ():
-                    read += _gradient(piece, columns, tau[k], D[k], wanted[k], grad[k], hdiag[k], norms)
-                for k in quadratic.running_problems():
-                    seed = block_seed((*request.key, cycle), block.index, int(k))
-                    K.quadratic_cycle(*columns, D[k], request.features["grad"][k], request.features["hdiag"][k], W[k],
-                                      wpd[k], xTd[k], quadratic.active[k], quadratic.gmax_old[k],
-                                      request.numbers[k, 0], seed, totals[k])  # fmt: skip
-            read += int(totals[:, K.READ].sum())
-            quadratic.end_cycle(totals, active)
-            cycle += 1
-        ix = piece.weights
-        return {"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix], "norms": norms[ix], "wpd": wpd[:, ix],
-                "xTd": xTd, "cycles": quadratic.cycles, "read": read}  # fmt: skip
+        quadratic = _Quadratic(request, piece, np.flatnonzero(kinds == QUADRATIC_KIND))
+        ix, out, read = piece.weights, {"index": piece.weights}, 0
+        if len(gradient_ks):
+            td = piece.scratch("td", (*request.rows["D"].shape, 2))  # tau and D side by side
+            td[..., K.TAU], td[..., K.D] = request.rows["tau"], request.rows["D"]
+            screened = request.features["screened"]
+            wanted = piece.scratch("wanted", W.shape, np.bool_)  # the screened (a check), or the others
+            np.logical_xor(screened, (kinds != CHECK_KIND)[:, None], out=wanted)
+            grad, hdiag = piece.scratch("grad", W.shape, fill=0.0), piece.scratch("hdiag", W.shape, fill=0.0)
+            norms = piece.scratch("norms", W.shape[1:], fill=-1.0)
+            for block in piece.with_bias():
+                for k in gradient_ks:
+                    read += _gradient(piece, block.csc, td[k], wanted[k], (grad[k], hdiag[k], norms))
+            out |= {"grad": grad[:, ix], "hdiag": hdiag[:, ix], "norms": norms[ix]}
+        if quadratic.running():
+            read += quadratic.cycles_over(piece, request)
+            out |= {"wpd": quadratic.wpd[:, ix], "xTd": quadratic.dx[..., K.XD], "cycles": quadratic.cycles}
+        return {**out, "read": read}
 
 
-def _gradient(piece, columns, tau, D, wanted, grad, hdiag, norms) -> int:
+def _gradient(piece, columns: tuple, td, wanted, out: tuple) -> int:
     """The gradient of a block's ``wanted`` columns, split among the piece's threads (each column's sum is its own:
     the same bits for any split); entries read."""
     n = columns[0].shape[0]
     threads = max(1, min(piece.threads, n // 64))
     cuts = np.linspace(0, n, threads + 1).astype(np.int64)
     parts = piece.engine.map(
-        lambda i: K.gradient(*columns, tau, D, cuts[i], cuts[i + 1], wanted, grad, hdiag, norms), list(range(threads))
+        lambda i: K.gradient(columns, td, (cuts[i], cuts[i + 1]), wanted, out), list(range(threads))
     )
     return int(sum(parts))
 
 
 class _Quadratic:
-    """The quadratic's cycles of one piece: which problems still cycle, their inner shrinking and stopping rule
-    (LIBLINEAR's, on the piece's features and its share of the tolerance)."""
+    """The quadratic's cycles of one piece: which problems still cycle, their ``w + d`` and ``X d``, their inner
+    shrinking and stopping rule (LIBLINEAR's, on the piece's features and its share of the tolerance)."""
 
     def __init__(self, request, piece, problems: np.ndarray):
         n_k = len(request.kinds)
         self.problems, self.ix = problems, piece.weights
         self.tolerance = request.numbers[:, 1 + piece.index] if request.numbers.shape[1] > 1 else np.zeros(n_k)
-        self.active = request.features["active"].copy()
-        self.gmax_old = np.full(n_k, np.inf)
         self.done = np.zeros(n_k, np.bool_)
         self.cycles = np.zeros(n_k, np.int64)
+        if len(problems):
+            self.active = piece.scratch("active", request.W.shape, np.bool_)
+            self.active[...] = request.features["active"]
+            self.gmax_old = np.full(n_k, np.inf)
+            self.wpd = piece.scratch("wpd", request.W.shape)
+            self.wpd[...] = request.W
+            self.dx = piece.scratch("dx", (*request.rows["D"].shape, 2), fill=0.0)  # X d and D side by side
+            self.dx[..., K.D] = request.rows["D"]
 
     def running_problems(self) -> np.ndarray:
         return self.problems[~self.done[self.problems]]
 
     def running(self) -> bool:
         return len(self.running_problems()) > 0
+
+    def cycles_over(self, piece, request) -> int:
+        """The piece's cycles until each problem's inner stopping rule (or MAX_CYCLES); entries read."""
+        read, cycle = 0, 0
+        features = request.features
+        rows = request.numbers[:, 0]  # each problem's l: the shrinking threshold is Gmax_old / l
+        bias = piece.bias_column()
+        blocks = piece.narrowed(self.active[self.running_problems()].any(axis=0))  # the columns not shrunk
+        while self.running():
+            totals = np.zeros((len(request.kinds), K.N_TOTALS))
+            key = (*request.key, cycle)
+            carriers = bias_carriers(piece, key, len(request.kinds))
+            for at, block in enumerate(blocks):
+                for k in self.running_problems():
+                    seed = block_seed(key, block.index, int(k))
+                    model = (features["grad"][k], features["hdiag"][k], request.W[k], self.wpd[k])
+                    threshold = self.gmax_old[k] / rows[k]
+                    extra = bias.csc if carriers[k] == at else NO_COLUMN
+                    K.quadratic_cycle(block.csc, extra, self.dx[k], model, self.active[k], threshold, seed, totals[k])
+            read += int(totals[:, K.READ].sum())
+            self.end_cycle(totals, features["active"])
+            cycle += 1
+        return read
 
     def end_cycle(self, totals: np.ndarray, active: np.ndarray) -> None:
         for k in self.running_problems():
@@ -154,19 +189,13 @@ class GLMNETSolver(ColumnSolver):
     """
 
     name = "glmnet"
-    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
     losses = ("logistic", "squared-hinge")
-    penalties = ("l1",)
-    stop_rules = frozenset({"solver"})
-    state_names = (
-        "w", "t", "grad", "hdiag", "active", "screened", "norms", "piece_norms", "numbers", "stage", "why", "counts"
-    )  # fmt: skip
+    state_names = ("w", "t", "grad", "hdiag", "active", "screened", "norms", "piece_norms")
+    state_names += ("numbers", "stage", "why", "counts")
     worker_class = GLMNETWorker
     STAGES = STAGES
-    F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
-    n_numbers = N_NUMBERS
-    norm_figure, passes_figure = "subgradient_norm", "rounds"
-    norm_words, title = "subgradient norm", "newGLMNET"
+    n_numbers = N_SHARED + 3
+    title = "newGLMNET"
     WHY = ("", "subgradient norm met", "line search fails")
     shown = (
         ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
@@ -185,22 +214,17 @@ class GLMNETSolver(ColumnSolver):
         self.t = np.zeros((n_k, self.n_rows))
         self.tau, self.D = np.zeros((n_k, self.n_rows)), np.zeros((n_k, self.n_rows))
         self.grad, self.hdiag = np.zeros((n_k, n_w)), np.zeros((n_k, n_w))
-        self.active = np.ones((n_k, n_w), np.bool_)
         self.piece_norms = np.zeros((n_k, self.n_pieces))
         self._start_numbers()
 
     def _start_numbers(self) -> None:
-        """The tolerances (LIBLINEAR's ``eps * max(min(#pos, #neg), 1) / l``), the rows, ``inner_eps = 1`` and the
-        loss terms of the rows at ``t``."""
-        positive = np.count_nonzero(self.yc > 0, axis=1)
-        rows = positive + np.count_nonzero(self.yc < 0, axis=1)
+        """The column learners' (the tolerances), ``inner_eps = 1`` and the loss terms of the rows at ``t``."""
+        super()._start_numbers()
         n = self.numbers
-        n[:, ROWS] = np.maximum(rows, 1)
-        n[:, TOL] = self.tolerance(positive, rows)
-        n[:, GMAX_OLD], n[:, INNER_EPS] = np.inf, 1.0
+        n[:, INNER_EPS] = 1.0
         for k in range(self.n_problems):
             self._row_terms(k)
-            n[k, F] = np.abs(self.w[k]).sum() + n[k, LOSS_SUM]
+            n[k, F] = self.l1(self.w[k]) + n[k, LOSS_SUM]
 
     def _row_terms(self, k: int) -> None:
         self.numbers[k, LOSS_SUM] = K.row_terms(self.t[k], self.yc[k], self.problem.loss.table, self.tau[k], self.D[k])
@@ -255,12 +279,10 @@ class GLMNETSolver(ColumnSolver):
         self.hdiag[k] = self.combined(pieces, "hdiag", self.hdiag, k)
         if "norms" in pieces[0]:  # (from the statistics at the start: none yet)
             read = self.combined([{**p, "norms": p["norms"][None, :]} for p in pieces], "norms", self.norms[None, :], 0)
-            self.norms = np.where(read >= 0, read, self.norms)
+            np.copyto(self.norms, read, where=read >= 0)
         self._screen(k)
-        violation, shrunk = _violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS])
-        shrunk |= self.screened[k]
-        self.active[k] = ~shrunk
-        kept = np.where(shrunk, 0.0, violation)
+        kept = self._work  # each weight's violation, 0 where it sits out the quadratic
+        K.violations(self.w[k], self.grad[k], n[GMAX_OLD] / n[ROWS], self.screened[k], self.active[k], kept)
         n[GNORM1], n[GMAX] = kept.sum(), kept.max(initial=0.0)
         self.piece_norms[k] = [kept[piece["index"]].sum() for piece in pieces]
         if start:
@@ -273,14 +295,12 @@ class GLMNETSolver(ColumnSolver):
         same optimum) and the duality gap ``G`` bound the optimal dual point in a sphere of radius ``sqrt(2 G L)``
         (``L``: the largest ``C_i l''``), and a zero weight whose column keeps ``|x_j' theta| + r ||x_j|| < 1`` over
         that sphere is zero at the optimum: it is not read again (until C moves)."""
-        n, w, g = self.numbers[k], self.w[k], self.grad[k]
-        scale = max(1.0, float(np.abs(g[~self.screened[k]]).max(initial=0.0)))
+        n, g = self.numbers[k], self.grad[k]
+        scale = max(1.0, K.largest_unscreened(g, self.screened[k]))
         gap = max(n[F] - K.dual_value(self.t[k], self.yc[k], self.problem.loss.table, scale), 0.0)
         smooth = CURVATURE_BOUND[self.problem.loss.name] * float(np.abs(self.yc[k]).max(initial=0.0))
-        radius = np.sqrt(2.0 * gap * smooth)
-        known = self.norms >= 0
-        safe = np.abs(g) / scale + radius * np.sqrt(np.where(known, self.norms, 0.0)) < 1.0
-        self.screened[k] |= (w == 0.0) & known & safe
+        radius = float(np.sqrt(2.0 * gap * smooth))
+        K.screen(self.w[k], g, self.norms, scale, radius, self.screened[k])
 
     def _check_screened(self, k: int, pieces: list) -> None:
         """Before the stop, the screened features' gradient at ``w`` (one read of their columns): with their
@@ -303,7 +323,7 @@ class GLMNETSolver(ColumnSolver):
         for piece in pieces[1:]:
             xTd += piece["xTd"][k]
         n[CYCLES] = max(int(piece["cycles"][k]) for piece in pieces)
-        w_norm, w_norm_new = np.abs(w).sum(), np.abs(wpd).sum()
+        w_norm, w_norm_new = self.l1(w), self.l1(wpd)
         delta = dot(self.grad[k], wpd - w) + w_norm_new - w_norm
         loss_old, loss = n[LOSS_SUM], self.problem.loss.table
         step = 1.0
@@ -315,7 +335,7 @@ class GLMNETSolver(ColumnSolver):
                 n[F_OLD], n[F], n[STEP] = n[F], w_norm_new + n[LOSS_SUM], step
                 break
             wpd = (w + wpd) * 0.5
-            w_norm_new = np.abs(wpd).sum()
+            w_norm_new = self.l1(wpd)
             delta *= 0.5
             xTd *= 0.5
             step *= 0.5
@@ -341,22 +361,15 @@ class GLMNETSolver(ColumnSolver):
     # ---- records --------------------------------------------------------------------------------------
 
     def _more_figures(self) -> dict:
-        one = self.n_problems == 1 and self.problem.folds == 1
-        return {
-            "qp_cycles": int(self.numbers[:, CYCLES].max()),
-            "column_passes": round(self.passes_read(), 4),
-            "active_features": int(self.active.sum()),
-            "screened_features": int(self.screened.sum()),
-            "nonzero_weights": int(np.count_nonzero(self.w[:, :-1])),
-            "train_accuracy": self.accuracy(0, self.yc[0] * self.t[0] > 0) if one else None,
-        }
+        cycles, screened = int(self.numbers[:, CYCLES].max()), int(self.screened.sum())
+        return {"qp_cycles": cycles, **super()._more_figures(), "screened_features": screened}
 
-    def restart(self) -> None:
-        super().restart()
-        self.t[:] = self.decisions() if np.any(self.w) else 0.0
-        self.active[:] = True
-        self.screened[:] = False
-        self._start_numbers()
+    def _right(self, k: int) -> np.ndarray:
+        return self.yc[k] * self.t[k] > 0
+
+    def _rows_at(self, t) -> None:
+        self.t[:] = t
+        self.screened[:] = False  # (a new start: what was screened at another C or w is not known to be zero)
 
     def load_state(self, arrays: dict[str, np.ndarray]) -> None:
         super().load_state(arrays)
@@ -374,13 +387,3 @@ def at_zero_from_statistics(learner: GLMNETSolver) -> dict | None:
     grad, hdiag = found
     hdiag += K.NU
     return {"pieces": [{"index": ix, "grad": grad[:, ix], "hdiag": hdiag[:, ix]} for ix in learner.piece_weights]}
-
-
-def _violations(w: np.ndarray, g: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray]:
-    """The minimum-norm subgradient's size of ``|w_j| + g_j w_j`` at each weight, and the zero weights LIBLINEAR
-    shrinks (``|g_j| < 1 - threshold``... precisely ``g_j + 1 > threshold`` and ``g_j - 1 < -threshold``)."""
-    gp, gn = g + 1.0, g - 1.0
-    at_zero = np.where(gp < 0.0, -gp, np.where(gn > 0.0, gn, 0.0))
-    violation = np.where(w == 0.0, at_zero, np.where(w > 0.0, np.abs(gp), np.abs(gn)))
-    shrunk = (w == 0.0) & (gp > threshold) & (gn < -threshold)
-    return violation, shrunk

@@ -211,8 +211,9 @@ class OWLQNSolver(RowSumSolver):
     def _begin(self, k: int) -> None:
         """The direction from the pseudo-gradient and the memory, and the line search's first step."""
         n = self.numbers[k]
-        slope = K.direction(self.pg[k], self.S[k], self.Y[k], self.rho[k], int(n[PAIRS]), int(n[NEWEST]),
-                            self.project, self.d[k])  # fmt: skip
+        slope = K.direction(
+            self.pg[k], self.S[k], self.Y[k], self.rho[k], int(n[PAIRS]), int(n[NEWEST]), self.project, self.d[k]
+        )
         if slope >= 0.0 and n[PAIRS]:  # the memory's direction does not descend: forget it, and go down pg
             n[PAIRS] = 0
             slope = K.direction(self.pg[k], self.S[k], self.Y[k], self.rho[k], 0, 0, self.project, self.d[k])

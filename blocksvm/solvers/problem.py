@@ -197,9 +197,18 @@ class Problem:
             sides = np.array([[1.0, weights[k]] for k in range(len(classes))])
         offsets = np.array([0, n_rows]) if row_offsets is None else row_offsets
         return cls(
-            n_rows, n_features, n_blocks, classes, sides, loss, float(params.bias), C, offsets, np.dtype(dtype),
+            n_rows,
+            n_features,
+            n_blocks,
+            classes,
+            sides,
+            loss,
+            float(params.bias),
+            C,
+            offsets,
+            np.dtype(dtype),
             penalty=penalty,
-        )  # fmt: skip
+        )
 
     @classmethod
     def from_store(cls, store, params, loss: Loss | None = None) -> Problem:

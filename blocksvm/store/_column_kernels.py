@@ -74,33 +74,23 @@ def count_ranges(indptr: np.ndarray, indices: np.ndarray, range_of: np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
-def deal_entries(
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    data: np.ndarray,
-    first_row: int,
-    row_class: np.ndarray,
-    row_weight: np.ndarray,
-    range_of: np.ndarray,
-    lo: int,
-    hi: int,
-    at: np.ndarray,
-    cols: np.ndarray,
-    rows: np.ndarray,
-    vals: np.ndarray,
-    cls: np.ndarray,
-    wts: np.ndarray,
-) -> None:
-    """Deal the entries of rows ``lo .. hi - 1`` of a block to their feature ranges (feature ``j``'s: ``range_of[j]``),
-    in the order of their rows (a stable counting sort by range): an entry of range ``r`` goes to position ``at[r]``
-    (then advanced, in place) of ``cols`` (its column), ``rows`` (its store-wide row: ``first_row`` + its row in the
-    block), ``vals`` and, where those arrays are not empty, ``cls`` (its row's class, from ``row_class``) and
-    ``wts`` (its row's instance weight, from ``row_weight``). Threads that deal consecutive rows of a block, each
-    from its own ``at`` (:func:`count_ranges` of the rows before), write apart.
+def deal_entries(block, first_row: int, row_of, range_of: np.ndarray, span, at: np.ndarray, out) -> None:
+    """Deal the entries of rows ``span = (lo, hi)`` of a block to their feature ranges (feature ``j``'s:
+    ``range_of[j]``), in the order of their rows (a stable counting sort by range): an entry of range ``r`` goes to
+    position ``at[r]`` (then advanced, in place) of each output array. Threads that deal consecutive rows of a block,
+    each from its own ``at`` (:func:`count_ranges` of the rows before), write apart.
 
-    indptr, indices, data : the block's CSR arrays, zero-based columns.
-    cols, rows, vals, cls, wts : output arrays of shape (the block's nnz,) (``cls``, ``wts``: or empty, not written).
+    block : (indptr, indices, data), the block's CSR arrays, zero-based columns.
+    first_row : the block's first row in the store.
+    row_of : (row_class, row_weight), each row's class and instance weight (either empty: not dealt).
+    out : (cols, rows, vals, cls, wts), arrays of shape (the block's nnz,): an entry's column, its store-wide row
+        (``first_row`` + its row in the block), its value, and where those arrays are not empty its row's class and
+        weight.
     """
+    indptr, indices, data = block
+    row_class, row_weight = row_of
+    cols, rows, vals, cls, wts = out
+    lo, hi = span
     with_class, weighted = len(cls) > 0, len(wts) > 0
     for i in range(lo, hi):
         for e in range(indptr[i], indptr[i + 1]):
@@ -118,40 +108,33 @@ def deal_entries(
 
 
 @njit(cache=True, nogil=True)
-def sort_columns(
-    cols: np.ndarray,
-    rows: np.ndarray,
-    vals: np.ndarray,
-    cls: np.ndarray,
-    wts: np.ndarray,
-    first: int,
-    at: np.ndarray,
-    slot: np.ndarray,
-    out_rows: np.ndarray,
-    out_vals: np.ndarray,
-    sums: np.ndarray,
-    squares: np.ndarray,
-) -> None:
-    """Sort a range's entries by column (a stable counting sort: rows stay in the order dealt, ascending) and sum
-    each stored column's statistics by class: ``sums[s, c] += w_i x_ij`` and ``squares[s, c] += w_i x_ij**2`` over
-    its entries of rows of class ``c`` (``w_i`` the row's weight: ``wts``, or 1 where it is empty; ``c`` from
-    ``cls``, or 0 where it is empty), summed in row order. A range's entries may come in consecutive segments, one
-    call each: ``at`` carries the sort from one to the next.
+def sort_columns(entries, first: int, at: np.ndarray, slot: np.ndarray, out, statistics) -> None:
+    """Sort a range's entries by column (a stable counting sort: rows stay in the order dealt, ascending) and, where
+    the layout keeps them, sum each stored column's statistics by class: ``sums[s, c] += w_i x_ij`` and
+    ``squares[s, c] += w_i x_ij**2`` over its entries of rows of class ``c`` (``w_i`` the row's weight: ``wts``, or 1
+    where it is empty; ``c`` from ``cls``, or 0 where it is empty), summed in row order. A range's entries may come
+    in consecutive segments, one call each: ``at`` carries the sort from one to the next.
 
-    cols, rows, vals, cls, wts : entries as :func:`deal_entries` dealt them.
+    entries : (cols, rows, vals, cls, wts), as :func:`deal_entries` dealt them.
     first : the range's first feature; feature ``first + k``'s next entry goes to ``at[k]`` (in-place: the
         position after its entries so far), its statistics to row ``slot[k]`` of ``sums`` and ``squares`` (its
         place among the range's stored columns).
-    out_rows, out_vals : output arrays of shape (the range's nnz,).
-    sums, squares : float64 arrays of shape (stored columns, classes), zero before the first segment.
+    out : (rows, vals), output arrays of shape (the range's nnz,).
+    statistics : (sums, squares), float64 arrays of shape (stored columns, classes), zero before the first segment;
+        of no classes (shape (stored columns, 0)): none kept.
     """
-    with_class, weighted = len(cls) > 0, len(wts) > 0
+    cols, rows, vals, cls, wts = entries
+    out_rows, out_vals = out
+    sums, squares = statistics
+    with_class, weighted, summed = len(cls) > 0, len(wts) > 0, sums.shape[1] > 0
     for e in range(len(cols)):
         k = cols[e] - first
         p = at[k]
         at[k] = p + 1
         out_rows[p] = rows[e]
         out_vals[p] = vals[e]
+        if not summed:
+            continue
         x = np.float64(vals[e])
         wx = wts[e] * x if weighted else x
         c = cls[e] if with_class else 0

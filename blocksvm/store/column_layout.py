@@ -20,8 +20,9 @@ COLUMNS_KEY = "columns"
 """The manifest's key that describes the column layout."""
 COLUMNS_DIR = "columns"
 ROWS_FILE = "rows.h5"
-COLUMNS_VERSION = 1
-"""The version of the column layout this blocksvm reads and writes (the manifest's ``columns.version``)."""
+COLUMNS_VERSION = 2
+"""The newest version of the column layout this blocksvm reads and writes (the manifest's ``columns.version``): a
+layout is written at the lowest version that describes it (:func:`columns_version`), and every older one is read."""
 MAX_STAT_CLASSES = 256
 """A store of more classes (regression labels) gets its columns' statistics as totals, one column."""
 COLUMN_ENTRIES = ("features", "indptr", "rows", "data")
@@ -51,7 +52,8 @@ class ColumnBlock:
     sums, squares : ndarray of float64, shape (n_columns, stat_classes), or None
         For each stored column and class ``c``: the sum over its rows of class ``c`` of ``weight_i * x_ij`` and of
         ``weight_i * x_ij**2`` (``weight_i`` the row's instance weight, 1 in a store without); one column of totals
-        for a store of more than 256 classes. None in a block read for its entries alone.
+        for a store of more than 256 classes. None in a block read for its entries alone, and in a layout without
+        statistics (``stat_classes`` 0).
     """
 
     index: int
@@ -78,9 +80,28 @@ class ColumnBlock:
         return np.diff(self.indptr)
 
     @property
+    def csc(self) -> tuple:
+        """``(features, indptr, rows, data)``: the stored columns as the learners' kernels take them."""
+        return self.features, self.indptr, self.rows, self.data
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The names of the arrays the block holds (its entries', and its statistics' where it has them)."""
+        return COLUMN_DATASETS if self.sums is not None else COLUMN_ENTRIES
+
+    @property
     def nbytes(self) -> int:
-        arrays = (self.features, self.indptr, self.rows, self.data, self.sums, self.squares)
-        return sum(a.nbytes for a in arrays)
+        return sum(getattr(self, name).nbytes for name in self.datasets)
+
+    def columns_of(self, marked: np.ndarray) -> ColumnBlock:
+        """The block with only its columns whose feature ``marked`` (a bool array over the features, or the weights)
+        marks, in their order (the entries only: no statistics)."""
+        keep = np.flatnonzero(marked[self.features])
+        counts = self.counts[keep]
+        indptr = np.zeros(len(keep) + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        at = np.repeat(self.indptr[keep] - indptr[:-1], counts) + np.arange(indptr[-1])  # their entries' places
+        return ColumnBlock(self.index, self.first, self.stop, self.features[keep], indptr, self.rows[at], self.data[at])
 
     def to_csc(self, n_rows: int) -> sp.csc_matrix:
         """The stored columns as a ``scipy.sparse.csc_matrix`` of shape (n_rows, n_columns)."""
@@ -222,7 +243,7 @@ class ColumnLayout:
         if not 0 <= b < self.n_blocks:
             raise StoreError(f"{self.store.path}: no column block {b} (the layout has {self.n_blocks})")
         entry = self.blocks[b]
-        arrays = self._read(b, COLUMN_DATASETS if statistics else COLUMN_ENTRIES)
+        arrays = self._read(b, COLUMN_DATASETS if statistics and self.stat_classes else COLUMN_ENTRIES)
         block = ColumnBlock(b, entry["first"], entry["stop"], **arrays)
         problem = self._block_problem(block, entry)
         if problem:
@@ -270,6 +291,8 @@ class ColumnLayout:
         ``squares`` (the gradient at w = 0 and LIBLINEAR's first C for L1 follow from them)."""
         if not 0 <= b < self.n_blocks:
             raise StoreError(f"{self.store.path}: no column block {b} (the layout has {self.n_blocks})")
+        if not self.stat_classes:
+            raise StoreError(f"{self.store.path}: its column layout keeps no statistics (they would outweigh its data)")
         a = self._read(b, STATISTICS)
         n = self.blocks[b]["columns"]
         good = len(a["features"]) == n and len(a["indptr"]) == n + 1 and a["sums"].shape == (n, self.stat_classes)
@@ -357,6 +380,8 @@ def _block_problems(layout: ColumnLayout, block: ColumnBlock, row_class, row_wei
         return problems
     if not np.isfinite(block.data).all():
         problems.append("a value is NaN or infinite")
+    if block.sums is None:
+        return problems
     # the statistics again, by numpy: per (column, class), the weighted values summed in row order
     k = layout.stat_classes
     column = np.repeat(np.arange(block.n_columns), block.counts)
@@ -401,12 +426,13 @@ def _checked_entry(store) -> dict:
 
 
 def _entry_problem(entry: dict, store) -> str | None:
-    if entry.get("version") != COLUMNS_VERSION:
-        return f"version {entry.get('version')!r}"
+    version = entry.get("version")
+    if version not in range(1, COLUMNS_VERSION + 1) or not _is_int(version):
+        return f"version {version!r}"
     block_mb = entry.get("block_mb")
     if not isinstance(block_mb, (int, float)) or isinstance(block_mb, bool) or not block_mb > 0:
         return "block_mb"
-    if entry.get("stat_classes") != stat_classes(store):
+    if entry.get("stat_classes") != (stat_classes(store) if version == columns_version(True) else 0):
         return "stat_classes"
     rows = entry.get("rows")
     if not isinstance(rows, dict) or rows.get("file") != f"{COLUMNS_DIR}/{ROWS_FILE}":
@@ -436,6 +462,13 @@ def _entry_problem(entry: dict, store) -> str | None:
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def columns_version(statistics: bool) -> int:
+    """The version of a layout with or without statistics: 1 with (every layout of blocksvm before 0.46 has them),
+    2 without (an older blocksvm refuses it, asking for an upgrade, instead of reading statistics that are not
+    there)."""
+    return 1 if statistics else 2
 
 
 def stat_classes(store) -> int:

@@ -106,14 +106,23 @@ class ColumnPiece:
     piece), kept in memory where the piece runs when they fit in its share of the budget, else read at every use.
 
     ``weights`` are the indices of the weights it owns (its blocks' feature range, and the bias's last); ``blocks()``
-    yields its column blocks in order, then the bias column (every row, value B) when it owns one; ``engine`` runs
-    separable work (the gradient) on the piece's threads.
+    yields its column blocks in order, ``with_bias()`` then the bias column (every row, value B) when it owns one;
+    ``engine`` runs separable work (the gradient) on the piece's threads.
     """
 
     mutable = False  # its kept blocks are a cache: a round run twice gives the same results
 
-    def __init__(self, index: int, layout, block_ids: np.ndarray, n_features: int, bias: float | None, budget: float,
-                 threads: int, prefetch: int):  # fmt: skip
+    def __init__(
+        self,
+        index: int,
+        layout,
+        block_ids: np.ndarray,
+        n_features: int,
+        bias: float | None,
+        budget: float,
+        threads: int,
+        prefetch: int,
+    ):
         entries = layout.blocks
         self.index, self.layout, self.block_ids, self.prefetch = index, layout, np.asarray(block_ids), prefetch
         last = bias is not None
@@ -127,16 +136,30 @@ class ColumnPiece:
         item = layout.rows_dtype.itemsize + np.dtype(layout.store.dtype).itemsize  # a row id and a value an entry
         self.bytes = sum(entries[int(b)]["nnz"] * item for b in block_ids)
         self.fits = self.bytes <= budget
+        self.budget = budget
         self.kept: dict[int, object] = {}
+        self.scratched: dict[str, np.ndarray] = {}
         self.read = ReadStats()
 
         self.engine = ThreadMap(threads)  # (pickled without its threads: a piece on a worker starts its own)
 
     def __getstate__(self) -> dict:  # a piece shipped to a worker reads its blocks there
-        return {**self.__dict__, "kept": {}, "_bias_column": None}
+        return {**self.__dict__, "kept": {}, "scratched": {}, "_bias_column": None}
+
+    def scratch(self, name: str, shape: tuple, dtype=np.float64, fill=None) -> np.ndarray:
+        """An array of a learner's round kept where the piece runs from one round to the next (set to ``fill`` when
+        given): a fresh array as large as the features costs the first touch of its pages every round, a quarter of
+        newGLMNET's read of the gradient over 2^24 features. The round's results may be views of it: the learner
+        copies what it keeps before the next round."""
+        array = self.scratched.get(name)
+        if array is None or array.shape != tuple(shape) or array.dtype != np.dtype(dtype):
+            array = self.scratched[name] = np.empty(shape, dtype)
+        if fill is not None:
+            array.fill(fill)
+        return array
 
     def blocks(self):
-        """The piece's column blocks in order (kept, or read ahead), then its bias column."""
+        """The piece's column blocks in order (kept, or read ahead)."""
         missing = [int(b) for b in self.block_ids if int(b) not in self.kept]
         read = self.layout.iter_blocks(missing, prefetch=self.prefetch, stats=self.read, statistics=False)
         fresh = iter(read) if missing else None
@@ -147,14 +170,31 @@ class ColumnPiece:
                 if self.fits:
                     self.kept[int(b)] = block
             yield block
+
+    def narrowed(self, marked: np.ndarray) -> Narrowed:
+        """The piece's column blocks narrowed to the columns whose feature ``marked`` marks, for the passes of one
+        round (:class:`Narrowed`)."""
+        return Narrowed(self, marked)
+
+    def with_bias(self):
+        """The piece's column blocks, then its bias column (where it owns one)."""
+        yield from self.blocks()
         if self.bias > 0:
             yield self.bias_column()
 
+    @property
+    def block_columns(self) -> np.ndarray:
+        """The stored columns of each of the piece's blocks, in order."""
+        return np.array([self.layout.blocks[int(b)]["columns"] for b in self.block_ids], np.int64)
+
     def bias_column(self):
-        """The bias feature as a column: every row, value B (kept: a row id and a value a row)."""
+        """The bias feature as a column: every row, value B (kept: a row id and a value a row); None where the piece
+        owns no bias."""
+        if self.bias <= 0:
+            return None
         if getattr(self, "_bias_column", None) is None:
             n = self.n_rows
-            self._bias_column = BiasColumn(  # (its index: after the layout's blocks, for its columns' seeds)
+            self._bias_column = BiasColumn(  # (its index: after the layout's blocks)
                 self.layout.n_blocks,
                 np.array([self.weights.stop - 1]),
                 np.array([0, n]),
@@ -162,6 +202,35 @@ class ColumnPiece:
                 np.full(n, self.bias),
             )
         return self._bias_column
+
+
+class Narrowed:
+    """A piece's column blocks narrowed to some features' columns (newGLMNET's quadratic: the features not shrunk),
+    for the passes of one round: each iteration yields them in order. Where the piece does not keep its blocks (they
+    exceed its share of the budget), the first pass narrows the blocks it reads and keeps the narrowed ones while they
+    fit in that share, and the later passes read nothing: shrinking leaves a small part of the columns, which the
+    passes read again and again. A kernel that visits a block's marked columns visits them in the same order in the
+    narrowed block, so its results are the same."""
+
+    def __init__(self, piece: ColumnPiece, marked: np.ndarray):
+        self.piece, self.marked = piece, marked
+        self.kept: list | None = None if piece.fits else []  # (a piece that keeps its blocks narrows nothing)
+        self.complete = False
+
+    def __iter__(self):
+        if self.kept is None or self.complete:
+            yield from self.kept if self.complete else self.piece.blocks()
+            return
+        size = 0
+        for block in self.piece.blocks():
+            if self.kept is None:  # (they did not fit: every pass reads)
+                yield block
+                continue
+            narrow = block.columns_of(self.marked)
+            size += narrow.nbytes
+            self.kept = self.kept + [narrow] if size <= self.piece.budget else None
+            yield narrow
+        self.complete = self.kept is not None
 
 
 @dataclass
@@ -173,3 +242,8 @@ class BiasColumn:
     indptr: np.ndarray
     rows: np.ndarray
     data: np.ndarray
+
+    @property
+    def csc(self) -> tuple:
+        """``(features, indptr, rows, data)``, as :attr:`ColumnBlock.csc`."""
+        return self.features, self.indptr, self.rows, self.data

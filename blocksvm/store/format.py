@@ -165,8 +165,11 @@ def _classes_sorted(m: dict) -> tuple[str, str] | None:
 def _version_holds(m: dict) -> tuple[str, str] | None:
     needed = store_version("feature_map" in m, "weights" in m)
     if m["version"] < needed:
-        return "version", f"is {m['version']}, but a store with a {'weights' if 'weights' in m else 'feature_map'} " \
-            f"is version {needed} or newer"  # fmt: skip
+        return (
+            "version",
+            f"is {m['version']}, but a store with a {'weights' if 'weights' in m else 'feature_map'} "
+            f"is version {needed} or newer",
+        )
     return None
 
 
@@ -275,8 +278,13 @@ def block_arrays(dtype: np.dtype, weighted: bool) -> Arrays:
         }
 
     declared = {**BLOCK_DATASETS, "data": np.dtype(dtype)}
-    lengths = {"indptr": says("rows", 1), "indices": says("nnz"), "data": says("nnz"), "labels": says("rows"),
-               "lines": says("rows")}  # fmt: skip
+    lengths = {
+        "indptr": says("rows", 1),
+        "indices": says("nnz"),
+        "data": says("nnz"),
+        "labels": says("rows"),
+        "lines": says("rows"),
+    }
     arrays = tuple(Array(name, dtype=declared[name], **lengths[name]) for name in BLOCK_DATASETS)
     weights = Array(WEIGHTS, dtype=np.dtype(np.float64), **says("rows"))
     return Arrays(arrays + ((weights,) if weighted else ()))
