@@ -337,11 +337,8 @@ def dot(a, b):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def working_dot(w, a, b, n_a, i):
-    """``w.x_i`` of working row ``i`` (A's rows ``0 .. n_a - 1``, then B's: each a CSR tuple ``(indptr, indices,
-    data, ...)``), without the bias."""
-    indptr, indices, data = (a[0], a[1], a[2]) if i < n_a else (b[0], b[1], b[2])
-    r = i if i < n_a else i - n_a
+def row_dot(w, indptr, indices, data, r):
+    """``w.x_r`` of CSR row ``r``."""
     total = 0.0
     for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
         total += w[np.uint32(indices[k])] * data[k]
@@ -349,12 +346,28 @@ def working_dot(w, a, b, n_a, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def row_add(w, indptr, indices, data, r, d):
+    """``w += d x_r`` of CSR row ``r``."""
+    for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
+        w[np.uint32(indices[k])] += d * data[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def working_dot(w, a, b, n_a, i):
+    """``w.x_i`` of working row ``i`` (A's rows ``0 .. n_a - 1``, then B's: each a CSR tuple ``(indptr, indices,
+    data, ...)``, their values of either precision), without the bias."""
+    if i < n_a:
+        return row_dot(w, a[0], a[1], a[2], i)
+    return row_dot(w, b[0], b[1], b[2], i - n_a)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def working_add(w, a, b, n_a, i, d, bias):
     """``w += d x_i`` of working row ``i`` (as :func:`working_dot`), and ``d * bias`` to the bias weight (``w``'s
     last) when ``bias > 0``."""
-    indptr, indices, data = (a[0], a[1], a[2]) if i < n_a else (b[0], b[1], b[2])
-    r = i if i < n_a else i - n_a
-    for k in range(np.uint64(indptr[r]), np.uint64(indptr[r + 1])):
-        w[np.uint32(indices[k])] += d * data[k]
+    if i < n_a:
+        row_add(w, a[0], a[1], a[2], i, d)
+    else:
+        row_add(w, b[0], b[1], b[2], i - n_a, d)
     if bias > 0:
         w[w.shape[0] - 1] += d * bias

@@ -112,9 +112,19 @@ def epsilon_step(G, beta, H, U, epsilon):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def prefetch_row(indptr, indices, data, j, line):
-    """Ask for the cache lines of CSR row ``j``'s nonzeros (``line``: values a cache line)."""
-    for k in range(indptr[j], indptr[j + 1] + line - 1, line):
+def prefetch_row(a, b, n_a, j, line):
+    """Ask for the cache lines of working row ``j``'s nonzeros (numbered as :func:`working_dot` numbers them;
+    ``line``: values a cache line)."""
+    if j < n_a:
+        prefetch_csr_row(a[0], a[1], a[2], j, line)
+    else:
+        prefetch_csr_row(b[0], b[1], b[2], j - n_a, line)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_csr_row(indptr, indices, data, r, line):
+    """Ask for the cache lines of CSR row ``r``'s nonzeros."""
+    for k in range(indptr[r], indptr[r + 1] + line - 1, line):
         prefetch(indices, k)
         prefetch(data, k)
 
@@ -266,8 +276,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
         ``w`` each row saw) and count of positive margins (with instance weights: their weight). Over the last
         pass: max and min PG. Then passes made and updates made.
     """
-    a_indptr, a_indices, a_data = a[0], a[1], a[2]
-    b_indptr, b_indices, b_data = b[0], b[1], b[2]
+    a_indptr, b_indptr = a[0], b[0]
     y, alpha, qd_inv, weights = rows  # working rows 0 .. n_rows - 1: A's rows, then B's
     weighted = weights.shape[0] > 0
     upper, diag, cost = box
@@ -276,7 +285,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     n_a = a_indptr.shape[0] - 1
     n_rows = n_a + b_indptr.shape[0] - 1
     n_w = w.shape[0] - 1
-    line = 64 // a_data.itemsize  # values per cache line (prefetch stride)
+    line = 64 // a[2].itemsize  # values per cache line (prefetch stride)
     loss_sum, correct, first_max, first_min = 0.0, 0.0, -INF, INF  # over A's rows, first pass
     n_members = members.shape[0]
     active, count, pg_old = shrink  # rows not shrunk, increasing
@@ -308,11 +317,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
                 else:
                     prefetch(b_indptr, j - n_a)
             if s + AHEAD < active_size:
-                j = order[s + AHEAD]
-                if j < n_a:
-                    prefetch_row(a_indptr, a_indices, a_data, j, line)
-                else:
-                    prefetch_row(b_indptr, b_indices, b_data, j - n_a, line)
+                prefetch_row(a, b, n_a, order[s + AHEAD], line)
             i = order[s]
             # G = y_i w.x_i - 1 + D_ii alpha_i
             dot = working_dot(w, a, b, n_a, i)
@@ -423,14 +428,13 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
         Over the rows swept: max and min PG, ``sum C_i loss_i`` at the ``w`` each saw and the rows predicted right
         (their weight), these two again over the rows shrunk in this sweep (included), and the updates made.
     """
-    a_indptr, a_indices, a_data = a
-    b_indptr, b_indices, b_data = b
+    a_indptr = a[0]
     upper, diag, cost = box
     bias, sigma = hyper[0], hyper[3]
     kind = loss[3]
     n_a = a_indptr.shape[0] - 1
     n_w = w.shape[0] - 1
-    line = 64 // b_data.itemsize  # values per cache line (prefetch stride)
+    line = 64 // b[2].itemsize  # values per cache line (prefetch stride)
     weighted_a, weighted_b = rows_a[2].shape[0] > 0, rows_b[2].shape[0] > 0
     pg_max_old, pg_min_old = pg_old[0], pg_old[1]
     pg_max, pg_min, loss_sum, correct, shrunk_loss, shrunk_correct, updates = -INF, INF, 0.0, 0.0, 0.0, 0.0, 0
@@ -442,11 +446,7 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
         order[:] = members
     for s in range(n):
         if s + AHEAD < n:  # the nonzeros of the row AHEAD ahead arrive while the rows before are solved
-            j = order[s + AHEAD]
-            if j < n_a:
-                prefetch_row(a_indptr, a_indices, a_data, j, line)
-            else:
-                prefetch_row(b_indptr, b_indices, b_data, j - n_a, line)
+            prefetch_row(a, b, n_a, order[s + AHEAD], line)
         i = order[s]
         dot = working_dot(w, a, b, n_a, i)
         if i < n_a:
