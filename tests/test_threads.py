@@ -185,6 +185,19 @@ def test_one_thread_is_the_serial_trainer_bit_for_bit(generated):
     np.testing.assert_array_equal(one.coef, plain.coef)
 
 
+@pytest.mark.parametrize("memory_mb", [None, 1.2])
+def test_one_problems_sweep_at_the_defaults_is_the_same_bits_on_any_number_of_threads(generated, memory_mb):
+    """At dual CD's defaults (one sweep a pass over the rows kept in memory) the threads run beside one problem's
+    sweep (the exact evaluations over the kept blocks, the reader), never inside it: the model, its passes and its
+    certificate are the serial run's, bit for bit, with every block kept or half of them streamed (1.2 MB)."""
+    runs = [train(generated, threads=t, tol=1e-4, memory_mb=memory_mb, verbose=0) for t in (1, 2, 3)]
+    assert runs[0].stop_reason.startswith("relative duality gap"), runs[0].stop_reason
+    for run in runs[1:]:
+        np.testing.assert_array_equal(run.model.coef, runs[0].model.coef)
+        assert run.model.summary["gap"] == runs[0].model.summary["gap"]
+        assert run.model.summary["outer_iterations"] == runs[0].model.summary["outer_iterations"]
+
+
 def test_resume_ends_within_the_tolerance(generated, tmp_path, train_in_cuts):
     """With T > 1 a resumed run does not take the uninterrupted run's path (the threads interleave anew), but
     it ends at a model of the same certified quality."""
@@ -241,3 +254,21 @@ def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss, weighte
     gamma = K.dual_line_search(the.kind, alpha0, d, y, upper, diag, the.threshold, w @ u, u @ u, sigma, kernel_weights)
     assert dual(gamma) >= dual(best) - 1e-9 * abs(dual(best))
     assert abs(gamma - best) <= 2 * (grid[1] - grid[0]) + 1e-6
+
+
+def test_a_budget_that_keeps_too_few_rows_solves_each_visit_with_its_working_set(generated):
+    """Where the budget keeps less than a quarter of the rows (0.6 MB: none of the 4 blocks), one sweep a visit would
+    sweep the streamed blocks one after another, which stalls where rows are alike; dual CD's defaults there are the
+    older block minimization (several sweeps a visit beside a cache of support vectors), which reaches LIBLINEAR's
+    optimum."""
+    from blocksvm.solvers.dual_cd import DualCDSolver
+    from blocksvm.train.engines import Budget, _kept_blocks
+    from blocksvm.train.params import TrainParams
+
+    store = BlockStore(generated)
+    for megabytes, kept_rows, working_set in ((0.6, 0, "cache"), (1.2, 3000, "block")):
+        own, kept, _ = _kept_blocks(DualCDSolver, TrainParams(), store, Budget(megabytes * 1e6, ""), range(4))
+        assert (kept.capacity[0], own.working_set) == (kept_rows, working_set)
+    X, y = store_arrays(generated)
+    result = train(generated, memory_mb=0.6, tol=1e-4, loss="squared-hinge", bias=-1.0, verbose=0)
+    at_liblinears_optimum(result, X, y, "squared-hinge", 1.0, -1.0)

@@ -230,6 +230,26 @@ def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 0) -
     return cache, max(kept, 0.0)
 
 
+# The least share of the rows kept in memory for which a learner's defaults sweep the rows once a pass (dual CD's):
+# sweeping streamed blocks one after another, one sweep each, stalls where rows are alike (a generated set of 8 blocks,
+# 40 passes: a relative gap of 1e-13 with every block kept, 1e-5 with 2, 1.4e-3 with none; docs/ALGORITHMS.md).
+ENOUGH_KEPT = 0.25
+
+
+def _kept_blocks(solver_class, params, store: BlockStore, budget: Budget, first):
+    """The learner's parameters at its own defaults, the blocks kept in memory (planned along the first pass's
+    order: the blocks it keeps first) and its own share of the budget: the defaults for rows kept in memory where at
+    least :data:`ENOUGH_KEPT` of the rows fit beside them, else those for blocks streamed (dual CD: several sweeps a
+    visit with a cache of support vectors), which keep what fits beside their cache."""
+    for keeps_rows in (True, False):
+        own = solver_class.own_defaults(params, keeps_rows=keeps_rows)
+        cache, room = _block_memory(own, store, budget)
+        kept = KeptBlocks(store, first, room)
+        if kept.capacity[0] >= ENOUGH_KEPT * store.n_rows:
+            break
+    return own, kept, cache
+
+
 def _in_shards(params, client) -> bool:
     return client is not None or (params.workers or 1) > 1
 
@@ -243,12 +263,11 @@ def _build_blocks(solver_class, problem, params, store: BlockStore, client, budg
     many blocks kept in memory as fit its budget, or its coordinator's rounds of shards (dual CD's CoCoA+), each shard
     a dealt share of the blocks."""
     if not _in_shards(params, client):
-        cache, room = _block_memory(solver_class.own_defaults(params, keeps_rows=True), store, budget)
         first = Schedule(params.seed, 1, shuffle=params.order == "random").order(store.n_blocks)
-        kept = KeptBlocks(store, first, room)  # (planned along the first pass's order: the blocks it keeps first)
+        own, kept, cache = _kept_blocks(solver_class, params, store, budget, first)
         threads = ThreadEngine(params.threads)
         resources = Resources(blocks=store, memory=cache, map=threads.map, kept=kept)
-        learner = solver_class(problem, params, resources)
+        learner = solver_class(problem, own, resources)
         return learner, BlockPasses(learner, store, kept, budget, threads.map)
     if solver_class.coordinator is None:
         raise ParameterError(f"--solver {solver_class.name} does not run in shards")
