@@ -166,7 +166,7 @@ def _stopped(out, result_reason: str, model, partial: Path | None, checkpoint) -
             "store",
             "the training store (from 'blocksvm convert'), or LIBSVM text (.gz/.bz2/.xz too), "
             "converted once into a cached store beside it",
-        ),  # fmt: skip
+        ),
         Positional(
             "model",
             "the model file to write (default: the input's name + .model, in this folder, as LIBLINEAR names it)",
