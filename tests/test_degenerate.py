@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import failing_open
+from conftest import SWEEPS_A_VISIT, failing_open
 from oracle import liblinear_fit, primal
 from sklearn.datasets import load_svmlight_file
 
@@ -280,7 +280,8 @@ def test_one_row_blocks(tmp_path, capsys):
     store = BlockStore(tmp_path / "s.bsvm")
     assert store.n_blocks == 500 and set(store.block_rows) == {1}
     X, y = rows_as_stored(text, store.n_features)
-    assert_liblinear_optimum(train(store, loss="hinge", tol=1e-6, max_outer=100, verbose=0), X, y, "hinge", 1.0)
+    result = train(store, loss="hinge", tol=1e-6, max_outer=100, verbose=0, **SWEEPS_A_VISIT)
+    assert_liblinear_optimum(result, X, y, "hinge", 1.0)
 
 
 @pytest.mark.slow
@@ -291,7 +292,7 @@ def test_two_thousand_one_row_blocks(tmp_path, capsys):
     cli_ok(capsys, "convert", text, tmp_path / "s.bsvm", "--block-size", "1", "--no-shuffle")
     assert BlockStore(tmp_path / "s.bsvm").n_blocks == 2_000
     X, y = rows_as_stored(text, 300)
-    result = train(tmp_path / "s.bsvm", loss="hinge", tol=1e-4, max_outer=50, verbose=0)
+    result = train(tmp_path / "s.bsvm", loss="hinge", tol=1e-6, max_outer=100, verbose=0, **SWEEPS_A_VISIT)
     assert_liblinear_optimum(result, X, y, "hinge", 1.0)
 
 
