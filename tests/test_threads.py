@@ -257,7 +257,7 @@ def test_the_line_search_maximizes_the_dual_along_the_threads_step(loss, weighte
 
 
 def test_a_budget_that_keeps_too_few_rows_solves_each_visit_with_its_working_set(generated):
-    """Where the budget keeps less than a quarter of the rows (0.6 MB: none of the 4 blocks), one sweep a visit would
+    """Where the budget keeps less than a tenth of the rows (0.6 MB: none of the 4 blocks), one sweep a visit would
     sweep the streamed blocks one after another, which stalls where rows are alike; dual CD's defaults there are the
     older block minimization (several sweeps a visit beside a cache of support vectors), which reaches LIBLINEAR's
     optimum."""

@@ -92,6 +92,7 @@ def main() -> None:
     p.add_argument("--nnz", type=int, default=100)
     p.add_argument("--repeat", type=int, default=1, help="runs of each configuration, in turns")
     p.add_argument("--out", type=Path, default=OUT / "cold")
+    p.add_argument("--reuse", action="store_true", help="take the runs an earlier bench finished (--repeat 1)")
     run.add_quick(p)
     args = run.quick(p, p.parse_args(), rows=200_000, features=100_000)
     folder = args.out / f"r{args.rows}-f{args.features}-k{args.nnz}"
@@ -113,7 +114,13 @@ def main() -> None:
 
     def one(name: str) -> dict:
         code, store, options, cold = configs[name]
-        return train(code, store, name.replace(" ", "_").replace(",", ""), options, cold, folder)
+        stem = name.replace(" ", "_").replace(",", "")
+        kept = folder / f"{stem}.result.json"  # (--reuse: a run of an earlier, interrupted bench)
+        if args.reuse and kept.exists():
+            return json.loads(kept.read_text())
+        result = train(code, store, stem, options, cold, folder)
+        kept.write_text(json.dumps(result))
+        return result
 
     results = run.in_turns(list(configs), args.repeat, one)
     low = floor(ours)
