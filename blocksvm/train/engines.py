@@ -243,12 +243,14 @@ def _kept_blocks(solver_class, params, store: BlockStore, budget: Budget, first)
     order: the blocks it keeps first) and its own share of the budget: the defaults for rows kept in memory where at
     least :data:`ENOUGH_KEPT` of the rows fit beside them, else those for blocks streamed (dual CD: several sweeps a
     visit with a cache of support vectors), which keep what fits beside their cache."""
-    for keeps_rows in (True, False):
-        own = solver_class.own_defaults(params, keeps_rows=keeps_rows)
+    own = solver_class.own_defaults(params, keeps_rows=True)
+    cache, room = _block_memory(own, store, budget)
+    kept = KeptBlocks(store, first, room)
+    streamed = solver_class.own_defaults(params, keeps_rows=False)
+    if kept.capacity[0] < ENOUGH_KEPT * store.n_rows and streamed != own:  # (planned again beside the cache)
+        own = streamed
         cache, room = _block_memory(own, store, budget)
         kept = KeptBlocks(store, first, room)
-        if kept.capacity[0] >= ENOUGH_KEPT * store.n_rows:
-            break
     return own, kept, cache
 
 
