@@ -102,7 +102,9 @@ class DaskEngine:
                 f"the dask scheduler at {client.scheduler.address} has no workers (waited "
                 f"{CONNECT_SECONDS:g} s): start some ('dask worker ADDRESS')"
             ) from None
-        self.workers = sorted(client.scheduler_info()["workers"])
+        # asked of the scheduler now: the client's scheduler_info() is a copy it refreshes now and then, which can
+        # still be empty just after the workers arrived (a fresh cluster: the shards had no worker to be pinned to)
+        self.workers = sorted(client.nthreads())
         self.shards: list = []
 
     def _submit(self, function, *args, shard: int):
