@@ -346,18 +346,16 @@ class BlockPasses:
         order = schedule.order(self.store.n_blocks, run.state.position)
         return run.run(self.kept.iter(self.store, order, p.prefetch, read), self.learner, schedule)
 
-    def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
-        """An exact pass at ``W``: the kept blocks on the engine's threads, the others as they are read; the blocks'
-        figures added in store order (the same bits for any number of threads)."""
+    def evaluate(self, problem, W: np.ndarray, prefetch: int, measure=evaluate_block) -> tuple:
+        """An exact pass at ``W``: ``measure(problem, W, block)`` of the kept blocks on the engine's threads, of the
+        others as they are read; the blocks' figures added in store order (the same bits for any number of
+        threads)."""
         n = self.store.n_blocks
         kept = [b for b in range(n) if self.kept.holds(b)]
-        parts = dict(zip(kept, self.map(lambda b: evaluate_block(problem, W, self.kept.block(b)), kept)))
+        parts = dict(zip(kept, self.map(lambda b: measure(problem, W, self.kept.block(b)), kept)))
         for b, block in self.kept.iter(self.store, [b for b in range(n) if b not in parts], prefetch, ReadStats()):
-            parts[b] = evaluate_block(problem, W, block)
-        total = (np.zeros(W.shape[0]), 0, 0.0)
-        for b in range(n):
-            total = tuple(a + c for a, c in zip(total, parts[b]))
-        return total
+            parts[b] = measure(problem, W, block)
+        return add_up(parts[b] for b in range(n))
 
     def note(self) -> str | None:
         """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
@@ -368,11 +366,17 @@ class BlockPasses:
         return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
 
 
-def evaluate_blocks(problem, W: np.ndarray, blocks) -> tuple[np.ndarray, int, float]:
-    """Loss sums per problem, correct rows and squared errors of ``blocks`` at ``W``."""
-    total = (np.zeros(W.shape[0]), 0, 0.0)
-    for block in blocks:
-        total = tuple(a + b for a, b in zip(total, evaluate_block(problem, W, block)))
+def evaluate_blocks(problem, W: np.ndarray, blocks, measure=evaluate_block) -> tuple:
+    """``measure`` of ``blocks`` at ``W``, added up (:func:`evaluate_block`'s: loss sums per problem, correct rows and
+    squared errors; :func:`~blocksvm.solvers.evaluate.evaluate_folds`'s: loss sums and the folds' held-out counts)."""
+    return add_up(measure(problem, W, block) for block in blocks)
+
+
+def add_up(parts) -> tuple:
+    """The blocks' figures ``parts`` (tuples alike) added element by element in their order (a store has a block)."""
+    total = None
+    for part in parts:
+        total = part if total is None else tuple(a + b for a, b in zip(total, part))
     return total
 
 
@@ -420,9 +424,9 @@ class PiecePasses:
         blocks = self.kept.iter(self.store, range(run.state.position, self.store.n_blocks), run.params.prefetch, read)
         return run.run(blocks, visits, FILE_ORDER)
 
-    def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
+    def evaluate(self, problem, W: np.ndarray, prefetch: int, measure=evaluate_block) -> tuple:
         blocks = self.kept.iter(self.store, range(self.store.n_blocks), prefetch, ReadStats())
-        return evaluate_blocks(problem, W, (block for _, block in blocks))
+        return evaluate_blocks(problem, W, (block for _, block in blocks), measure)
 
     def note(self) -> str | None:
         """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
@@ -554,8 +558,8 @@ class ColumnRounds:
         run.advance(self.store.n_blocks - run.state.position)
         return True
 
-    def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
-        return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch))
+    def evaluate(self, problem, W: np.ndarray, prefetch: int, measure=evaluate_block) -> tuple:
+        return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch), measure)
 
     def note(self) -> str | None:
         """What a round reads again, when the columns do not all fit the budget (said before the first round)."""
@@ -581,12 +585,11 @@ def shard_round(shard, broadcast, outer: int):
     return shard.end(sums, read)
 
 
-def evaluate_shard(shard, W: np.ndarray) -> tuple[np.ndarray, int, float]:
-    """Loss sums per problem, correct rows and squared errors of the shard's blocks at ``W``."""
+def evaluate_shard(shard, W: np.ndarray, measure=evaluate_block) -> tuple:
+    """``measure`` of the shard's blocks at ``W``, added up (:func:`evaluate_blocks`)."""
     order = np.arange(shard.view.n_blocks)
-    return evaluate_blocks(
-        shard.problem, W, shard.view.iter_blocks(order, prefetch=shard.params.prefetch, stats=ReadStats())
-    )
+    blocks = shard.view.iter_blocks(order, prefetch=shard.params.prefetch, stats=ReadStats())
+    return evaluate_blocks(shard.problem, W, blocks, measure)
 
 
 class Rounds:
@@ -627,9 +630,8 @@ class Rounds:
         self.learner.reduce(results)
         return results
 
-    def evaluate(self, problem, W: np.ndarray, prefetch: int) -> tuple:
-        parts = self.engine.read_kept(evaluate_shard, W)
-        return tuple(sum(figures) for figures in zip(*parts))
+    def evaluate(self, problem, W: np.ndarray, prefetch: int, measure=evaluate_block) -> tuple:
+        return add_up(self.engine.read_kept(evaluate_shard, W, measure))
 
 
 def _inject_fault(outer: int, shard: int) -> None:

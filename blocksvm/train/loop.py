@@ -385,13 +385,7 @@ class Trainer(Run):
     def _evaluate_folds(self) -> tuple[np.ndarray, np.ndarray]:
         """One read at the current weights: each problem's loss sum and each fold's held-out counts
         (:func:`~blocksvm.solvers.evaluate.evaluate_folds`)."""
-        W, p = self.solver.weights(), self.problem
-        losses, held = np.zeros(p.n_problems), np.zeros((p.folds, 3))
-        for block in self.store.iter_blocks(prefetch=self.params.prefetch):
-            block_losses, block_held = evaluate_folds(p, W, block)
-            losses += block_losses
-            held += block_held
-        return losses, held
+        return self.passes.evaluate(self.problem, self.solver.weights(), self.params.prefetch, evaluate_folds)
 
     def start_from(self, model: LinearModel, source: str) -> None:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
