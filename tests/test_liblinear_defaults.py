@@ -8,14 +8,14 @@ is C's ``rand()``, seeded the same for every draw). Both at
 their defaults (``-c 1``, ``-e`` and iteration limits unset) with the bias feature (``-B 1``, blocksvm's default) so
 that both solve one problem, on the stores a default ``convert`` makes.
 
-The target: the median of blocksvm's draws no further from ``F*`` than 1.25 times LIBLINEAR's (or within 1e-6 of
-it), 21 draws each: where both programs run one algorithm, medians of five or eleven draws of two such spreads
-(a9a -s 6: LIBLINEAR's from 1.1e-3 to 4.3e-3, in two modes) fall either way by chance; tools/bench_liblinear_defaults.py
-reports the five draws' medians. Met by the primal Newton codes (0, 2, 11), the coordinate descent over columns (5,
-6) and dual CD's regression codes (12, 13). Dual CD's classification codes (1, 3, 4, 7) stop on the relative
-duality gap (``--tol``, 1e-3) or at ``--max-outer``, not on LIBLINEAR's projected gradient, and can end several
-times further than LIBLINEAR's default model (docs/BENCHMARKS.md), as ``--help`` and the README say: what they hold
-is their own certificate, the objective within the duality gap they report of the optimum.
+The target: the median of blocksvm's draws no further from ``F*`` than 1.25 times LIBLINEAR's (or within 1e-6 of it),
+21 draws each (five of -s 12 and 13: FEWER_DRAWS): where both programs run one algorithm, medians of five or eleven
+draws of two such spreads (a9a -s 6: LIBLINEAR's from 1.1e-3 to 4.3e-3, in two modes) fall either way by chance;
+tools/bench_liblinear_defaults.py reports the five draws' medians. Met by the primal Newton codes (0, 2, 11), the
+coordinate descent over columns (5, 6) and dual CD's regression codes (12, 13). Dual CD's classification codes (1, 3,
+4, 7) stop on the relative duality gap (``--tol``, 1e-3) or at ``--max-outer``, not on LIBLINEAR's projected gradient,
+and can end several times further than LIBLINEAR's default model (docs/BENCHMARKS.md), as ``--help`` and the README
+say: what they hold is their own certificate, the objective within the duality gap they report of the optimum.
 -s 21 is tests/test_one_class.py's.
 """
 
@@ -34,6 +34,10 @@ from blocksvm.train import train
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 pytestmark = pytest.mark.slow  # (a code costs 10 to 30 s: ten draws and two runs to the optimum, on a9a and w8a)
 DRAWS = 21
+# Dual CD's regression codes stop on their duality gap, not LIBLINEAR's rule: at their defaults they end 1.5e-4 to
+# 7e-4 from the optimum where LIBLINEAR's default ends 0.01 to 0.18 from it (five draws, a9a and w8a), and a draw of
+# -s 13 on w8a costs 900 passes: five draws judge a margin of forty times or more
+FEWER_DRAWS = {12: 5, 13: 5}
 P = 0.1  # the regression losses' epsilon: both programs' -p
 
 
@@ -115,7 +119,7 @@ def distances(data, code: int, draws: int) -> tuple[float, float, list[float]]:
 
 @pytest.mark.parametrize("code", [0, 2, 5, 6, 11, 12, 13])
 def test_at_its_defaults_no_further_from_the_optimum_than_liblinears(data, code):
-    liblinears_, ours, _ = distances(data, code, DRAWS)
+    liblinears_, ours, _ = distances(data, code, FEWER_DRAWS.get(code, DRAWS))
     print(f"-s {code}: LIBLINEAR {liblinears_:.3e}, blocksvm {ours:.3e}")
     assert ours <= 1.25 * liblinears_ or ours <= 1e-6, (liblinears_, ours)
 

@@ -365,7 +365,7 @@ class Trainer(Run):
         (its exact gap judges it), else when the rules end the iteration; train's every ``eval_every`` iterations
         and when the gap estimate may meet the tolerance (:meth:`~.records.StopRules.exact_due`: to confirm it)."""
         if self.problem.folds > 1:
-            return self.solver.dual_objectives() is not None or self.rules.reason(record, False) is not None
+            return record["dual"] is not None or self.rules.reason(record, False) is not None
         every = self.params.eval_every
         return bool(every and self.state.outer % every == 0) or self.rules.exact_due(record, self.state.history)
 
