@@ -6,6 +6,7 @@ What the figures of a record mean, and which are exact, is said in :mod:`blocksv
 from __future__ import annotations
 
 import json
+import string
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,11 +25,12 @@ class Monitor:
     verbose : int
         0 silent, 1 one line per outer iteration and a final summary, 2 also per exact pass.
     stream : text file, default sys.stderr
-    shown : tuple of (key, format)
-        The learner's own record entries the line shows (its ``shown``), each formatted when the record has it.
+    shown : str
+        The learner's own record entries the line shows (its ``shown``: ``"label {key:spec}  ..."``), each part shown
+        when the record has its key.
     """
 
-    def __init__(self, history_path=None, *, verbose: int = 1, stream=None, shown=()):
+    def __init__(self, history_path=None, *, verbose: int = 1, stream=None, shown: str = ""):
         self.history_path = Path(history_path) if history_path else None
         self.verbose = verbose
         self.stream = stream or sys.stderr
@@ -77,8 +79,8 @@ _FIGURES = (
 )
 
 
-def format_record(rec: dict, shown=()) -> str:
-    """One human line: LIBLINEAR-like, greppable; ``shown``: the learner's own entries, (key, format) pairs."""
+def format_record(rec: dict, shown: str = "") -> str:
+    """One human line: LIBLINEAR-like, greppable; ``shown``: the learner's own entries (:attr:`Solver.shown`)."""
     parts = [f"iter {rec['outer']:3d}", f"time {rec['time']:8.2f}s"]
     mark = "" if rec.get("primal_exact") else "~"
     if rec.get("primal") is not None:
@@ -88,7 +90,9 @@ def format_record(rec: dict, shown=()) -> str:
         parts.append(f"gap{mark} {rec['gap']:.2e}")
     if rec.get("pg_violation") is not None:
         parts.append(f"PG {rec['pg_violation']:.3g}")
-    parts.extend(text.format(rec[key]) for key, text in shown if rec.get(key) is not None)
+    for text, key, spec, _ in string.Formatter().parse(shown):
+        if key and rec.get(key) is not None:
+            parts.append(f"{text.strip()} {rec[key]:{spec}}")
     for key, text in _FIGURES:
         if rec.get(key) is not None:
             parts.append(text.format(value=rec[key], percent=100 * rec[key], mark=mark))

@@ -81,22 +81,33 @@ def sweep(columns, bias, yb, w, active, threshold, seed, totals):
         The column order's random state (advanced).
     totals : ndarray (N_TOTALS,)
     """
+    visit_active_columns(_coordinate, columns, bias, active, seed, (yb, w, active, threshold, totals))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def visit_active_columns(step, columns, bias, active, seed, state):
+    """``step(j, entries, start, stop, state)`` on each of the block's columns whose feature is active and on the
+    bias column's (where this block carries it), in the random order of :func:`active_columns`; ``entries`` is a
+    column's ``(rows, data)``, its entries ``start .. stop - 1``, ``j`` its weight index. CDN's sweep and newGLMNET's
+    cycle visit their columns so; the two branches differ in the arrays' types (the store's values, the bias's B)."""
     features, indptr, rows, data = columns
     order, n = active_columns(features, active, seed, bias[0])
     n_c = features.shape[0]
     for s in range(n):
         c = order[s]
         if c < n_c:
-            _coordinate(features[c], (rows, data), indptr[c], indptr[c + 1], yb, w, active, threshold, totals)
+            step(features[c], (rows, data), indptr[c], indptr[c + 1], state)
         else:
             e = c - n_c
-            _coordinate(bias[0][e], (bias[2], bias[3]), bias[1][e], bias[1][e + 1], yb, w, active, threshold, totals)
+            step(bias[0][e], (bias[2], bias[3]), bias[1][e], bias[1][e + 1], state)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _coordinate(j, entries, start, stop, yb, w, active, threshold, totals):
-    """CDN's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``entries`` (``(rows, data)``)."""
+def _coordinate(j, entries, start, stop, state):
+    """CDN's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``entries`` (``(rows, data)``);
+    ``state``: the sweep's ``(yb, w, active, threshold, totals)``."""
     rows, data = entries
+    yb, w, active, threshold, totals = state
     g_loss, h, xj_sq = 0.0, 0.0, 0.0
     for p in range(start, stop):
         r = rows[p]

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import LOGISTIC
-from blocksvm.solvers._cdn_kernels import GMAX, GNORM1, active_columns, l1_coordinate
+from blocksvm.solvers._cdn_kernels import GMAX, GNORM1, l1_coordinate, visit_active_columns
 from blocksvm.solvers._newton_kernels import decision_curvature, decision_loss, decision_slope
 
 NU = 1e-12  # LIBLINEAR's nu: Hdiag's floor
@@ -81,23 +81,15 @@ def quadratic_cycle(columns, bias, dx, model, active, threshold, seed, totals):
     model : (grad, hdiag, w, wpd), arrays (n_weights,): the gradient and Hessian diagonal at ``w``, and ``w + d``.
     seed : ndarray of uint64 (1,), the column order's random state (advanced).
     """
-    features, indptr, rows, data = columns
-    order, n = active_columns(features, active, seed, bias[0])
-    n_c = features.shape[0]
-    for s in range(n):
-        c = order[s]
-        if c < n_c:
-            _coordinate(features[c], (rows, data), indptr[c], indptr[c + 1], dx, model, active, threshold, totals)
-        else:
-            e = c - n_c
-            entries = (bias[2], bias[3])
-            _coordinate(bias[0][e], entries, bias[1][e], bias[1][e + 1], dx, model, active, threshold, totals)
+    visit_active_columns(_coordinate, columns, bias, active, seed, (dx, model, active, threshold, totals))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _coordinate(j, entries, start, stop, dx, model, active, threshold, totals):
-    """The quadratic's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``(rows, data)``."""
+def _coordinate(j, entries, start, stop, state):
+    """The quadratic's step on weight ``j``, its column the entries ``start .. stop - 1`` of ``(rows, data)``;
+    ``state``: the cycle's ``(dx, model, active, threshold, totals)``."""
     rows, data = entries
+    dx, model, active, threshold, totals = state
     grad, hdiag, w, wpd = model
     h = hdiag[j]
     g = grad[j] + (wpd[j] - w[j]) * NU

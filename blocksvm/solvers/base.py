@@ -135,8 +135,9 @@ class Solver:
     losses: ClassVar[tuple[str, ...]] = ROW_LOSSES  # the user's losses it minimizes (if it reads --loss)
     fixed_loss: ClassVar[Loss | None] = None  # the loss it minimizes, when the user does not choose it
     penalties: ClassVar[tuple[str, ...]] = ("l2",)  # the penalties it minimizes (if it reads --penalty)
-    # The record's entries of its own that the progress line shows: (key, format), e.g. ("cg_steps", "CG {:3d}")
-    shown: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # The record's entries of its own that the progress line shows, as it shows them: "label {key:spec}  ...", e.g.
+    # "CG {cg_steps:3d}  step {step_size:.2g}"; a part whose key the record lacks is left out
+    shown: ClassVar[str] = ""
     # Parameters every learner reads that this one does not, each with the reason a message gives (given, refused).
     ignores: ClassVar[dict[str, str]] = {}
     # A learner that does not read instance weights: what to do instead (None: it reads them, C_i = C w_i ...).

@@ -176,6 +176,7 @@ class ColumnSolver(StagedSolver):
     F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, GNORM1, GNORM1_INIT, TOL, STEP
     norm_figure, passes_figure = "subgradient_norm", "rounds"
     norm_words = "subgradient norm"
+    weight_vectors = ("w",)
 
     def __init__(self, problem, params, resources: Resources | None = None):
         super().__init__(problem, params, resources)
@@ -183,7 +184,6 @@ class ColumnSolver(StagedSolver):
         self.labels, self.row_weights = self.columns.labels, self.columns.row_weights
         self.yc = signed_costs(problem, self.labels, self.row_weights)
         self.n_rows = len(self.labels)
-        self.w = np.zeros((problem.n_problems, problem.n_weights))
         self.active = np.ones((problem.n_problems, problem.n_weights), np.bool_)
         self.seed = params.seed
         self.piece_weights = self.columns.piece_weights  # the weights of each piece, in the pieces' order

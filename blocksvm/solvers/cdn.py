@@ -91,10 +91,8 @@ class CDNSolver(ColumnSolver):
     title = "CDN"
     WHY = ("", "subgradient norm met", "no step lowers the objective")
     shown = (
-        ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
-        ("active_features", "active {}"),
-        ("column_passes", "passes {:.2f}"),
-        ("nonzero_weights", "nonzeros {}"),
+        "|pg|/|pg0| {subgradient_norm:.2e}  active {active_features}  passes {column_passes:.2f}  "
+        "nonzeros {nonzero_weights}"
     )
 
     def __init__(self, problem, params, resources: Resources | None = None):

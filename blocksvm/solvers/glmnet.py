@@ -190,20 +190,17 @@ class GLMNETSolver(ColumnSolver):
 
     name = "glmnet"
     losses = ("logistic", "squared-hinge")
-    state_names = ("w", "t", "grad", "hdiag", "active", "screened", "norms", "piece_norms")
-    state_names += ("numbers", "stage", "why", "counts")
+    weight_vectors = ("w", "grad", "hdiag")  # the gradient and Hessian diagonal at w
+    state_names = (*weight_vectors, "t", "active", "screened", "norms", "piece_norms", "numbers", "stage", "why")
+    state_names += ("counts",)
     worker_class = GLMNETWorker
     STAGES = STAGES
     n_numbers = N_SHARED + 3
     title = "newGLMNET"
     WHY = ("", "subgradient norm met", "line search fails")
     shown = (
-        ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
-        ("qp_cycles", "#CD cycles {}"),
-        ("step_size", "step {:.2g}"),
-        ("column_passes", "passes {:.2f}"),
-        ("nonzero_weights", "nonzeros {}"),
-        ("screened_features", "screened {}"),
+        "|pg|/|pg0| {subgradient_norm:.2e}  #CD cycles {qp_cycles}  step {step_size:.2g}  passes {column_passes:.2f}  "
+        "nonzeros {nonzero_weights}  screened {screened_features}"
     )
 
     def __init__(self, problem, params, resources: Resources | None = None):
@@ -213,7 +210,6 @@ class GLMNETSolver(ColumnSolver):
         self.norms = np.full(n_w, -1.0)  # each feature's squared column norm, once read (-1: not yet)
         self.t = np.zeros((n_k, self.n_rows))
         self.tau, self.D = np.zeros((n_k, self.n_rows)), np.zeros((n_k, self.n_rows))
-        self.grad, self.hdiag = np.zeros((n_k, n_w)), np.zeros((n_k, n_w))
         self.piece_norms = np.zeros((n_k, self.n_pieces))
         self._start_numbers()
 

@@ -31,7 +31,6 @@ import numpy as np
 from blocksvm.losses import REGRESSION
 from blocksvm.params import CACHE_MB, EPS, EPSILON, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
-from blocksvm.solvers.base import Resources
 from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
 from blocksvm.solvers.staged import Stage
 
@@ -76,7 +75,8 @@ class NewtonSolver(RowSumSolver):
     params = (C, LOSS, EPS, EPSILON, CACHE_MB, WORKERS, THREADS)
     losses = ("squared-hinge", "logistic", "squared-epsilon-insensitive")
     stop_rules = frozenset({"solver"})
-    state_names = ("w", "g", "precond", "s", "r", "d", "numbers", "stage", "why", "counts")
+    weight_vectors = ("w", "g", "precond", "s", "r", "d")
+    state_names = (*weight_vectors, "numbers", "stage", "why", "counts")
     STAGES = STAGES
     F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, G_NORM, G0_NORM, TOL, STEP
     ALPHA, HALVINGS = ALPHA, HALVINGS
@@ -85,18 +85,7 @@ class NewtonSolver(RowSumSolver):
     norm_words, title = "gradient norm", "Newton"
     DEFAULT_EPS = {"classification": 0.01, "regression": 0.0001}  # LIBLINEAR's -e of -s 0/2 and of -s 11
     WHY = ("", "gradient norm met", "line search fails", "actred too small", "f < -1e32")
-    shown = (
-        ("gradient_norm", "|g|/|g0| {:.2e}"),
-        ("cg_steps", "CG {:3d}"),
-        ("step_size", "step {:.2g}"),
-        ("newton_passes", "passes {}"),
-    )
-
-    def __init__(self, problem, params, resources: Resources | None = None):
-        super().__init__(problem, params, resources)
-        n_k, n_w = problem.n_problems, problem.n_weights
-        for name in ("w", "g", "precond", "s", "r", "d"):
-            setattr(self, name, np.zeros((n_k, n_w)))
+    shown = "|g|/|g0| {gradient_norm:.2e}  CG {cg_steps:3d}  step {step_size:.2g}  passes {newton_passes}"
 
     # ---- what a pass sums ----------------------------------------------------------------------------
 

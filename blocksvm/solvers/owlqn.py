@@ -104,7 +104,8 @@ class OWLQNSolver(RowSumSolver):
     losses = ("squared-hinge", "logistic")
     penalties = ("l1", "elasticnet", "l2")
     stop_rules = frozenset({"solver"})
-    state_names = ("w", "g", "pg", "d", "S", "Y", "rho", "numbers", "stage", "why", "counts")
+    weight_vectors = ("w", "g", "pg", "d")
+    state_names = (*weight_vectors, "S", "Y", "rho", "numbers", "stage", "why", "counts")
     STAGES = STAGES
     F, F_OLD, NORM, NORM0, TOL, STEP = F, F_OLD, G1, G1_ZERO, TOL, STEP
     ALPHA, HALVINGS = ALPHA, HALVINGS
@@ -112,18 +113,11 @@ class OWLQNSolver(RowSumSolver):
     norm_figure, passes_figure = "subgradient_norm", "owlqn_passes"
     norm_words, title = "subgradient norm", "OWL-QN"
     WHY = ("", "subgradient norm met", "line search fails", "objective change too small", "f < -1e32")
-    shown = (
-        ("subgradient_norm", "|pg|/|pg0| {:.2e}"),
-        ("step_size", "step {:.2g}"),
-        ("owlqn_passes", "passes {}"),
-        ("nonzero_weights", "nonzeros {}"),
-    )
+    shown = "|pg|/|pg0| {subgradient_norm:.2e}  step {step_size:.2g}  passes {owlqn_passes}  nonzeros {nonzero_weights}"
 
     def __init__(self, problem, params, resources: Resources | None = None):
         super().__init__(problem, params, resources)
         n_k, n_w, m = problem.n_problems, problem.n_weights, params.lbfgs_memory
-        for name in ("w", "g", "pg", "d"):
-            setattr(self, name, np.zeros((n_k, n_w)))
         self.S, self.Y = np.zeros((n_k, m, n_w)), np.zeros((n_k, m, n_w))
         self.rho = np.zeros((n_k, m))
 

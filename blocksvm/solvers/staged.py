@@ -47,7 +47,7 @@ class StagedSolver(Solver):
     A subclass declares ``STAGES`` (a stage's number is its position: the checkpoint's ``stage`` holds them), which
     of its ``numbers`` columns the shared stopping rules read (``F``, ``F_OLD``, ``NORM``, ``NORM0``, ``TOL``,
     ``STEP``), ``n_numbers`` and ``n_counts``, the record's names of its norm and pass count (``norm_figure``,
-    ``passes_figure``) and how its stop reason names them (``norm_words``, ``title``).
+    ``passes_figure``) and how its stop reason names them (``norm_words``, ``title``), and its ``weight_vectors``.
     """
 
     every_pass_an_iteration = False  # an iteration may take several passes
@@ -59,6 +59,8 @@ class StagedSolver(Solver):
     passes_figure: ClassVar[str] = ""
     norm_words: ClassVar[str] = ""
     title: ClassVar[str] = ""
+    # the learner's vectors of one entry a weight for each problem, zero at the start (among its state_names)
+    weight_vectors: ClassVar[tuple[str, ...]] = ()
     # LIBLINEAR's default -e of the learner's problems, by task (classification, regression): its stopping tolerance
     DEFAULT_EPS: ClassVar[dict[str, float]] = {"classification": 0.01, "regression": 0.01}
     # the stop rules in their order, the reason of each (``why``'s values from 1): LIBLINEAR's messages
@@ -81,6 +83,8 @@ class StagedSolver(Solver):
         self.stage = np.full(n_k, self.FIRST, np.int64)
         self.why = np.zeros(n_k, np.int64)
         self.counts = np.zeros(self.n_counts, np.int64)
+        for name in self.weight_vectors:
+            setattr(self, name, np.zeros((n_k, problem.n_weights)))
         self.eps = params.eps if params.eps is not None else self.DEFAULT_EPS[problem.task]
         self.at_zero = False  # the start's pass also sums the gradient at w = 0 (w is not 0 there)
 
