@@ -38,22 +38,6 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 SMALL_SPEC = SyntheticSpec(rows=3000, features=400, nnz=15, seed=11)
 
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """``blocksvm warmup`` once, before the test processes start: on a fresh clone each of them, and each command a
-    test runs in a process of its own, would otherwise compile the kernels it calls first (numba caches them beside
-    the package); while the caches a warm-up left stand, this takes a second."""
-    if hasattr(session.config, "workerinput"):  # (a pytest-xdist worker: its controller warmed up)
-        return
-    from blocksvm.errors import BlocksvmError
-    from blocksvm.warmup import warmup
-
-    try:
-        warmup(say=lambda text: None)
-    except BlocksvmError as error:  # (the tests of what failed say it)
-        print(f"warmup failed: {error}", file=sys.stderr)
-
-
 # Dual CD's block minimization of several sweeps a visit beside a cache of support vectors (its default before the
 # sweeps over the rows kept in memory): for the tests that ask an L1-loss dual (hinge, -s 13) for a tight gap, where
 # single sweeps, LIBLINEAR's own pace, take thousands of passes (a9a's hinge at 1e-5: over 1,000).
