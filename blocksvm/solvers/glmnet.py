@@ -191,8 +191,8 @@ class GLMNETSolver(ColumnSolver):
     name = "glmnet"
     losses = ("logistic", "squared-hinge")
     weight_vectors = ("w", "grad", "hdiag")  # the gradient and Hessian diagonal at w
-    state_names = (*weight_vectors, "t", "active", "screened", "norms", "piece_norms", "numbers", "stage", "why")
-    state_names += ("counts",)
+    state_names = (*weight_vectors, "t", "active", "screened", "norms", "piece_norms")
+    state_names += ("numbers", "stage", "why", "counts")
     worker_class = GLMNETWorker
     STAGES = STAGES
     n_numbers = N_SHARED + 3

@@ -383,8 +383,8 @@ class Trainer(Run):
         self.monitor.detail(f"exact evaluation pass: {seconds:.2f} s")
 
     def _evaluate_folds(self) -> tuple[np.ndarray, np.ndarray]:
-        """One read at the current weights: each problem's loss sum and each fold's held-out counts
-        (:func:`~blocksvm.solvers.evaluate.evaluate_folds`)."""
+        """One exact pass at the current weights (the engine's: the kept blocks and those read): each problem's loss
+        sum and each fold's held-out counts (:func:`~blocksvm.solvers.evaluate.evaluate_folds`)."""
         return self.passes.evaluate(self.problem, self.solver.weights(), self.params.prefetch, evaluate_folds)
 
     def start_from(self, model: LinearModel, source: str) -> None:
