@@ -135,7 +135,8 @@ def test_the_wide_store_trains_the_model_of_the_compacted_data(pair, solver):
 
 
 def test_dual_cd_reaches_liblinears_optimum_on_the_compacted_data(pair):
-    model = train(pair / "wide.bsvm", verbose=0, tol=1e-6, max_outer=500).model
+    # (the gap bounds the weights' distance by its square root: 1e-6 let one weight sit 3.6e-4 off)
+    model = train(pair / "wide.bsvm", verbose=0, tol=1e-8, max_outer=1000).model
     X, y = load_svmlight_file(str(pair / "dense.txt"), n_features=K)
     coef, intercept = liblinear_fit(X, y, "squared-hinge", C=1.0, bias=1.0, eps=1e-8)
     np.testing.assert_allclose(model.coef[0], coef, atol=2e-4)

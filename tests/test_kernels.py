@@ -24,13 +24,19 @@ def test_interleaved_runs_visit_every_row_once(n):
         assert not all(np.array_equal(orders[0], o) for o in orders[1:])
 
 
-def test_interleaved_runs_interleave_runs_of_consecutive_rows():
+def test_interleaved_runs_visit_groups_of_runs_of_consecutive_rows_in_a_random_order():
     n = GROUP * RUN * 20
     order = np.empty(n, np.int64)
     interleaved_runs(order, np.arange(n), n, np.array([7], np.uint64))
-    # a run's rows come GROUP visits apart, so neighbours in memory are never visited back to back
-    assert np.mean(order[GROUP:] - order[:-GROUP] == 1) > 0.9
-    assert np.mean(np.abs(np.diff(order)) == 1) < 0.02
+    assert np.array_equal(np.sort(order), np.arange(n))
+    # every stretch of GROUP * RUN visits reads rows from few stretches of memory: two groups' runs at most, each
+    # across two aligned stretches of RUN rows (a random permutation's fall in about 63 of the 80) ...
+    for start in range(0, n, GROUP * RUN):
+        assert len(np.unique(order[start : start + GROUP * RUN] // RUN)) <= 4 * GROUP
+    # ... in no fixed pattern: a row rarely follows its neighbour in memory GROUP visits later (the pattern before
+    # the groups were shuffled did in 9 of 10 visits, and stalled dual CD of the logistic loss), nor right after it
+    assert np.mean(order[GROUP:] - order[:-GROUP] == 1) < 0.05
+    assert np.mean(np.abs(np.diff(order)) == 1) < 0.05
 
 
 def test_paired_working_set_keeps_w_equal_to_the_dual_sum_of_both_blocks():

@@ -4,7 +4,10 @@ change (issue 20).
 ``tests/data/reference_loop.npz`` was written by ``python tests/test_reference_loop.py`` at commit 06c0302, before
 the trainer, the CoCoA+ round, the stream and ``OnlineClassifier`` moved onto one block-pass driver: every dual-CD
 configuration, Pegasos, each online learner over blocks and through ``stream``, ``partial_fit`` chunks and
-CoCoA+ with two shards on threads. Arithmetic that did not change must give the same bits.
+CoCoA+ with two shards on threads. Those that visit a block's rows in
+:func:`~blocksvm.solvers._common.interleaved_runs`' order (all but the streams) were recorded again when each group of
+its runs came to be shuffled among itself (a fixed pattern stalled dual CD of the logistic loss): only those that moved
+were replaced. Arithmetic that did not change must give the same bits.
 
 The streams start with a row of the larger label: a stream whose first rows are all of the *smaller* label
 restarted its binary problem from zero when the larger label came (rows thrown away); it now keeps them

@@ -3,8 +3,11 @@
 ``tests/data/reference_models.npz`` was written by ``python tests/test_reference_models.py`` at
 commit fd473ed (before solvers moved behind the solver contract), its CoCoA+ models at 8944567 (before the
 engines were made generic) and its Newton models at e742e87 (before issue 32 gave the objective a penalty); a
-later run adds only the configurations it lacks. Arithmetic that did not change must give the same bits; the
-recorded models are compared exactly.
+later run adds only the configurations it lacks. The models of the learners that visit rows in
+:func:`~blocksvm.solvers._common.interleaved_runs`' order (dual CD, CoCoA+, Pegasos) were recorded again when each
+group of its runs came to be shuffled among itself (a fixed pattern stalled dual CD of the logistic loss): only those
+that moved were replaced. Arithmetic that did not change must give the same bits; the recorded models are compared
+exactly.
 """
 
 from __future__ import annotations

@@ -65,7 +65,11 @@ def interleaved_runs(order, rows, n, state):
     makes it do (3-4x slower per row, on data larger than the L2 cache). Interleaving matters
     for convergence: visiting whole runs one after another keeps neighbouring rows together
     in every pass, which cost dual CD 5x more outer iterations on a9a (squared hinge: 175
-    against 31); interleaved groups converge like a plain permutation.
+    against 31). Each group's rows are then shuffled among themselves: visited in a fixed
+    pattern, a row followed its neighbour in memory in nearly every pass, and dual CD of the
+    logistic loss stalled (a9a: 9e-6 from the optimum after 33 passes, 5e-7 after 50, where a
+    plain permutation is at 2e-8 and 2e-12); shuffled, it converges as a permutation does, and
+    the group's rows still lie in GROUP short stretches of memory.
     """
     if n == 0:
         return
@@ -77,6 +81,7 @@ def interleaved_runs(order, rows, n, state):
     out = 0
     for g in range(0, n_runs, GROUP):
         size = min(GROUP, n_runs - g)
+        group_start = out
         for q in range(RUN):
             for h in range(size):
                 r = runs[g + h]
@@ -85,6 +90,7 @@ def interleaved_runs(order, rows, n, state):
                 if start + q < stop:
                     order[out] = rows[start + q]
                     out += 1
+        shuffle_prefix(order[group_start:out], out - group_start, state)
 
 
 @njit(cache=True, nogil=True)
