@@ -29,8 +29,10 @@ class Alias:
 
 def liblinear_problem(text: str) -> dict:
     """LIBLINEAR's ``-s``: the code of a problem blocksvm solves (:data:`blocksvm.penalties.LIBLINEAR_SOLVERS`), as
-    the parameters it sets: the loss, the penalty where it is not the default, and the solver where LIBLINEAR's is
-    not dual CD (Newton for -s 0, 2 and 11, OWL-QN for -s 5 and 6); flags given explicitly win."""
+    the parameters it sets: the loss, the penalty where it is not the default, the solver where LIBLINEAR's is
+    not dual CD (Newton for -s 0, 2 and 11, CDN and newGLMNET for -s 5 and 6), and LIBLINEAR's default ``-e`` where
+    blocksvm's solver would stop on its own rule (the dual solvers': ``LiblinearSolver.eps``); flags given
+    explicitly win."""
     import argparse
 
     from blocksvm.penalties import LIBLINEAR_CODES
@@ -44,6 +46,7 @@ def liblinear_problem(text: str) -> dict:
         {"loss": row.loss}
         | ({"penalty": row.penalty} if row.penalty != "l2" else {})
         | ({"solver": row.solver} if row.solver != "dual-cd" else {})
+        | ({"eps": row.eps} if row.eps is not None else {})
     )
 
 

@@ -318,9 +318,9 @@ TOL = Param(
     "0 disables the rule. None: 1e-3 (one-class: 1e-6, as its decisions w.x - rho are differences of large numbers: "
     "at 1e-3, 0.3-0.6% of a9a's rows fall on the other side of the optimum's boundary than LIBLINEAR's -s 21 puts "
     "them), or, with --eps given, off: -e alone stops the run, as in LIBLINEAR (give both for either rule to stop "
-    "it). LIBLINEAR's dual solvers stop on -e's projected gradient: at their defaults -s 1, 3, 4 end up to several "
-    "times nearer the optimum than this 1e-3, -s 7 hundreds of times (give 1e-6 for its precision; "
-    "docs/BENCHMARKS.md).",
+    "it). -s 1, 3, 4, 7, 12 and 13 set LIBLINEAR's -e 0.1, so that they stop as LIBLINEAR does; without -s, "
+    "this 1e-3 can end several times further from the optimum than LIBLINEAR's default for the hinge losses, "
+    "thousands of times for the logistic loss (docs/BENCHMARKS.md).",
     non_negative,
     "a number >= 0 or None",
     none_ok=True,
@@ -334,14 +334,15 @@ EPS = Param(
     None,
     "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this "
     "(given without --tol, the duality gap rule is off: -e alone stops the run, as in LIBLINEAR); None disables the "
-    "rule. newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
+    "rule, but -s 1, 3, 7, 12 and 13 set LIBLINEAR's 0.1. "
+    "newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "
     "max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 0 and 2); None: LIBLINEAR's default, 0.01 (0.0001 for "
     "regression, -s 11). cdn, glmnet, owl-qn: stop when the 1-norm of the minimum-norm subgradient is at most eps "
     "times its value at the start (owl-qn: at w = 0), times max(min(#pos, #neg), 1) / #rows, as LIBLINEAR's -s 5 and "
     "6; None: their default, 0.01. "
     "crammer-singer, one-class: stop when LIBLINEAR's violation over a pass (-s 4: the largest of a row's; -s 21: "
     "max -G over alpha < 1 less min -G over alpha > 0) is at most this (without --tol, alone, as for dual-cd); None "
-    "disables the rule.",
+    "disables the rule, but -s 4 sets LIBLINEAR's 0.1.",
     positive,
     "a positive number or None",
     none_ok=True,
@@ -549,14 +550,15 @@ COMMON: tuple[Param, ...] = (
     Param(
         "max_outer",
         50,
-        "Outer iterations (passes over the store) at most (dual-cd: a sweep each, LIBLINEAR's 1,000 at most; newton, "
+        "Outer iterations (passes over the store) at most (dual-cd: a sweep each, LIBLINEAR's 1,000 at most; "
+        "crammer-singer: its visits' sweeps each, as many as LIBLINEAR's -s 4 needs at its -e on a9a, 820; newton, "
         "owl-qn, cdn, glmnet: their iterations, a pass or more each).",
         count,
         "an integer >= 1",
         parse=int,
         safe_to_change=True,
         commands=("train", "partial_fit"),
-        solver_defaults=(("dual-cd", 1000), ("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
+        solver_defaults=(("dual-cd", 1000), ("crammer-singer", 1000), ("owl-qn", 500), ("cdn", 1000), ("glmnet", 100)),
         group="stopping",
     ),
     AVERAGE,

@@ -79,30 +79,37 @@ def penalty_of(name: str, l1_ratio: float = 0.5) -> Penalty:
 class LiblinearSolver:
     """One of LIBLINEAR's solvers: its ``-s`` code, its ``solver_type`` (the model file's name), the problem it solves
     (penalty and loss) and blocksvm's solver of the same problem (its -s 0, 2 and 11 are Newton's, as in
-    LIBLINEAR; -s 5 and 6 OWL-QN's, where LIBLINEAR's coordinate descent needs columns; -s 4 and 21 the solvers of
-    Crammer and Singer's loss and of the one-class loss)."""
+    LIBLINEAR; -s 5 and 6 CDN's and newGLMNET's over the store's columns, as LIBLINEAR's; -s 4 and 21 the solvers of
+    Crammer and Singer's loss and of the one-class loss).
+
+    ``eps``: the ``-e`` that ``-s CODE`` sets, LIBLINEAR's default, where blocksvm's solver would otherwise stop on a
+    rule of its own: its dual solvers' duality gap (1e-3), which can end several times (-s 7: thousands of times)
+    further from the optimum than LIBLINEAR's projected-gradient rule at its default; given ``-e``, ``--tol``'s gap
+    rule is off unless given too. None: the solver's own default stop is LIBLINEAR's (-s 0, 2, 5, 6, 11), or was
+    chosen to match its model (-s 21's gap at 1e-6)."""
 
     code: int
     solver_type: str
     penalty: str
     loss: str
     solver: str
+    eps: float | None = None
 
 
 LIBLINEAR_SOLVERS: tuple[LiblinearSolver, ...] = tuple(
     LiblinearSolver(*row)
     for row in (
         (0, "L2R_LR", "l2", "logistic", "newton"),
-        (1, "L2R_L2LOSS_SVC_DUAL", "l2", "squared-hinge", "dual-cd"),
+        (1, "L2R_L2LOSS_SVC_DUAL", "l2", "squared-hinge", "dual-cd", 0.1),
         (2, "L2R_L2LOSS_SVC", "l2", "squared-hinge", "newton"),
-        (3, "L2R_L1LOSS_SVC_DUAL", "l2", "hinge", "dual-cd"),
-        (4, "MCSVM_CS", "l2", "crammer-singer", "crammer-singer"),
+        (3, "L2R_L1LOSS_SVC_DUAL", "l2", "hinge", "dual-cd", 0.1),
+        (4, "MCSVM_CS", "l2", "crammer-singer", "crammer-singer", 0.1),
         (5, "L1R_L2LOSS_SVC", "l1", "squared-hinge", "cdn"),
         (6, "L1R_LR", "l1", "logistic", "glmnet"),
-        (7, "L2R_LR_DUAL", "l2", "logistic", "dual-cd"),
+        (7, "L2R_LR_DUAL", "l2", "logistic", "dual-cd", 0.1),
         (11, "L2R_L2LOSS_SVR", "l2", "squared-epsilon-insensitive", "newton"),
-        (12, "L2R_L2LOSS_SVR_DUAL", "l2", "squared-epsilon-insensitive", "dual-cd"),
-        (13, "L2R_L1LOSS_SVR_DUAL", "l2", "epsilon-insensitive", "dual-cd"),
+        (12, "L2R_L2LOSS_SVR_DUAL", "l2", "squared-epsilon-insensitive", "dual-cd", 0.1),
+        (13, "L2R_L1LOSS_SVR_DUAL", "l2", "epsilon-insensitive", "dual-cd", 0.1),
         (21, "ONECLASS_SVM", "l2", "one-class", "one-class"),
     )
 )

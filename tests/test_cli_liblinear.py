@@ -220,3 +220,28 @@ def test_an_l1_run_that_reads_the_store_every_pass_names_the_budget_that_keeps_i
         assert note.endswith("keeps it)") or note.endswith("keeps them)")
     else:
         assert "--cache-mb 1 keeps " in note and note.endswith("es read nothing")
+
+
+def test_s_sets_liblinears_e_for_its_dual_solvers(capsys, data, tmp_path):
+    """``-s 1, 3, 4, 7, 12, 13`` stop as LIBLINEAR's do, on the projected-gradient violation at its default -e 0.1
+    (their duality gap rule off), where without ``-s`` the dual solvers stop on the gap; a -e beside ``-s`` is the
+    user's, said in no note; a --solver beside it that solves the problem another way keeps its own rule; the
+    primal codes' own rules are LIBLINEAR's already."""
+    root, _, _ = data
+
+    def trained(*flags):
+        code, _, err = run_cli(capsys, "train", root / "train.bsvm", tmp_path / "m.h5", "-q", *flags)
+        assert code == 0, err
+        model = LinearModel.load(tmp_path / "m.h5")
+        return model.params["eps"], model.summary["stop_reason"], err
+
+    for code in ("1", "3", "7"):
+        eps, reason, err = trained("-s", code)
+        assert eps == 0.1 and reason.startswith("PG violation") and reason.endswith("<= eps 0.1"), reason
+        assert float(reason.split()[2]) <= 0.1 and err == ""
+    eps, reason, err = trained("-s", "3", "-e", "0.5")
+    assert eps == 0.5 and reason.endswith("<= eps 0.5") and err == ""
+    assert trained("-s", "1", "--solver", "newton")[0] is None  # (Newton's gradient rule: LIBLINEAR's -s 2)
+    assert trained("-s", "2")[0] is None
+    eps, reason, _ = trained("--loss", "hinge")
+    assert eps is None and reason.startswith("relative duality gap"), reason

@@ -3,16 +3,17 @@
 against LIBLINEAR's (liblinear-official), side by side in one run.
 
 For each data set and code, ``--draws`` draws of each program at its defaults (``-c 1``, ``-e`` and the iteration limits
-unset; both with the bias ``-B 1``, blocksvm's default, so that both solve one problem), and the median of their
-distances to the optimum ``(F - F*) / F*``, ``F`` LIBLINEAR's primal objective computed here in float64 from each
-model's weights. A draw: blocksvm's ``--seed``; LIBLINEAR (no seed of its own: C's ``rand()``, here ``srand(1)`` before
-each run) trains on the rows and the columns relabeled by the draw's permutations (draw 0: as stored). ``F*`` is the
-least objective of every run, of LIBLINEAR at ``-e 1e-6`` and of blocksvm at a tight stop (its gap rule at 1e-8, or ``-e
-1e-10`` and 1,000 iterations): LIBLINEAR alone at a tight ``-e`` can stop at its iteration limit short of the optimum.
-The target (issue 46): each code's median no further than 1.25x LIBLINEAR's, or within 1e-6 of the optimum. -s 21 (the
-one-class SVM, whose objective does not say how its decisions fall) is measured apart: the share of rows whose
-decision's sign is the optimum's, off the optimum's margin (rows whose decision at the optimum is within 1e-6 of rho in
-relative terms, such as w8a's duplicate rows, are ties), and the share called inliers. Printed as a markdown table::
+unset: blocksvm's ``-s N`` as its command line sets it, the dual solvers with LIBLINEAR's ``-e 0.1``; both with the bias
+``-B 1``, blocksvm's default, so that both solve one problem), and the median of their distances to the optimum ``(F -
+F*) / F*``, ``F`` LIBLINEAR's primal objective computed here in float64 from each model's weights. A draw: blocksvm's
+``--seed``; LIBLINEAR (no seed of its own: C's ``rand()``, here ``srand(1)`` before each run) trains on the rows and the
+columns relabeled by the draw's permutations (draw 0: as stored). ``F*`` is the least objective of every run, of
+LIBLINEAR at ``-e 1e-6`` and of blocksvm at a tight stop (its gap rule at 1e-8, or ``-e 1e-10`` and 1,000 iterations):
+LIBLINEAR alone at a tight ``-e`` can stop at its iteration limit short of the optimum. The target (issue 46): each
+code's median no further than 1.25x LIBLINEAR's, or within 1e-6 of the optimum. -s 21 (the one-class SVM, whose
+objective does not say how its decisions fall) is measured apart: the share of rows whose decision's sign is the
+optimum's, off the optimum's margin (rows whose decision at the optimum is within 1e-6 of rho in relative terms, such as
+w8a's duplicate rows, are ties), and the share called inliers. Printed as a markdown table::
 
     python tools/bench_liblinear_defaults.py                          # a9a and w8a, every code, five draws
     python tools/bench_liblinear_defaults.py --data a9a --codes 1 3 --draws 3
@@ -103,28 +104,15 @@ def liblinear_draw(X, y, code: int, draw: int, options: str = "") -> np.ndarray:
 
 
 def blocksvm_draw(store: Path, n: int, code: int, seed: int, **options) -> np.ndarray:
+    """blocksvm's weights from ``train -s code`` as the command line sets it (the problem, its solver and, for the
+    dual solvers, LIBLINEAR's -e), with ``options`` given beside it."""
+    from blocksvm.aliases import liblinear_problem
+    from blocksvm.cli.training import given_flags
     from blocksvm.train import train
 
-    result = train(store, loss=_loss(code), penalty=_penalty(code), seed=seed, verbose=0, **_solver(code), **options)
+    given, _ = given_flags("train", {"alias_s": liblinear_problem(str(code)), **options})
+    result = train(store, **given, seed=seed, verbose=0)
     return result.model.weights_in(None, n)[0]  # (the bias weight last: the bias is 1)
-
-
-def _loss(code: int) -> str:
-    from blocksvm.penalties import LIBLINEAR_CODES
-
-    return LIBLINEAR_CODES[code].loss
-
-
-def _penalty(code: int) -> str:
-    from blocksvm.penalties import LIBLINEAR_CODES
-
-    return LIBLINEAR_CODES[code].penalty
-
-
-def _solver(code: int) -> dict:
-    from blocksvm.penalties import LIBLINEAR_CODES
-
-    return {"solver": LIBLINEAR_CODES[code].solver}
 
 
 def tight(code: int) -> dict:
@@ -134,7 +122,7 @@ def tight(code: int) -> dict:
     solver = LIBLINEAR_CODES[code].solver
     if solver in ("newton", "cdn", "glmnet"):
         return {"eps": 1e-10, "max_outer": 1000}
-    return {"tol": 1e-8}
+    return {"tol": 1e-8, "eps": None}
 
 
 def compare(X, y, store: Path, code: int, draws: int) -> dict:

@@ -91,12 +91,21 @@ def given_flags(command: str, flags: dict) -> tuple[dict, list[str]]:
                     "learners: give --solver"
                 )
             values = value if isinstance(value, dict) else {param.name: value}
-            changed = {key: given[key] for key in values if key in given and given[key] != values[key]}
+            changed = {
+                key: given[key] for key in values if key in PROBLEM and key in given and given[key] != values[key]
+            }
             _refuse_another_problem(alias.flag, values, changed, given)
             if changed:
                 notes.append(_override_note(alias.flag, values, changed))
+            if given.get("solver", values.get("solver", "dual-cd")) != values.get("solver", "dual-cd"):
+                values = {key: v for key, v in values.items() if key != "eps"}  # (-e is the code's solver's rule)
             given |= {key: v for key, v in values.items() if key not in given}  # flags given explicitly win
     return given, notes
+
+
+PROBLEM = ("loss", "penalty", "solver")
+"""What ``-s CODE`` sets that a flag beside it can change with a note (or refuse): the problem and its solver; a
+flag beside it that changes its ``-e`` is the user's stopping rule, said in no note."""
 
 
 def _refuse_another_problem(flag: str, alias: dict, changed: dict, given: dict) -> None:
