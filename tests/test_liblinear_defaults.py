@@ -37,11 +37,11 @@ pytestmark = pytest.mark.slow  # (a code costs 10 to 30 s: ten draws and two run
 DRAWS = 21
 # draws where blocksvm's median sits far inside the target (five draws of each program, a9a and w8a): -s 12 and 13
 # 0.02x LIBLINEAR's distance or less (LIBLINEAR's ends 0.01 to 0.18 from the optimum), -s 7 0.1-0.3x, -s 3 0.6-0.7x;
-# -s 1 (1.0x on a9a, 0.5x on w8a) runs LIBLINEAR's algorithm and its rule: eleven. -s 4 (Crammer and Singer's
+# -s 1 (1.0x on a9a, 0.5x on w8a) runs LIBLINEAR's algorithm and its rule: seven. -s 4 (Crammer and Singer's
 # solver in visits of five passes, LIBLINEAR's in one loop) misses the target on a9a, 1.31x LIBLINEAR's distance
 # over 21 draws (1.06x over these five; w8a within it over 21): judged on five against 1.5x (LOOSER)
 # Newton's codes (0, 2, 11) run LIBLINEAR's own algorithm to its own rule and end where it does (1.00x): five.
-FEWER_DRAWS = {0: 5, 1: 11, 2: 5, 3: 5, 4: 5, 7: 5, 11: 5, 12: 3, 13: 3}
+FEWER_DRAWS = {0: 5, 1: 7, 2: 5, 3: 5, 4: 5, 7: 5, 11: 5, 12: 3, 13: 3}
 LOOSER = {4: 1.5}
 # the optimum F*: LIBLINEAR at -e 1e-6 and blocksvm at a tight stop, as neither alone reaches it (LIBLINEAR's -s 3
 # and 13 stop at their iteration limit 2.5e-4 and 1.7e-3 above it on w8a); LIBLINEAR's alone where it is at the
@@ -128,7 +128,7 @@ def optimum(data, code: int) -> float:
     found = [objective(code, liblinears(X, y, code, 0, "-e 1e-6"), X, y)]
     if code not in LIBLINEARS_OPTIMUM_ALONE:
         primal = LIBLINEAR_CODES[code].solver in ("newton", "cdn", "glmnet")
-        tight = {"eps": 1e-10, "max_outer": 1000} if primal else {"tol": 1e-8, "eps": None}
+        tight = {"eps": 1e-10, "max_outer": 1000} if primal else {"tol": 1e-7, "eps": None}
         found.append(objective(code, blocksvms(store, X.shape[1], code, 0, **tight), X, y))
     return min(found)
 
@@ -149,7 +149,7 @@ def test_without_s_dual_cd_ends_within_the_gap_it_reports(data, code):
     store, X, y = data
     solver = LIBLINEAR_CODES[code]
     problem = {"loss": solver.loss, "penalty": solver.penalty, "solver": solver.solver}
-    runs = [train(store, **problem, seed=d, verbose=0) for d in range(2)]
+    runs = [train(store, **problem, seed=d, verbose=0) for d in range(2 if code != 4 else 1)]  # (-s 4: 5 s a run)
     values = [objective(code, r.model.weights_in(None, X.shape[1])[0], X, y) for r in runs]
     best = min(*values, optimum(data, code))
     for run, value in zip(runs, values):
