@@ -4,8 +4,8 @@ against LIBLINEAR's (liblinear-official), side by side in one run.
 
 For each data set and code, ``--draws`` draws of each program at its defaults (``-c 1``, ``-e`` and the iteration limits
 unset: blocksvm's ``-s N`` as its command line sets it, the dual solvers with LIBLINEAR's ``-e 0.1``; both with the bias
-``-B 1``, blocksvm's default, so that both solve one problem), and the median of their distances to the optimum ``(F -
-F*) / F*``, ``F`` LIBLINEAR's primal objective computed here in float64 from each model's weights. A draw: blocksvm's
+``-B 1``, blocksvm's default, so that both solve one problem), and the median of their distances to the optimum
+``(F-F*)/F*``, ``F`` LIBLINEAR's primal objective computed here in float64 from each model's weights. A draw: blocksvm's
 ``--seed``; LIBLINEAR (no seed of its own: C's ``rand()``, here ``srand(1)`` before each run) trains on the rows and the
 columns relabeled by the draw's permutations (draw 0: as stored). ``F*`` is the least objective of every run, of
 LIBLINEAR at ``-e 1e-6`` and of blocksvm at a tight stop (its gap rule at 1e-8, or ``-e 1e-10`` and 1,000 iterations):

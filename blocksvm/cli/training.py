@@ -97,8 +97,9 @@ def given_flags(command: str, flags: dict) -> tuple[dict, list[str]]:
             _refuse_another_problem(alias.flag, values, changed, given)
             if changed:
                 notes.append(_override_note(alias.flag, values, changed))
-            if given.get("solver", values.get("solver", "dual-cd")) != values.get("solver", "dual-cd"):
-                values = {key: v for key, v in values.items() if key != "eps"}  # (-e is the code's solver's rule)
+            codes_solver = values.get("solver", "dual-cd")
+            if given.get("solver", codes_solver) != codes_solver:  # (its -e is its own solver's rule)
+                values = {key: v for key, v in values.items() if key != "eps"}
             given |= {key: v for key, v in values.items() if key not in given}  # flags given explicitly win
     return given, notes
 
