@@ -186,16 +186,17 @@ class Transpose:
         parts = min(self.jobs, max(1, block.nnz // (1 << 16)))  # a run of fewer entries is not worth a thread
         cuts = np.searchsorted(block.indptr, np.linspace(0, block.nnz, parts + 1)[1:-1])
         runs = list(zip([0, *cuts.tolist()], [*cuts.tolist(), block.n_rows]))
-        counted = self.on_threads(
-            pool, [(K.count_ranges, block.indptr, block.indices, range_of, n_ranges, lo, hi) for lo, hi in runs]
-        )
+        entry_range = np.empty(block.nnz, np.int32)
+        rows_of = (block.indptr, block.indices)
+        calls = [(K.count_ranges, rows_of, range_of, n_ranges, run, entry_range) for run in runs]
+        counted = self.on_threads(pool, calls)
         counts = np.array(counted).reshape(len(runs), n_ranges)
         bounds = np.concatenate(([0], np.cumsum(counts.sum(axis=0))))
         starts = bounds[:-1] + np.cumsum(counts, axis=0) - counts  # run t's first place in each range
         arrays = (out["cols"], out["rows"], out["vals"], out.get("cls", no_class), out.get("wts", no_weight))
         csr, row_of = (block.indptr, block.indices, block.data), (row_class, row_weight)
         calls = [
-            (K.deal_entries, csr, block.row_offset, row_of, range_of, span, starts[t].copy(), arrays)
+            (K.deal_entries, csr, block.row_offset, row_of, entry_range, span, starts[t].copy(), arrays)
             for t, span in enumerate(runs)
         ]
         self.on_threads(pool, calls)
@@ -294,17 +295,18 @@ class Transpose:
         ``data``, its stored columns' statistics into ``sums`` and ``squares``."""
         if spill.size(p) != len(rows):  # the two reads of the row blocks disagree: never write past an array
             raise StoreError(f"{self.store.path}: its blocks changed while their columns were written; write again")
-        stored = np.flatnonzero(counts)
         at = np.zeros(len(counts), np.int64)  # where each feature's next entry goes
         np.cumsum(counts[:-1], out=at[1:])
-        slot = np.full(len(counts), -1, np.int64)
-        slot[stored] = np.arange(len(stored))
+        cls = np.empty(len(rows) if self.with_class else 0, np.uint8)  # each entry's row's class and weight, sorted
+        wts = np.empty(len(rows) if self.with_weight else 0, np.float64)
         no_class, no_weight = np.empty(0, np.uint8), np.empty(0, np.float64)
         for entries in spill.segments(p):  # in the order dealt: the sort stays stable across them
-            cls, wts = entries.get("cls", no_class), entries.get("wts", no_weight)
-            dealt = (entries["cols"], entries["rows"], entries["vals"], cls, wts)
-            K.sort_columns(dealt, first, at, slot, (rows, data), (sums, squares))
+            cls_wts = entries.get("cls", no_class), entries.get("wts", no_weight)
+            dealt = (entries["cols"], entries["rows"], entries["vals"], *cls_wts)
+            K.sort_columns(dealt, first, at, (rows, data, cls, wts))
         spill.forget(p)
+        if self.stat_classes:
+            K.column_statistics(counts, (data, cls, wts), (sums, squares))
 
     def encoding(self, pool, futures: list, block: ColumnBlock) -> dict:
         """The block's datasets' chunks being compressed on the pool's threads as HDF5 stores them: for each dataset
