@@ -108,13 +108,16 @@ def visit_order(order, rows, n, seed):
 
 @intrinsic
 def prefetch(typingctx, array, index):
-    """Ask the CPU to start loading the cache line of ``array[index]`` (a hint: never faults)."""
+    """Ask the CPU to start loading the cache line of ``array[index]`` (of a 2-d array: ``array[index, 0]``, its row's
+    first item) (a hint: never faults)."""
     sig = types.void(array, index)
 
     def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
+        array_type, index_type = signature.args
         ary = context.make_array(array_type)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, [args[1]], wraparound=False)
+        first = context.cast(builder, args[1], index_type, types.intp)
+        at = [first, *(context.get_constant(types.intp, 0) for _ in range(array_type.ndim - 1))]
+        ptr = cgutils.get_item_pointer(context, builder, array_type, ary, at, wraparound=False)
         byte_ptr = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         name = "llvm.prefetch.p0" if str(byte_ptr) == "ptr" else "llvm.prefetch.p0i8"  # opaque or typed pointers
