@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from blocksvm.losses import LOGISTIC
-from blocksvm.solvers._cdn_kernels import GMAX, GNORM1, l1_coordinate, prefetch_ahead, visit_active_columns
+from blocksvm.solvers._cdn_kernels import GMAX, GNORM1, l1_coordinate, visit_active_columns
 from blocksvm.solvers._newton_kernels import decision_curvature, decision_loss, decision_slope
 
 NU = 1e-12  # LIBLINEAR's nu: Hdiag's floor
@@ -53,14 +53,12 @@ def gradient(columns, td, span, wanted, out):
     first, stop = span
     grad, hdiag, norms = out
     read = 0
-    end = indptr[stop]
     for c in range(first, stop):
         j = features[c]
         if not wanted[j]:
             continue
         h, g, sq = NU, 0.0, 0.0
         for p in range(indptr[c], indptr[c + 1]):
-            prefetch_ahead(td, rows, p, end)  # the columns are read in their order: ahead into the next ones
             r = rows[p]
             x = np.float64(data[p])
             h += x * x * td[r, D]
@@ -96,7 +94,6 @@ def _coordinate(j, entries, start, stop, state):
     h = hdiag[j]
     g = grad[j] + (wpd[j] - w[j]) * NU
     for p in range(start, stop):
-        prefetch_ahead(dx, rows, p, stop)
         r = rows[p]
         g += np.float64(data[p]) * dx[r, D] * dx[r, XD]
     totals[READ] += stop - start
