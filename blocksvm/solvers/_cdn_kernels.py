@@ -36,9 +36,9 @@ GMAX, GNORM1, READ = range(3)  # the sweep's totals: the largest violation, thei
 N_TOTALS = 3
 YC, B = 0, 1  # a row's two numbers in a sweep: y_i C_i and its slack
 AHEAD = 32
-"""Entries whose rows' numbers are asked of memory before they are read (:func:`visit_active_columns`): a column's
-rows are scattered over the per-row arrays, one cache miss an entry, which the processor overlaps only a few at a time
-(CDN's gradient read of the 1M x 1M set: 50 ns an entry, 23 ns with the rows 32 entries ahead asked for)."""
+"""A column's first entries whose rows' numbers are asked of memory before its step (:func:`visit_active_columns`):
+its rows are scattered over the per-row arrays, one cache miss an entry, which the processor overlaps only a few at a
+time."""
 
 
 @njit(cache=True, nogil=True)
