@@ -132,7 +132,9 @@ def test_real_data_reach_liblinears_objective(shared_data, tmp_path, name, loss,
     convert(shared_data / name, store, block_rows=10000, progress=False)
     n = X.shape[1]
     _, w_lib, b_lib = liblinear_l1(X, y, loss, C)
-    eps = 1e-5 if name == "a9a" else 1e-4  # (w8a's L1 optimum is not unique: its nonzeros depend on the path)
+    # a9a at -e 3e-5: the nonzeros of LIBLINEAR's optimum (below), where 1e-5 took four times as long (logistic,
+    # C = 10: 72 s against 18 s). w8a's L1 optimum is not unique: its nonzeros depend on the path
+    eps = 3e-5 if name == "a9a" else 1e-4
     result = train(store, penalty="l1", loss=loss, C=C, eps=eps, max_outer=2000, verbose=0)
     coef, intercept = ours(result.model, n)
     f_lib, f_ours = objective(w_lib, b_lib, X, y, C, loss), objective(coef, intercept, X, y, C, loss)
@@ -142,7 +144,7 @@ def test_real_data_reach_liblinears_objective(shared_data, tmp_path, name, loss,
     # The 5% is missed here at C = 10: OWL-QN kept 7-8% more nonzero weights than LIBLINEAR at the same
     # objective (a9a: 122 / 114 and 117 / 107; w8a: 293 / 275 and 276 / 256; on w8a still 275 / 256 at -e 1e-6,
     # objectives equal to 1e-9, 25 of them below 1e-4: w8a's L1 optimum is not unique): within 10% is asserted, on
-    # a9a at -e 1e-5 (newGLMNET, logistic, C = 10: 118 nonzeros at -e 1e-4, whose last ones leave by 1e-5: 108 / 107;
+    # a9a at -e 3e-5 (newGLMNET, logistic, C = 10: 118 nonzeros at -e 1e-4, whose last ones leave by 3e-5: 108 / 107;
     # on w8a, squared hinge, C = 10, -e 1e-5 ends at another point of its optimum: 287 / 260)
     if abs(f_ours - f_lib) <= 1e-4 * f_lib:
         nonzero_lib = np.count_nonzero(w_lib)
