@@ -196,6 +196,18 @@ def test_the_layout_is_the_same_whatever_the_threads(text_store, tmp_path):
     assert one == four  # the files' bytes too (crc32)
 
 
+def test_the_layout_is_the_same_whatever_the_type_of_a_piece_s_number(text_store, tmp_path, monkeypatch):
+    """Past 65,536 pieces their numbers take 4 bytes: the same files (tested here by forcing the type)."""
+    assert transpose_module.range_type(1 << 16) == np.uint16 and transpose_module.range_type((1 << 16) + 1) == np.int32
+    shutil.copytree(text_store, tmp_path / "a.bsvm")
+    write_columns(tmp_path / "a.bsvm", block_mb=0.03, jobs=2)
+    short = BlockStore(tmp_path / "a.bsvm").manifest["columns"]["blocks"]
+    monkeypatch.setattr(transpose_module, "range_type", lambda n_ranges: np.dtype(np.int32))
+    write_columns(tmp_path / "a.bsvm", block_mb=0.03, jobs=2)
+    assert BlockStore(tmp_path / "a.bsvm").manifest["columns"]["blocks"] == short  # the files' bytes too (crc32)
+    assert_columns_match(BlockStore(tmp_path / "a.bsvm"))
+
+
 def test_convert_with_columns_equals_convert_then_columns(text_store, tmp_path, capsys):
     source = text_store.parent / "d.txt"
     assert main(["convert", str(source), str(tmp_path / "a.bsvm"), "--block-mb", "0.05", "--columns"]) == 0

@@ -52,15 +52,13 @@ def choose_ranges(counts: np.ndarray, entry_bytes: int, column_bytes: int, targe
 
 
 @njit(cache=True, nogil=True)
-def range_of_features(stops: np.ndarray) -> np.ndarray:
-    """Each feature's range: int32 array of shape (stops[-1],), ``r`` at the features ``stops[r-1] .. stops[r] - 1``
+def range_of_features(stops: np.ndarray, found: np.ndarray) -> None:
+    """Each feature's range into ``found`` (shape (stops[-1],)): ``r`` at the features ``stops[r-1] .. stops[r] - 1``
     (a lookup per entry: a search among the ranges would cost a mispredicted branch per step)."""
-    found = np.empty(stops[-1], np.int32)
     first = 0
     for r in range(len(stops)):
         found[first : stops[r]] = r
         first = stops[r]
-    return found
 
 
 @njit(cache=True, nogil=True)
@@ -70,8 +68,8 @@ def count_ranges(block, range_of: np.ndarray, n_ranges: int, span, entry_range: 
     :func:`deal_entries`.
 
     block : (indptr, indices), the block's CSR row pointers and zero-based columns.
-    range_of : int32 array of shape (n_features,) (:func:`range_of_features`).
-    entry_range : int32 array of shape (the block's nnz,).
+    range_of : integer array of shape (n_features,) (:func:`range_of_features`).
+    entry_range : array of shape (the block's nnz,), of ``range_of``'s type.
     Returns int64 array of shape (n_ranges,).
     """
     indptr, indices = block
