@@ -196,16 +196,22 @@ def test_the_layout_is_the_same_whatever_the_threads(text_store, tmp_path):
     assert one == four  # the files' bytes too (crc32)
 
 
-def test_the_layout_is_the_same_whatever_the_type_of_a_piece_s_number(text_store, tmp_path, monkeypatch):
-    """Past 65,536 pieces their numbers take 4 bytes: the same files (tested here by forcing the type)."""
+@pytest.mark.parametrize("kind, wide", [("range_type", np.int32), ("count_type", np.int64)])
+def test_the_layout_is_the_same_with_the_wide_types(text_store, tmp_path, monkeypatch, kind, wide):
+    """Past 65,536 pieces their numbers take 4 bytes, and from 2^32 entries a feature's count 8: the same files (tested
+    here by forcing the type, in write_columns' pass A and in convert --columns' counts)."""
     assert transpose_module.range_type(1 << 16) == np.uint16 and transpose_module.range_type((1 << 16) + 1) == np.int32
+    assert transpose_module.count_type((1 << 32) - 1) == np.uint32 and transpose_module.count_type(1 << 32) == np.int64
     shutil.copytree(text_store, tmp_path / "a.bsvm")
     write_columns(tmp_path / "a.bsvm", block_mb=0.03, jobs=2)
     short = BlockStore(tmp_path / "a.bsvm").manifest["columns"]["blocks"]
-    monkeypatch.setattr(transpose_module, "range_type", lambda n_ranges: np.dtype(np.int32))
+    monkeypatch.setattr(transpose_module, kind, lambda n: np.dtype(wide))
+    monkeypatch.setattr(columns_module, kind, lambda n: np.dtype(wide), raising=False)
     write_columns(tmp_path / "a.bsvm", block_mb=0.03, jobs=2)
     assert BlockStore(tmp_path / "a.bsvm").manifest["columns"]["blocks"] == short  # the files' bytes too (crc32)
     assert_columns_match(BlockStore(tmp_path / "a.bsvm"))
+    convert(text_store.parent / "d.txt", tmp_path / "b.bsvm", block_rows=800, columns=True, progress=False)
+    assert_columns_match(BlockStore(tmp_path / "b.bsvm"))
 
 
 def test_convert_with_columns_equals_convert_then_columns(text_store, tmp_path, capsys):

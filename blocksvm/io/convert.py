@@ -383,7 +383,7 @@ def _build_store(
         if layout.columns:
             from blocksvm.store.columns import FeatureCounts
 
-            counts = FeatureCounts(width if compact is None else len(compact))
+            counts = FeatureCounts(width if compact is None else len(compact), facts.nnz)
         entries = _write_blocks(
             spill,
             builder,

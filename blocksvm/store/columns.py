@@ -46,7 +46,7 @@ from blocksvm.store.column_layout import (
     verify_columns,
 )
 from blocksvm.store.reader import BlockStore
-from blocksvm.store.transpose import Built, Transpose, test_kill
+from blocksvm.store.transpose import Built, Transpose, count_type, test_kill
 from blocksvm.store.writer import write_json_atomic
 
 __all__ = [  # the reading side lives in column_layout (the store opens its layout with it): one place to import
@@ -162,18 +162,24 @@ def write_columns_unlocked(
 
 
 class FeatureCounts:
-    """Each feature's entries, counted block by block on several threads (a conversion's writers): the counts
-    :func:`write_columns_unlocked` would otherwise read the row blocks for. 8 bytes a feature."""
+    """Each feature's entries among ``nnz``, counted block by block on several threads (a conversion's writers): the
+    counts :func:`write_columns_unlocked` would otherwise read the row blocks for. 4 bytes a feature (8 from 2^32
+    entries on)."""
 
-    def __init__(self, n_features: int):
-        self.counts = np.zeros(n_features, np.int64)
+    def __init__(self, n_features: int, nnz: int):
+        self._counts = np.zeros(n_features, count_type(nnz))
         self._lock = threading.Lock()
 
     def add(self, indices: np.ndarray, shift: int = 0) -> None:
         """Count the entries of columns ``indices - shift`` (a block's, as written: ``shift`` its index base)."""
         with self._lock:  # one counting at a time: a few milliseconds a block, outside the GIL
-            if not K.add_counts(self.counts, indices, shift):
+            if not K.add_counts(self._counts, indices, shift):
                 raise StoreError("a feature index lies outside the store's feature range")
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The counts so far (int64)."""
+        return self._counts.astype(np.int64)
 
 
 def ensure_columns(
