@@ -167,19 +167,14 @@ class FeatureCounts:
     entries on)."""
 
     def __init__(self, n_features: int, nnz: int):
-        self._counts = np.zeros(n_features, count_type(nnz))
+        self.counts = np.zeros(n_features, count_type(nnz))
         self._lock = threading.Lock()
 
     def add(self, indices: np.ndarray, shift: int = 0) -> None:
         """Count the entries of columns ``indices - shift`` (a block's, as written: ``shift`` its index base)."""
         with self._lock:  # one counting at a time: a few milliseconds a block, outside the GIL
-            if not K.add_counts(self._counts, indices, shift):
+            if not K.add_counts(self.counts, indices, shift):
                 raise StoreError("a feature index lies outside the store's feature range")
-
-    @property
-    def counts(self) -> np.ndarray:
-        """The counts so far (int64)."""
-        return self._counts.astype(np.int64)
 
 
 def ensure_columns(

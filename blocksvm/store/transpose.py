@@ -91,6 +91,7 @@ class Transpose:
     def run(self, counts: np.ndarray | None = None) -> Built:
         if counts is None or len(counts) != self.store.n_features or counts.sum() != self.store.nnz:
             counts = self.count_features()
+        counts = counts.astype(np.int64)  # (counted in 4 bytes where they fit: count_type)
         entry_bytes = self.rows_dtype.itemsize + self.store.dtype.itemsize
         classes = stat_classes(self.store)
         kept = statistics_kept(int(np.count_nonzero(counts)), classes, self.store.nnz * entry_bytes)
@@ -157,7 +158,7 @@ class Transpose:
                         "the store's feature range; convert the store again"
                     )
                 bar.update()
-        return counts.astype(np.int64)
+        return counts
 
     def deal(self, pool, stops: np.ndarray, spill: EntrySpill) -> dict:
         """Pass B: every row block's entries dealt to their ranges' buckets (on ``jobs`` threads, each a run of the
