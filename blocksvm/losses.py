@@ -119,19 +119,20 @@ class Loss:
         bound, and divides its ``D``); a row of weight 0 has ``alpha = 0`` and no terms.
         """
         y, alpha = np.asarray(y, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
-        positive = y > 0 if self.kind != EPSILON else np.ones(len(y), bool)
-        d = np.where(positive, diag[1], diag[0])
-        if weights is not None:  # C_i = C weight_i: D_ii = D / weight_i (0 for a row of weight 0: alpha_i = 0)
-            d = np.divide(d, weights, out=np.zeros(len(y)), where=weights > 0)
+        terms = np.empty((len(y), 2))  # (filled column by column: called for every problem at every pass)
         if self.kind == LOGISTIC:
-            C = np.where(positive, upper[1], upper[0])
+            C = np.where(y > 0, upper[1], upper[0])
             if weights is not None:
                 C = C * weights
-            a = -(_xlogx(alpha) + _xlogx(C - alpha) - _xlogx(C))
-            return np.stack([a, np.zeros_like(a)], axis=-1)
-        if self.kind == EPSILON:
-            return np.stack([y * alpha - self.threshold * np.abs(alpha), d * alpha * alpha], axis=-1)
-        return np.stack([alpha, d * alpha * alpha], axis=-1)
+            terms[:, 0] = -(_xlogx(alpha) + _xlogx(C - alpha) - _xlogx(C))
+            terms[:, 1] = 0.0
+            return terms
+        d = diag[1] if self.kind == EPSILON else np.where(y > 0, diag[1], diag[0])  # (SVR: one D for every row)
+        if weights is not None:  # C_i = C weight_i: D_ii = D / weight_i (0 for a row of weight 0: alpha_i = 0)
+            d = np.divide(d, weights, out=np.zeros(len(y)), where=weights > 0)
+        terms[:, 0] = y * alpha - self.threshold * np.abs(alpha) if self.kind == EPSILON else alpha
+        terms[:, 1] = d * alpha * alpha
+        return terms
 
     def pegasos_radius(self, lam: float) -> float:
         """Radius of the ball that holds the optimum of the ``lambda``-regularized problem."""
