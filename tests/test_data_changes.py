@@ -304,27 +304,6 @@ def test_the_stop_rule_never_takes_a_negative_exact_gap():
     assert rules.reason({**exact, "primal_exact": False}, out_of_time=False) is None  # an estimate is confirmed first
 
 
-def test_the_gap_rule_reads_only_the_new_records_and_answers_as_a_fresh_one():
-    """exact_due remembers where it stopped reading the history: on every prefix of a long history (exact records
-    here and there), on a new history (a search's next C) and on a shorter one (restored), it answers as a rule made
-    afresh, which reads the whole history."""
-    params = TrainParams(tol=1e-3)
-    rules = StopRules(params, frozenset({"gap"}))
-    rng = np.random.default_rng(5)
-    history = []
-    for outer in range(1, 120):
-        record = {"outer": outer, "gap": float(10 ** rng.uniform(-4, -1))}
-        fresh = StopRules(params, frozenset({"gap"}))
-        assert rules.exact_due(record, history) == fresh.exact_due(record, history)
-        if rng.random() < 0.1:  # an exact evaluation: its estimate kept beside its gap
-            record["gap_estimate"], record["gap"] = record["gap"], record["gap"] * rng.uniform(0.01, 1.0)
-        history.append(record)
-    assert any("gap_estimate" in h for h in history)
-    for other in ([], history[:40], [dict(h) for h in history[:90]]):  # a new list, shorter, a copy
-        record = {"outer": len(other) + 1, "gap": 1.5e-3}
-        assert rules.exact_due(record, other) == StopRules(params, frozenset({"gap"})).exact_due(record, other)
-
-
 # ---- 4. one run per output ---------------------------------------------------------------------------------------
 
 

@@ -247,7 +247,6 @@ class StopRules:
         self.tol = params.tol if params.tol is not None else 0.0 if self.pg else DEFAULT_TOL
         self.gap = "gap" in solver_rules and self.tol > 0
         self.own = "solver" in solver_rules
-        self._scanned: tuple[list | None, int, dict | None] = (None, 0, None)  # (history, its records seen, last)
 
     @property
     def has_tolerance(self) -> bool:
@@ -285,25 +284,12 @@ class StopRules:
         if not self.gap or record.get("gap") is None:
             return False
         tol = self.tol
-        last = self._last_exact(history)
+        last = next((h for h in reversed(history) if h.get("gap_estimate") is not None), None)
         ratio = 1.0 if last is None else min(max(last["gap"] / max(last["gap_estimate"], 1e-300), 0.01), 1.0)
         if record["gap"] * ratio <= NEAR * tol:
             return True
         since = record["outer"] - (last["outer"] if last is not None else 0)
         return record["gap"] <= FAR * tol and since >= EVERY
-
-    def _last_exact(self, history: list) -> dict | None:
-        """The last record of ``history`` evaluated exactly (its gap estimate kept beside it), or None. A run's
-        history only grows: the records added since the last call on the same list are read, not the whole history
-        at every pass (which cost a long run time quadratic in its passes)."""
-        known, seen, last = self._scanned
-        if known is not history or seen > len(history):
-            seen, last = 0, None
-        for h in history[seen:]:
-            if h.get("gap_estimate") is not None:
-                last = h
-        self._scanned = (history, len(history), last)
-        return last
 
     def reason(self, record: dict, out_of_time: bool) -> str | None:
         p = self.params

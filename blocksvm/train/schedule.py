@@ -25,7 +25,7 @@ class Schedule:
 
     def order(self, n_blocks: int, position: int = 0) -> np.ndarray:
         """The blocks of this iteration still to visit after the first ``position``."""
-        if not self.shuffle or n_blocks < 2:  # (one block's permutation is itself: no generator to seed)
+        if not self.shuffle:
             return np.arange(position, n_blocks)
         return np.random.default_rng([self.seed, self.outer]).permutation(n_blocks)[position:]
 
