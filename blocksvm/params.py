@@ -332,7 +332,10 @@ TOL = Param(
 EPS = Param(
     "eps",
     None,
-    "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation max PG - min PG over a pass is at most this "
+    "LIBLINEAR's -e. dual-cd: stop when the projected-gradient violation over a pass is at most this: max PG - min "
+    "PG (LIBLINEAR's rule for -s 1 and 3; for -s 7 LIBLINEAR bounds max |PG|, which ends sooner on a9a and w8a), and "
+    "for the regression losses LIBLINEAR's rule of -s 12 and 13, the sum of |PG| over the rows relative to the first "
+    "pass's "
     "(given without --tol, the duality gap rule is off: -e alone stops the run, as in LIBLINEAR); None disables the "
     "rule, but -s 1, 3, 7, 12 and 13 set LIBLINEAR's 0.1. "
     "newton: stop when ||grad f(w)|| <= eps ||grad f(0)|| (classification: times "

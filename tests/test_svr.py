@@ -16,13 +16,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import SWEEPS_A_VISIT
-from oracle import SAMPLE_WEIGHT_CHECKS, weighted_against_repeated
+from oracle import SAMPLE_WEIGHT_CHECKS, store_arrays, weighted_against_repeated
 from sklearn.datasets import dump_svmlight_file, load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from blocksvm.aliases import liblinear_problem
 from blocksvm.cli import main
+from blocksvm.cli.training import given_flags
 from blocksvm.errors import ParameterError
 from blocksvm.estimator import BlockSVR
 from blocksvm.io import write_store
@@ -189,3 +191,59 @@ def test_block_svr_equals_train_on_the_same_store(tmp_path):
     assert reg.score(X, y) == pytest.approx(r2_score(y, model.decision_function(X)))
     with pytest.raises(ParameterError, match="use BlockSVC"):
         BlockSVR(loss="hinge").fit(X, y)
+
+
+def liblinears_svr_loop(X, y, C: float, p: float, squared: bool, bias: float, eps: float, max_iter: int):
+    """LIBLINEAR's ``solve_l2r_l1l2_svr`` transcribed (Ho & Lin 2012, Algorithm 4), in the rows' order: each pass's
+    1-norm of the violations, to the pass where it is at most ``eps`` times the first's, and ``w``. Its shrinking
+    is left out: it leaves out only rows whose violation is 0, and a final pass over all rows decides."""
+    Xb = np.hstack([X.toarray(), np.full((X.shape[0], 1), bias)])
+    lam, upper = (0.5 / C, np.inf) if squared else (0.0, C)
+    beta, w = np.zeros(len(y)), np.zeros(Xb.shape[1])
+    H = np.einsum("ij,ij->i", Xb, Xb) + lam
+    norms = []
+    while len(norms) < max_iter:
+        norm = 0.0
+        for i in range(len(y)):
+            G = w @ Xb[i] - y[i] + lam * beta[i]
+            Gp, Gn = G + p, G - p
+            if beta[i] == 0:
+                violation = -Gp if Gp < 0 else Gn if Gn > 0 else 0.0
+            elif beta[i] >= upper:
+                violation = max(Gp, 0.0)
+            elif beta[i] <= -upper:
+                violation = max(-Gn, 0.0)
+            else:
+                violation = abs(Gp) if beta[i] > 0 else abs(Gn)
+            norm += violation
+            d = -Gp / H[i] if Gp < H[i] * beta[i] else -Gn / H[i] if Gn > H[i] * beta[i] else -beta[i]
+            new = min(max(beta[i] + d, -upper), upper)
+            w += (new - beta[i]) * Xb[i]
+            beta[i] = new
+        norms.append(norm)
+        if norm <= eps * norms[0]:
+            break
+    return np.array(norms), w
+
+
+@pytest.mark.parametrize("code", [12, 13])
+def test_e_is_liblinears_rule_of_its_svr_duals(tmp_path, code):
+    """-s 12 and 13 stop as LIBLINEAR's SVR duals do: when the 1-norm of a pass's violations is at most -e times the
+    first pass's (the classification codes' max PG - min PG would end these after hundreds of passes, not
+    LIBLINEAR's tens). Oracle: LIBLINEAR's loop transcribed in numpy, rows in the store's order (``order="file"``):
+    the same passes, each pass's ratio the record's ``pg_violation``, the same weights."""
+    X, y = generated_data()
+    X, y = X[:400], y[:400]
+    store = array_store(tmp_path / "s.bsvm", X, y, block_rows=1000, seed=3)
+    X, y = store_arrays(store)
+    squared = code == 12
+    norms, w = liblinears_svr_loop(X, y, 1.0, 0.1, squared, 1.0, 0.1, 1000)
+    given, _ = given_flags("train", {"alias_s": liblinear_problem(str(code))})
+    assert given["eps"] == 0.1  # LIBLINEAR's default -e for -s 12 and 13
+    result = train(store.path, **given, order="file", verbose=0)
+    assert result.stop_reason.startswith("PG violation's 1-norm over the first pass's"), result.stop_reason
+    assert len(result.history) == len(norms) < 100
+    ratios = [record["pg_violation"] for record in result.history]
+    np.testing.assert_allclose(ratios, norms / norms[0], rtol=1e-9)
+    assert ratios[-1] <= 0.1 < min(ratios[:-1])
+    np.testing.assert_allclose(result.model.weights_in(None, X.shape[1])[0][0], w, rtol=1e-9, atol=1e-12)

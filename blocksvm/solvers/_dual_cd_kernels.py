@@ -45,7 +45,8 @@ INF = math.inf
 
 # Indices into the stats array solve_block returns.
 PG_MAX_FIRST, PG_MIN_FIRST, LOSS_FIRST, CORRECT_FIRST, PG_MAX_LAST, PG_MIN_LAST, PASSES, UPDATES = range(8)
-N_STATS = 8
+PG_SUM_FIRST = 8
+N_STATS = 9
 # Rows ahead in the visit order whose nonzeros are prefetched (their per-row entries: twice as
 # far), so that they arrive from memory while earlier rows are being solved.
 AHEAD = 8
@@ -274,7 +275,8 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     stats : ndarray of float64, shape (N_STATS,)
         Over A's rows in the first pass: max and min PG, loss sum (``sum C_i loss_i`` at the
         ``w`` each row saw) and count of positive margins (with instance weights: their weight). Over the last
-        pass: max and min PG. Then passes made and updates made.
+        pass: max and min PG. Then passes made, updates made, and the sum of ``|PG|`` over A's rows in the first
+        pass (the 1-norm of LIBLINEAR's violations: its SVR duals' rule).
     """
     a_indptr, b_indptr = a[0], b[0]
     y, alpha, qd_inv, weights = rows  # working rows 0 .. n_rows - 1: A's rows, then B's
@@ -286,7 +288,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     n_rows = n_a + b_indptr.shape[0] - 1
     n_w = w.shape[0] - 1
     line = 64 // a[2].itemsize  # values per cache line (prefetch stride)
-    loss_sum, correct, first_max, first_min = 0.0, 0.0, -INF, INF  # over A's rows, first pass
+    loss_sum, correct, first_max, first_min, first_sum = 0.0, 0.0, -INF, INF, 0.0  # over A's rows, first pass
     n_members = members.shape[0]
     active, count, pg_old = shrink  # rows not shrunk, increasing
     shrunk = np.zeros(n_rows, np.bool_)
@@ -340,6 +342,7 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
                     correct += weight
                 first_max = max(first_max, PG)
                 first_min = min(first_min, PG)
+                first_sum += abs(PG)
             if alpha_new == alpha_old:
                 continue
             alpha[i] = alpha_new
@@ -365,12 +368,13 @@ def solve_rows(a, b, rows, w, box, hyper, loss, seed, members, shrink):
     stats[PG_MAX_LAST], stats[PG_MIN_LAST] = pg_max_new, pg_min_new
     stats[PASSES] = passes
     stats[UPDATES] = updates
+    stats[PG_SUM_FIRST] = first_sum
     return stats
 
 
 # Indices into the stats array sweep_working returns.
-SEEN_PG_MAX, SEEN_PG_MIN, SEEN_LOSS, SEEN_CORRECT, SHRUNK_LOSS, SHRUNK_CORRECT, SEEN_UPDATES = range(7)
-N_SEEN = 7
+SEEN_PG_MAX, SEEN_PG_MIN, SEEN_LOSS, SEEN_CORRECT, SHRUNK_LOSS, SHRUNK_CORRECT, SEEN_UPDATES, SEEN_PG_SUM = range(8)
+N_SEEN = 8
 
 
 @njit(cache=True, nogil=True)
@@ -426,7 +430,8 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
     -------
     stats : ndarray (N_SEEN,)
         Over the rows swept: max and min PG, ``sum C_i loss_i`` at the ``w`` each saw and the rows predicted right
-        (their weight), these two again over the rows shrunk in this sweep (included), and the updates made.
+        (their weight), these two again over the rows shrunk in this sweep (included), the updates made, and the
+        sum of ``|PG|`` over the rows swept (not shrunk).
     """
     a_indptr = a[0]
     upper, diag, cost = box
@@ -438,6 +443,7 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
     weighted_a, weighted_b = rows_a[2].shape[0] > 0, rows_b[2].shape[0] > 0
     pg_max_old, pg_min_old = pg_old[0], pg_old[1]
     pg_max, pg_min, loss_sum, correct, shrunk_loss, shrunk_correct, updates = -INF, INF, 0.0, 0.0, 0.0, 0.0, 0
+    pg_sum = 0.0
     n = members.shape[0]
     order = np.empty(n, np.int64)
     if seed >= 0:
@@ -471,6 +477,7 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
             continue
         pg_max = max(pg_max, PG)
         pg_min = min(pg_min, PG)
+        pg_sum += abs(PG)
         if alpha_new == alpha_old:
             continue
         alpha[row] = alpha_new
@@ -479,6 +486,7 @@ def sweep_working(a, b, rows_a, rows_b, w, alpha, box, hyper, loss, seed, member
     stats = np.empty(N_SEEN, np.float64)
     stats[SEEN_PG_MAX], stats[SEEN_PG_MIN], stats[SEEN_LOSS], stats[SEEN_CORRECT] = pg_max, pg_min, loss_sum, correct
     stats[SHRUNK_LOSS], stats[SHRUNK_CORRECT], stats[SEEN_UPDATES] = shrunk_loss, shrunk_correct, updates
+    stats[SEEN_PG_SUM] = pg_sum
     return stats
 
 

@@ -31,7 +31,7 @@ from blocksvm._threads import ThreadMap
 from blocksvm.errors import ParameterError
 from blocksvm.losses import MARGIN
 from blocksvm.solvers.base import Resources, Solver
-from blocksvm.solvers.dual_cd import DualCDSolver, dual_step, step_terms
+from blocksvm.solvers.dual_cd import DualCDSolver, dual_step, pass_violation, step_terms
 
 
 @dataclass
@@ -215,8 +215,7 @@ class CoCoASolver(Solver):
         """(The shards keep no rows of their own in memory: their dual sums are all in block_sums.)"""
 
     def pass_figures(self, total: dict) -> dict:
-        violation = float(np.max(np.subtract(total["pg_max"], total["pg_min"]))) if total else None
-        return {"pg_violation": violation, "nsv": self.nsv}
+        return {**pass_violation(total, self.problem.loss), "nsv": self.nsv}
 
     def state(self) -> dict[str, np.ndarray]:
         arrays = {"w": self.w, "block_sums": self.block_sums}

@@ -127,7 +127,7 @@ class ResidentRows:
             correct=counted(right, block) if seen is None else seen,
             passes=1.0,
             updates=int(stats[:, K.SEEN_UPDATES].sum()),
-            figures={"pg_max": stats[:, K.SEEN_PG_MAX].tolist(), "pg_min": stats[:, K.SEEN_PG_MIN].tolist()},
+            figures=violations(stats[:, K.SEEN_PG_MAX], stats[:, K.SEEN_PG_MIN], stats[:, K.SEEN_PG_SUM]),
             sweep_seconds=sweep_seconds,
         )
 
@@ -253,3 +253,9 @@ def _kept_rows(problem, rows, tables) -> dict:
         "ids": rows.ids,
         "trains": _trains(problem, rows.ids, rows.weights),
     }
+
+
+def violations(pg_max: np.ndarray, pg_min: np.ndarray, pg_sum: np.ndarray) -> dict:
+    """A visit's figures of LIBLINEAR's violation, each problem's: the extreme projected gradients and the sum of their
+    magnitudes (lists, for JSON checkpoints)."""
+    return {"pg_max": pg_max.tolist(), "pg_min": pg_min.tolist(), "pg_sum": pg_sum.tolist()}

@@ -345,7 +345,8 @@ class Trainer(Run):
             "wait_seconds": round(self.read_stats.wait_seconds, 4),
             "bytes_read": self.read_stats.bytes_read,
         }
-        record = pass_record(self.solver, st.sums, timing, st.blocks_visited)
+        first = st.history[0] if st.history else None
+        record = pass_record(self.solver, st.sums, timing, st.blocks_visited, first)
         read, self.read_stats = self.read_stats, ReadStats()
         if self._evaluation_due(record):
             self._exact_into(record)

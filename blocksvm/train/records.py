@@ -14,6 +14,7 @@ Which figures are exact (see docs/ALGORITHMS.md):
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -107,12 +108,14 @@ def relative_gap(primal: np.ndarray, dual: np.ndarray) -> float:
     return float(np.max((primal - dual) / np.maximum(np.abs(primal), 1e-300)))
 
 
-def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> dict:
-    """The history record of a pass from its sums (estimates: see the module's docstring)."""
+def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int, first: dict | None = None) -> dict:
+    """The history record of a pass from its sums (estimates: see the module's docstring); ``first``: the first record
+    of the run (None: this is it), which a violation measured as a 1-norm is judged against
+    (:func:`relative_violation`)."""
     W = solver.weights()
     primal = sum(solver.objective_terms(W, np.asarray(sums.loss)).values())
     dual = solver.dual_objectives()
-    return {
+    record = {
         **timing,
         "primal": float(primal.sum()),
         "primal_exact": False,
@@ -129,6 +132,24 @@ def pass_record(solver, sums: PassSums, timing: dict, blocks_visited: int) -> di
         **solver.pass_figures(sums.figures),
         **(progressive(sums, solver.problem.loss.kind == LOGISTIC) if solver.online else {}),
     }
+    relative_violation(record, first)
+    return record
+
+
+def relative_violation(record: dict, first: dict | None) -> None:
+    """LIBLINEAR's rule of its SVR duals (-s 12 and 13, ``solve_l2r_l1l2_svr``): a pass's violation is the 1-norm of
+    its rows' violations (``pg_norm1``, each problem's) over the first pass's, and ``-e`` bounds that ratio. Where the
+    record has a 1-norm, its ``pg_violation`` becomes the largest ratio over the problems (a problem whose first pass
+    had no violation: 0 while it has none). A run resumed from a history without 1-norms keeps the spread ``max PG -
+    min PG`` and drops the 1-norm, so that the rule is one rule through the run."""
+    norms = record.get("pg_norm1")
+    if norms is None:
+        return
+    base = norms if first is None else first.get("pg_norm1")
+    if base is None or len(base) != len(norms):
+        del record["pg_norm1"]
+        return
+    record["pg_violation"] = max(n / b if b > 0 else (0.0 if n == 0 else math.inf) for n, b in zip(norms, base))
 
 
 def pass_seconds(wall: float, sums: PassSums, read, evaluation: float, checkpoints: float) -> dict:
@@ -305,7 +326,8 @@ class StopRules:
                 reason += f" (PG violation {pg:.3g} not yet <= eps {p.eps:g}: --tol 0 leaves -e alone)"
             return reason
         if pg_met:
-            return f"PG violation {record['pg_violation']:.3g} <= eps {p.eps:g}"
+            what = "PG violation's 1-norm over the first pass's" if "pg_norm1" in record else "PG violation"
+            return f"{what} {record['pg_violation']:.3g} <= eps {p.eps:g}"
         if record["outer"] >= p.max_outer:
             return f"max_outer ({p.max_outer}) reached"
         if out_of_time:
