@@ -69,6 +69,21 @@ def test_resume_is_bit_identical_for_every_solver(store, tmp_path, variant, trai
     assert [r["outer"] for r in result.history] == list(range(1, params["max_outer"] + 1))
 
 
+def test_a_run_on_liblinears_svr_rule_resumes_to_the_same_passes(store, tmp_path, train_in_cuts):
+    """-s 12 and 13's -e judges each pass against the run's first (the 1-norm of its violations, kept in the
+    history): a run cut every 7 blocks, the first pass's figures read back from its checkpoint, stops on the same
+    pass with the same ratios and model as the run left alone."""
+    params = {**PARAMS, "loss": "epsilon-insensitive", "eps": 0.1, "tol": None, "max_outer": 300}
+    whole = train(store, verbose=0, **params)
+    assert whole.stop_reason.startswith("PG violation's 1-norm over the first pass's"), whole.stop_reason
+    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 7, **params)
+    assert cuts == len(whole.history) * N_BLOCKS // 7
+    assert result.stop_reason == whole.stop_reason
+    assert [r["pg_violation"] for r in result.history] == [r["pg_violation"] for r in whole.history]
+    np.testing.assert_array_equal(result.model.coef, whole.model.coef)
+    np.testing.assert_array_equal(result.model.intercept, whole.model.intercept)
+
+
 def test_a_tiny_time_limit_cuts_after_exactly_one_block_and_resumes_bit_identical(store, tmp_path):
     """The time limit counts from the start of each process: 1e-9 s lets exactly one block run."""
     params = {**PARAMS, "max_outer": 2}
