@@ -553,7 +553,8 @@ COMMON: tuple[Param, ...] = (
     Param(
         "max_outer",
         50,
-        "Outer iterations (passes over the store) at most (dual-cd: a sweep each, LIBLINEAR's 1,000 at most; "
+        "Outer iterations (passes over the store) at most (dual-cd: a sweep each, 1,000 at most, where LIBLINEAR's "
+        "dual solvers stop at 300 iterations and its -s 1, 7 and 12 then go on with its primal Newton method; "
         "crammer-singer: its visits' sweeps each, as many as LIBLINEAR's -s 4 needs at its -e on a9a, 820; newton, "
         "owl-qn, cdn, glmnet: their iterations, a pass or more each).",
         count,
