@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -238,3 +239,28 @@ def test_a_killed_conversion_never_leaves_a_cache_that_looks_valid(tmp_path, cap
     model, err = train_cli(capsys, text, tmp_path / "m.h5")
     assert f"converting {text} into the cached store {cache}" in err
     np.testing.assert_array_equal(model.coef, train_from_fresh_store(capsys, text, tmp_path).coef)
+
+
+CLOSED_BY_THE_COLLECTOR = """
+import sys, threading
+from blocksvm.io.libsvm import iter_parsed
+
+chunks = iter_parsed(sys.argv[1], chunk_bytes=64)
+next(chunks)  # suspended, its parsers waiting for work
+with threading._shutdown_locks_lock:  # held as a thread starting holds it when the collector runs there
+    del chunks  # closed here, as the garbage collector closes a reader dropped unfinished
+print("closed")
+"""
+
+
+@pytest.mark.skipif(not hasattr(threading, "_shutdown_locks_lock"), reason="CPython's threading before 3.13")
+def test_a_reader_dropped_unfinished_closes_wherever_the_collector_closes_it(tmp_path):
+    """A text reader left unfinished (a consumer's error) is closed by the garbage collector, which can run inside
+    another thread's start while threading holds its lock of shutdown locks; joining the reader's parser threads
+    there took that lock again and hung the process (a suite's worker, for good). The reader leaves its parsers to
+    end on their own: closed there, it returns."""
+    path = tmp_path / "t.txt"
+    path.write_text("".join(f"{1 if i % 2 else -1} 1:{i} 2:0.5\n" for i in range(200)))
+    done = subprocess.run([sys.executable, "-c", CLOSED_BY_THE_COLLECTOR, str(path)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "closed", done.stderr

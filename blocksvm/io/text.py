@@ -449,25 +449,30 @@ def read_text(
     reader = threading.Thread(target=read_ahead, name="blocksvm-read", daemon=True)
     reader.start()
     pending = []
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="blocksvm-parse")
     try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="blocksvm-parse") as pool:
-            done_reading = False
-            while True:
-                while not done_reading and len(pending) < workers:
-                    item = texts.get()
-                    if item is None:
-                        done_reading = True
-                    elif isinstance(item, BaseException):
-                        raise _read_error(path, item)
-                    else:
-                        pending.append(pool.submit(parse, *item))
-                if not pending:
-                    return
-                yield pending.pop(0).result()
+        done_reading = False
+        while True:
+            while not done_reading and len(pending) < workers:
+                item = texts.get()
+                if item is None:
+                    done_reading = True
+                elif isinstance(item, BaseException):
+                    raise _read_error(path, item)
+                else:
+                    pending.append(pool.submit(parse, *item))
+            if not pending:
+                return
+            yield pending.pop(0).result()
     finally:
         stop.set()
         for future in pending:
             future.cancel()
+        # Not waited for: a consumer that drops this generator unfinished leaves it to the garbage collector, which
+        # can close it inside another thread's start while that thread holds threading's lock of shutdown locks,
+        # and joining a parser there (Thread._stop takes that lock) hung the process. A parse still running ends on
+        # its own; its chunk is dropped.
+        pool.shutdown(wait=False, cancel_futures=True)
         reader.join()
         stream.close()
         counter.close()
