@@ -13,8 +13,8 @@ The target: the median of blocksvm's draws no further from ``F*`` than 1.25 time
 eleven draws of two such spreads (a9a -s 6: LIBLINEAR's from 1.1e-3 to 4.3e-3, in two modes) fall either way by chance;
 tools/bench_liblinear_defaults.py reports the five draws' medians. blocksvm's ``-s N`` is what the command line's
 ``-s N`` gives (:func:`blocksvm.cli.training.given_flags`): the problem, its solver, and for the dual solvers (1, 3, 4,
-7, 12, 13) LIBLINEAR's ``-e 0.1``, its projected-gradient rule in place of their duality gap (each code's own:
-``test_dual_cd_stops_on_liblinears_own_violation``). Without ``-s`` the dual
+7, 12, 13) LIBLINEAR's ``-e 0.1``, its projected-gradient rule in place of their duality gap (-s 12 and 13: its rule of
+the SVR duals, tests/test_svr.py::test_e_is_liblinears_rule_of_its_svr_duals). Without ``-s`` the dual
 solvers stop on their gap (1e-3) instead, which holds its own certificate: the last test.
 -s 21 is tests/test_one_class.py's.
 """
@@ -37,7 +37,7 @@ liblinear = pytest.importorskip("liblinear.liblinearutil")
 pytestmark = pytest.mark.slow  # (a code costs 10 to 30 s: ten draws and two runs to the optimum, on a9a and w8a)
 DRAWS = 21
 # draws where blocksvm's median sits far inside the target (five draws of each program, a9a and w8a): -s 3 0.6-0.7x;
-# -s 7 0.1-0.3x (max PG - min PG, stricter than LIBLINEAR's max |PG|);
+# -s 7 0.1-0.3x (max PG - min PG, which ends later here than LIBLINEAR's max |PG|);
 # -s 1 (1.0x on a9a, 0.5x on w8a) runs LIBLINEAR's algorithm and its rule: seven. -s 12 and 13 run LIBLINEAR's
 # algorithm and its rule, in as many passes as its iterations (0.74x to 1.04x its distance over 21 draws, 0.90x to
 # 1.10x over eleven): eleven. -s 4 (Crammer and Singer's
