@@ -33,6 +33,14 @@ def primal(coef: np.ndarray, intercept: float, X, y, C, loss: str, bias: float =
     return 0.5 * (coef @ coef + w_bias**2) + float(np.sum(C * losses))
 
 
+def svr_primal(coef, intercept, X, y, C, eps: float, squared: bool, bias: float = 1.0) -> float:
+    """LIBLINEAR's primal of support vector regression (-s 11 and 12: ``squared``; -s 13): ``1/2 ||w||^2 + sum_i C_i
+    slack_i`` (squared), ``slack_i = max(0, |y_i - w.x_i - b| - eps)``, the bias weight regularized as ``-B`` does."""
+    slack = np.maximum(0.0, np.abs(y - X @ coef - intercept) - eps)
+    w_bias = intercept / bias if bias > 0 else 0.0
+    return 0.5 * (coef @ coef + w_bias**2) + float(np.sum(C * (slack**2 if squared else slack)))
+
+
 def row_costs(y, costs) -> np.ndarray:
     """Per-row C of ±1 targets ``y`` from ``costs = (C_negative, C_positive)``."""
     return np.where(np.asarray(y) > 0, costs[1], costs[0])

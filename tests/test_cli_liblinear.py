@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import run_cli
+from oracle import svr_primal
 from sklearn.datasets import load_svmlight_file
 
 from blocksvm import BlockSVR
@@ -43,12 +44,6 @@ def regression(tmp_path_factory):
     return path, X, y
 
 
-def svr_objective(coef, intercept, X, y, C: float, eps: float) -> float:
-    """LIBLINEAR's -s 11 primal, bias 1 (its weight regularized)."""
-    slack = np.maximum(0.0, np.abs(y - X @ coef - intercept) - eps)
-    return 0.5 * (coef @ coef + intercept**2) + C * np.sum(slack**2)
-
-
 @pytest.mark.parametrize("eps", [0.05, 0.3])
 def test_s11_reads_p_as_liblinear_does(capsys, regression, tmp_path, eps):
     """``train -s 11 -p EPS`` was refused (--epsilon was dual CD's alone): Newton's SVR has the epsilon given, the
@@ -61,8 +56,8 @@ def test_s11_reads_p_as_liblinear_does(capsys, regression, tmp_path, eps):
     assert model.params["solver"] == "newton" and model.params["epsilon"] == eps
     theirs = liblinear.train(liblinear.problem(y, X), f"-s 11 -p {eps} -c 1 -B 1 -e 1e-8 -q")
     w, b = theirs.get_decfun()
-    ours = svr_objective(model.coef[0], model.intercept[0], X, y, 1.0, eps)
-    assert ours == pytest.approx(svr_objective(np.array(w), b, X, y, 1.0, eps), rel=1e-6)
+    ours = svr_primal(model.coef[0], model.intercept[0], X, y, 1.0, eps, squared=True)
+    assert ours == pytest.approx(svr_primal(np.array(w), b, X, y, 1.0, eps, squared=True), rel=1e-6)
     squared = "squared-epsilon-insensitive"  # (BlockSVR's default loss is -s 13's, which Newton does not minimize)
     estimator = BlockSVR(loss=squared, solver="newton", epsilon=eps, eps=1e-6, random_state=0).fit(str(path))
     np.testing.assert_array_equal(estimator.coef_, model.coef[0])

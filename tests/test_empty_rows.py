@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import liblinear_fit, primal
-from sklearn.datasets import load_svmlight_file
+import scipy.sparse as sp
+from oracle import liblinear_fit, primal, svr_primal
+from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import convert
 from blocksvm.train import train
 
-pytest.importorskip("liblinear.liblinearutil")
+liblinear = pytest.importorskip("liblinear.liblinearutil")
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +99,71 @@ def test_progressive_accuracy_counts_an_empty_row_as_predict_would(tmp_path):
     text.write_text("-1\n+1\n")
     result = stream(text, solver="perceptron", bias=-1.0, classes=[-1, 1], verbose=0)
     assert result.summary["progressive_accuracy"] == pytest.approx(0.5)
+
+
+@pytest.fixture(scope="module")
+def regression_with_empty_rows(tmp_path_factory):
+    """600 regression rows in blocks of 100: the second block has no features at all, and so has every seventh row;
+    and a weights file that sets a fifth of the rows, that block included, to 0 and the others to 1."""
+    root = tmp_path_factory.mktemp("empty_svr")
+    rng = np.random.default_rng(3)
+    X = sp.random(600, 40, density=0.15, random_state=5, format="lil")
+    empty = np.zeros(600, bool)
+    empty[100:200] = True
+    empty[::7] = True
+    for i in np.flatnonzero(empty):
+        X.rows[i], X.data[i] = [], []
+    X = X.tocsr()
+    y = X @ rng.normal(size=40) + 0.3 * rng.normal(size=600) + 0.5
+    dump_svmlight_file(X, y, str(root / "train.svm"), zero_based=False)
+    kept = rng.random(600) >= 0.2
+    kept[100:200] = False
+    (root / "weights.txt").write_text("".join("1\n" if k else "0\n" for k in kept))
+    convert(root / "train.svm", root / "train.bsvm", block_rows=100, progress=False)
+    convert(root / "train.svm", root / "weighted.bsvm", block_rows=100, weights=root / "weights.txt", progress=False)
+    assert np.diff(X.indptr)[100:200].max() == 0
+    return root, X, y, kept
+
+
+@pytest.mark.parametrize("bias", [1.0, -1.0])
+@pytest.mark.parametrize("code", [11, 12, 13])
+def test_svr_reaches_liblinear_optimum_with_empty_rows(regression_with_empty_rows, code, bias):
+    """-s 13 -B -1 divided by a row's Qbar_ii = 0 (ZeroDivisionError); LIBLINEAR's step -G/0 sends beta_i to a bound."""
+    root, X, y, _ = regression_with_empty_rows
+    squared = code != 13
+    loss = "squared-epsilon-insensitive" if squared else "epsilon-insensitive"
+    rule = {"solver": "newton", "eps": 1e-6} if code == 11 else {"tol": 1e-6}
+    result = train(root / "train.bsvm", loss=loss, epsilon=0.1, bias=bias, max_outer=3000, verbose=0, **rule)
+    theirs = liblinear.train(liblinear.problem(y, X), f"-s {code} -c 1 -p 0.1 -B {bias} -e 1e-8 -q")
+    w, b = theirs.get_decfun()
+    optimum = svr_primal(np.array(w), b if bias > 0 else 0.0, X, y, 1.0, 0.1, squared, bias)
+    ours = svr_primal(result.model.coef[0], result.model.intercept[0], X, y, 1.0, 0.1, squared, bias)
+    assert np.all(np.isfinite(result.model.coef))
+    assert ours <= optimum * (1 + 1e-5), (ours, optimum)
+
+
+@pytest.mark.parametrize("code", [1, 3, 13])
+def test_zero_weights_on_empty_rows_are_rows_left_out(regression_with_empty_rows, code):
+    """Rows of weight 0 (a whole block of empty rows among them) train as the rows left out: LIBLINEAR's optimum of
+    the rows of weight 1, without a bias (every empty row's Qbar_ii is 0)."""
+    root, X, y, kept = regression_with_empty_rows
+    target = y if code == 13 else np.where(y > np.median(y), 1.0, -1.0)
+    if code != 13:  # the labels of a classification of the same rows
+        text = root / f"labels{code}.svm"
+        dump_svmlight_file(X, target, str(text), zero_based=False)
+        store = root / f"labels{code}.bsvm"
+        convert(text, store, block_rows=100, weights=root / "weights.txt", progress=False)
+    else:
+        store = root / "weighted.bsvm"
+    loss = {1: "squared-hinge", 3: "hinge", 13: "epsilon-insensitive"}[code]
+    result = train(store, loss=loss, epsilon=0.1, bias=-1.0, tol=1e-6, max_outer=3000, verbose=0)
+    theirs = liblinear.train(liblinear.problem(target[kept], X[kept]), f"-s {code} -c 1 -p 0.1 -B -1 -e 1e-8 -q")
+    w = np.array(theirs.get_decfun()[0])
+    if code == 13:
+        ours = svr_primal(result.model.coef[0], 0.0, X[kept], y[kept], 1.0, 0.1, False, -1.0)
+        optimum = svr_primal(w, 0.0, X[kept], y[kept], 1.0, 0.1, False, -1.0)
+    else:
+        w = w if theirs.get_labels()[0] == 1 else -w
+        ours = primal(result.model.coef[0], 0.0, X[kept], target[kept], 1.0, loss, -1.0)
+        optimum = primal(w, 0.0, X[kept], target[kept], 1.0, loss, -1.0)
+    assert ours <= optimum * (1 + 1e-5), (ours, optimum)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import SWEEPS_A_VISIT
-from oracle import SAMPLE_WEIGHT_CHECKS, store_arrays, weighted_against_repeated
+from oracle import SAMPLE_WEIGHT_CHECKS, store_arrays, svr_primal, weighted_against_repeated
 from sklearn.datasets import dump_svmlight_file, load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import mean_squared_error, r2_score
@@ -34,12 +34,6 @@ from blocksvm.store import BlockStore
 from blocksvm.train import train
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
-
-
-def objective(coef, intercept, X, y, C, eps, squared: bool, bias: float) -> float:
-    slack = np.maximum(0.0, np.abs(y - X @ coef - intercept) - eps)
-    w_bias = intercept / bias if bias > 0 else 0.0
-    return 0.5 * (coef @ coef + w_bias**2) + C * np.sum(slack**2 if squared else slack)
 
 
 def generated_data():
@@ -78,7 +72,7 @@ def test_svr_reaches_liblinear(tmp_path, name, code, bias):
     squared = code != 13
     theirs = liblinear.train(liblinear.problem(y, X), f"-s {code} -c {C} -p {eps} -B {bias} -e 1e-8 -q")
     w, b = theirs.get_decfun()
-    theirs_objective = objective(np.array(w), b if bias > 0 else 0.0, X, y, C, eps, squared, bias)
+    theirs_objective = svr_primal(np.array(w), b if bias > 0 else 0.0, X, y, C, eps, squared, bias)
     store = array_store(tmp_path / "s.bsvm", X, y, block_rows=700, seed=0)
     loss = "squared-epsilon-insensitive" if squared else "epsilon-insensitive"
     tol = 1e-7 if squared else 1e-5  # (dual CD converges slowly on the L1-loss SVR's dual, as LIBLINEAR's does)
@@ -86,7 +80,7 @@ def test_svr_reaches_liblinear(tmp_path, name, code, bias):
     result = train(store.path, loss=loss, C=C, epsilon=eps, bias=bias, tol=tol, max_outer=3000, verbose=0, **per_visit)
     assert result.stop_reason.startswith("relative duality gap"), result.stop_reason
     model = result.model
-    ours = objective(model.coef[0], model.intercept[0], X, y, C, eps, squared, bias)
+    ours = svr_primal(model.coef[0], model.intercept[0], X, y, C, eps, squared, bias)
     assert model.summary["primal"] == pytest.approx(ours, rel=1e-6)  # the record's primal is this objective
     if squared:
         assert ours == pytest.approx(theirs_objective, rel=1e-4)

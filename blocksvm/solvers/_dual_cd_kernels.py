@@ -108,6 +108,8 @@ def epsilon_step(G, beta, H, U, epsilon):
         pg = min(Gn, 0.0)
     else:
         pg = Gp if beta > 0.0 else Gn
+    if H == 0.0:  # a row with no features, no bias and D_ii = 0 (-s 13 -B -1): the sub-problem is linear in beta_i
+        return pg, (U if Gp < 0.0 else (-U if Gn > 0.0 else 0.0))  # LIBLINEAR's step of -G / 0, clipped to the box
     d = soft_newton_step(Gp, Gn, H, beta)
     return pg, min(max(beta + d, -U), U)
 
