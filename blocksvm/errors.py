@@ -93,3 +93,45 @@ def check_writable(path: str | os.PathLike, what: str, error: type[BlocksvmError
             f"cannot write {what} {path}: folder {folder} is not writable "
             "(permission denied or a read-only file system)"
         )
+
+
+def refuse_writing_over(outputs: dict[str, object], inputs: dict[str, object]) -> None:
+    """Raise :class:`ParameterError` if an output of a command is one of its inputs, lies inside an input store, or
+    holds an input inside it (a store written over a folder of its input), or if two outputs are one file: before
+    anything is read or written.
+
+    ``outputs`` and ``inputs`` name each path (``{"the model": path}``; None and ``-``, standard input, skipped). Paths
+    are compared resolved, links followed, and by identity (device and inode) where both exist: a hard link or a
+    symbolic link to an input is that input.
+    """
+    outs = [(what, Path(path)) for what, path in outputs.items() if path is not None and str(path) != "-"]
+    ins = [(what, Path(path)) for what, path in inputs.items() if path is not None and str(path) != "-"]
+    for k, (what, out) in enumerate(outs):
+        for source, given in ins:
+            relation = _overlap(out, given)
+            if relation:
+                raise ParameterError(
+                    f"{what} {out} {relation} {source} {given}: no command writes over its input; "
+                    f"give {what} another path"
+                )
+        for other, earlier in outs[:k]:
+            if _overlap(out, earlier) == "is":
+                raise ParameterError(f"{other} and {what} are both {out}: give each its own path")
+
+
+def _overlap(out: Path, given: Path) -> str:
+    """How writing ``out`` would touch ``given``: "is" (the same file), "is inside" (a file of the store ``given``),
+    "holds" (``out`` a folder that holds ``given``), or "" (it would not)."""
+    real_out, real_given = os.path.realpath(out), os.path.realpath(given)
+    if real_out == real_given:
+        return "is"
+    try:
+        if os.path.samefile(out, given):
+            return "is"
+    except OSError:  # one of them does not exist (yet)
+        pass
+    if os.path.isdir(real_given) and real_out.startswith(real_given.rstrip(os.sep) + os.sep):
+        return "is inside"
+    if os.path.isdir(real_out) and real_given.startswith(real_out.rstrip(os.sep) + os.sep):
+        return "holds"
+    return ""

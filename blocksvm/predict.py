@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.errors import BlocksvmError, ModelError, check_writable
+from blocksvm.errors import BlocksvmError, ModelError, check_writable, refuse_writing_over
 from blocksvm.features import FeatureSet, translate
 from blocksvm.io.text import Skipped
 from blocksvm.io.vw import Hashing, describe, iter_text, text_format_of
@@ -209,6 +209,8 @@ def predict(
         and the input's distinct feature indices and nonzeros outside the model's feature space.
     """
     start = time.perf_counter()
+    given_model = None if isinstance(model, LinearModel) else model
+    refuse_writing_over({"the predictions": output}, {"the data": data, "the model": given_model})
     name = "the model" if isinstance(model, LinearModel) else f"the model {model}"
     model = model if isinstance(model, LinearModel) else load_shared(model, "predict with it")
     data = Path(data)

@@ -345,7 +345,8 @@ def test_a_second_run_on_the_same_outputs_is_refused_while_the_first_holds_them(
     assert lock_files(tmp_path) == ["ck.h5.lock"]  # the others' next holders removed them; this one may be deleted
 
 
-def test_a_finished_model_is_overwritten_and_a_run_may_continue_its_own(tmp_path):
+def test_a_finished_model_is_overwritten_but_never_the_one_a_run_starts_from(tmp_path):
+    """A run's output is no input of its own: continuing a model writes the model it goes on to elsewhere."""
     store = a_store(tmp_path / "s.bsvm")
     model, kept = tmp_path / "m.h5", tmp_path / "kept.h5"
     perceptron = ["--solver", "perceptron", "-q"]
@@ -353,9 +354,10 @@ def test_a_finished_model_is_overwritten_and_a_run_may_continue_its_own(tmp_path
     assert main(["train", str(store), str(model), *perceptron, "--max-outer", "2"]) == 0  # a finished one: written over
     assert LinearModel.load(model).summary["outer_iterations"] == 2
     shutil.copy(model, kept)
-    assert main(["train", str(store), str(model), *perceptron, "--max-outer", "1", "--warm-start", str(model)]) == 0
+    assert main(["train", str(store), str(model), *perceptron, "--max-outer", "1", "--warm-start", str(model)]) == 2
+    assert main(["train", str(store), str(model), *perceptron, "--max-outer", "1", "--warm-start", str(kept)]) == 0
     expected = train(store, verbose=0, solver="perceptron", max_outer=1, warm_start=kept).model
-    np.testing.assert_array_equal(LinearModel.load(model).coef, expected.coef)  # it went on from its own model
+    np.testing.assert_array_equal(LinearModel.load(model).coef, expected.coef)  # it went on from the model given
     assert lock_files(tmp_path) == []
 
 

@@ -537,6 +537,21 @@ CASES = [
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-w", "heavy"]),
     ("unrecognized arguments: <args>", "usage", lambda e, t, mp: ["info", e.store, "--colour"]),
     ("the following arguments are required: <names>", "usage", lambda e, t, mp: ["predict", e.model]),
+    (
+        "<output> <path> <is> <input> <path>: no command writes over its input; give <output> another path",
+        "error",
+        lambda e, t, mp: ["train", e.copy(t, e.text), t / e.text.name],
+    ),
+    (
+        "<output> <path> <is> <input> <path>: no command writes over its input; give <output> another path",
+        "error",
+        lambda e, t, mp: ["predict", e.model, e.test_store, e.test_store / "manifest.json"],
+    ),
+    (
+        "<output> and <output> are both <path>: give each its own path",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--checkpoint", t / "m.h5"],
+    ),
     # -- reading LIBSVM text (convert; predict on a text file)
     ("<file>: no such file", "error", lambda e, t, mp: ["convert", t / "absent.txt", t / "o.bsvm"]),
     ("<file>: is a directory, not a LIBSVM text file", "error", lambda e, t, mp: ["convert", t, t / "o.bsvm"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from blocksvm.cli.data import is_model_file
 from blocksvm.cli.options import EXIT_OK, Positional, command, option
-from blocksvm.errors import ParameterError
+from blocksvm.errors import ParameterError, refuse_writing_over
 
 
 def _predict_options() -> tuple:
@@ -103,6 +103,7 @@ def export_command(out, model: str, output: str, format: str = "liblinear") -> i
 
     if format != "liblinear":
         raise ParameterError(f"export writes --format liblinear, not {format}")
+    refuse_writing_over({"the LIBLINEAR model": output}, {"the model": model})
     loaded = LinearModel.load(model)
     path = write_liblinear_model(loaded, output)
     dense = ""
@@ -124,6 +125,8 @@ def export_command(out, model: str, output: str, format: str = "liblinear") -> i
 def plot_command(out, history: str, output: str | None = None, title: str | None = None) -> int:
     from blocksvm.plot import plot_history
 
-    path = plot_history(history, output or f"{history}.png", title=title)
+    output = output or f"{history}.png"
+    refuse_writing_over({"the plot": output}, {"the history": history})
+    path = plot_history(history, output, title=title)
     out.tell(f"wrote {path}")
     return EXIT_OK

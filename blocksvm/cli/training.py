@@ -19,7 +19,7 @@ from blocksvm.cli.options import (
     option,
     print_json,
 )
-from blocksvm.errors import ParameterError, check_writable
+from blocksvm.errors import ParameterError, check_writable, refuse_writing_over
 
 
 @cache
@@ -194,11 +194,12 @@ def train_command(out, store: str, model: str | None = None, **flags) -> int:
     model = model or f"{Path(store).name}.model"  # LIBLINEAR's train: a9a -> a9a.model
     replaced = Path(model).exists()
     history = run.history_path or f"{model}.history.jsonl"
+    partial = partial_path(model)
     outputs = {"the model": model, "the history": history, "the checkpoint": run.checkpoint or run.resume}
+    refuse_writing_over({**outputs, "the model so far": partial, **_checkpoint_written(run)}, _inputs(store, run))
     for what, path in outputs.items():  # before training, not after hours of it
         if path:
             check_writable(path, what)
-    partial = partial_path(model)
     with writing({"the model": model, "the history": history, "the model so far": partial}):
         result = train(
             store,
@@ -217,6 +218,27 @@ def train_command(out, store: str, model: str | None = None, **flags) -> int:
         return _stopped(out, result.stop_reason, model, path, run.checkpoint or run.resume)
     _remove_partial(out, partial, run.resume)
     return EXIT_OK
+
+
+def _inputs(store: str, run) -> dict:
+    """What a training command reads, by name, for :func:`~blocksvm.errors.refuse_writing_over`: its data (and the
+    cached store of a text file), the validation data, the warm-start model and the checkpoint it resumes."""
+    from blocksvm.io.text_cache import cache_path
+
+    data = {"the training data": store, "the validation data": run.validation}
+    cached = {
+        f"the cached store of {what}": cache_path(path, run.cache_dir)
+        for what, path in data.items()
+        if path is not None and Path(path).is_file()
+    }
+    resumed = {"the checkpoint resumed": run.resume} if run.checkpoint not in (None, run.resume) else {}
+    return {**data, **cached, "the warm-start model": run.warm_start, **resumed}
+
+
+def _checkpoint_written(run) -> dict:
+    """The checkpoint a run writes beside the one it resumes (``--resume A --checkpoint B``); one it resumes and keeps
+    writing is the run's own state, not an input written over."""
+    return {"the checkpoint": run.checkpoint} if run.checkpoint not in (None, run.resume) else {}
 
 
 def _remove_partial(out, partial: Path, resumed) -> None:
@@ -246,6 +268,8 @@ def tune_command(out, store: str, plot: str | None = None, **flags) -> int:
 
     params, run, options = settled(out, "tune", flags)
     checkpoint = run.checkpoint or run.resume
+    written = {"the model": options["refit"], "the plot": plot, "the checkpoint": checkpoint}
+    refuse_writing_over({**written, **_checkpoint_written(run)}, _inputs(store, run))
     for path, what in ((options["refit"], "the model"), (plot, "the plot"), (checkpoint, "the checkpoint")):
         if path:
             check_writable(path, what)
@@ -297,8 +321,10 @@ def stream_command(out, input: str, model: str, **flags) -> int:
     from blocksvm.stream import stream
 
     params, run = settled(out, "stream", flags)
-    check_writable(model, "the model")
     partial, replaced = partial_path(model), Path(model).exists()
+    written = {"the model": model, "the model so far": partial, "the checkpoint": run.checkpoint or run.resume}
+    refuse_writing_over({**written, **_checkpoint_written(run)}, _inputs(input, run))
+    check_writable(model, "the model")
     with writing({"the model": model, "the model so far": partial}):  # one run per output, until it is written
         result = stream(input, params, verbose=0 if out.json else out.verbosity, **_run_options(run, "stream"))
         path = None

@@ -31,7 +31,7 @@ import numpy as np
 
 from blocksvm._interrupt import sigint_held
 from blocksvm._progress import progress_bar
-from blocksvm.errors import InputFormatError, ParameterError
+from blocksvm.errors import InputFormatError, ParameterError, refuse_writing_over
 from blocksvm.features import compact_space, rank_in
 from blocksvm.io.arrays import NAME, given_rows, rows_as_chunk
 from blocksvm.io.delimited import iter_csv
@@ -232,6 +232,8 @@ def convert(input: str | os.PathLike, output: str | os.PathLike, **options) -> C
     """
     options = ConvertOptions(**options)
     input = Path(input)
+    text = None if input.is_dir() else input  # (a folder is no text: the reader says so)
+    refuse_writing_over({"the store": output}, {"the text": text, "the weights file": options.weights})
     source_size = _source_size(input)
     if options.csv_label is not None:
         chunks = _csv_chunks(input, options.csv_label, np.dtype(options.dtype))
