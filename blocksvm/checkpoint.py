@@ -228,6 +228,7 @@ _RECORD = Schema(
         Field("primal_exact", "bool"),
         Field("gap", "real", optional=True, null=True),
         Field("pg_violation", "real", optional=True, null=True),
+        Field("rows_shrunk", "int", low=0, optional=True),
         Field("stop", "str", optional=True, null=True),
     ),
     rules=(_no_exact_negative_gap,),

@@ -165,9 +165,19 @@ def coordinate(dot, yi, alpha_old, weight, qd_inv, upper, diag, loss, sigma, pg_
     else:  # EPSILON: alpha is beta, w = sum beta_i x_i
         c = 1
         z = yi - dot
-        PG, alpha_new = epsilon_step(
-            dot - yi + diag[1] / weight * alpha_old, alpha_old, 1.0 / qd_inv, upper[1] * weight, loss[0]
-        )
+        G = dot - yi + diag[1] / weight * alpha_old
+        U = upper[1] * weight
+        PG, alpha_new = epsilon_step(G, alpha_old, 1.0 / qd_inv, U, loss[0])
+        # LIBLINEAR's shrinking of its SVR duals: beta_i at 0 or a bound it keeps by more than the last pass's
+        # largest violation (its Gmax_old)
+        gmax = max(pg_max_old, -pg_min_old)
+        Gp, Gn = G + loss[0], G - loss[0]
+        if alpha_old == 0.0:
+            shrink = Gp > gmax and Gn < -gmax
+        elif alpha_old >= U:
+            shrink = Gp < -gmax
+        elif alpha_old <= -U:
+            shrink = Gn > gmax
         scale = sigma
     return PG, alpha_new, z, c, shrink, scale
 

@@ -176,6 +176,11 @@ class Solver:
         always, for a block learner)."""
         return True
 
+    def bring_back_rows(self) -> None:
+        """Every row back in the next pass: the stop rule held over the rows swept while some were shrunk, and, as in
+        LIBLINEAR's loop, a pass over every row decides (a learner that carries no shrinking from pass to pass has
+        none to bring back)."""
+
     def pass_label(self) -> str:
         """What the coming pass does, in a few words for the progress bar (a pass learner's passes differ)."""
         return ""

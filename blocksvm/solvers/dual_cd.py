@@ -332,7 +332,8 @@ class DualCDSolver(ResidentRows, WorkingSet, BlockSolver):
 
     def pass_figures(self, total: dict) -> dict:
         """LIBLINEAR's PG violation over the first inner pass of every block, and the support vectors."""
-        return {**pass_violation(total, self.problem.loss), "nsv": self.support_vectors()}
+        shrunk = {"rows_shrunk": self.rows_shrunk} if self.rows_shrunk else {}  # (LIBLINEAR's rule then waits)
+        return {**pass_violation(total, self.problem.loss), "nsv": self.support_vectors(), **shrunk}
 
     def support_vectors(self) -> int:
         return int(np.count_nonzero((self.alpha != 0).any(axis=0)))

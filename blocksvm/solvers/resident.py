@@ -55,6 +55,7 @@ class ResidentRows:
         self.frozen = np.zeros((n_k, 2, 2))  # [problem, before this pass | in it, loss | right rows]
         self.counts = np.zeros(2, np.int64)
         self.rows_kept = None  # the resident rows' per-problem arrays, made when they are first swept
+        self.rows_shrunk = 0  # rows (of all problems) left out of the pass that ended last
         self.outer = 1
 
     def forget_shrinking(self) -> None:
@@ -163,6 +164,7 @@ class ResidentRows:
         resident rows are swept from the next pass on."""
         if self.kept is None:
             return True
+        self.rows_shrunk = int(np.count_nonzero(self.shrunk))  # (the pass swept every row if none)
         high, low = self.pass_pg[:, 0], self.pass_pg[:, 1]
         violation = high - low
         back = violation <= UNSHRINK * self.unshrink_at
@@ -177,6 +179,13 @@ class ResidentRows:
         self.counts[VISITS] = 0
         self.counts[READY] = 1  # (a run resumed inside the first pass reads the plan's blocks it did not keep)
         return True
+
+    def bring_back_rows(self) -> None:
+        """Every row back and no PG bounds (LIBLINEAR's ``active_size = l``, ``PGmax_old = INF``)."""
+        if self.kept is not None:
+            self.shrunk[:] = False
+            self.pg_old[:] = [np.inf, -np.inf]
+            self.frozen[:] = 0.0
 
     def refresh_resident_sums(self) -> None:
         """The kept blocks' dual sums made exact from their alphas (they move in every visit's share): before a

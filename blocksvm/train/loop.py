@@ -271,6 +271,8 @@ class Trainer(Run):
                 continue
             record = self._end_iteration()
             reason = self.rules.reason(record, self._out_of_time())
+            if reason is None and self.rules.every_row_due(record):
+                self.solver.bring_back_rows()
             if reason is not None and not record["primal_exact"]:
                 self._exact_into(record)  # the final objective is reported exactly
             if self.problem.folds == 1:

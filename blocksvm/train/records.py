@@ -291,6 +291,15 @@ class StopRules:
             far.append(f"gradient norm {record['gradient_norm']:.1e} of its start's")
         return ", ".join(far) or "no tolerance met"
 
+    def pg_met(self, record: dict) -> bool:
+        """The PG rule holds over the rows the pass swept (LIBLINEAR's ``-e``)."""
+        return self.pg and record.get("pg_violation") is not None and record["pg_violation"] <= self.params.eps
+
+    def every_row_due(self, record: dict) -> bool:
+        """The PG rule holds over the rows swept but rows were shrunk: as LIBLINEAR's loop, every row comes back and
+        the next pass, over them all, decides (its ``active_size == l``)."""
+        return self.pg_met(record) and bool(record.get("rows_shrunk"))
+
     def gap_met(self, record: dict) -> bool:
         return self.gap and record.get("gap") is not None and record["gap"] <= self.tol
 
@@ -318,7 +327,7 @@ class StopRules:
             refuse_negative_gap(record["gap"], record)  # never "optimization finished" (issue 34)
         if self.own and record.get("stop"):
             return record["stop"]
-        pg_met = self.pg and record.get("pg_violation") is not None and record["pg_violation"] <= p.eps
+        pg_met = self.pg_met(record) and not record.get("rows_shrunk")
         if record["primal_exact"] and self.gap_met(record):
             reason = f"relative duality gap {record['gap']:.2e} <= tol {self.tol:g}"
             if self.pg and not pg_met and record.get("pg_violation") is not None:  # -e given, and not what stopped it
