@@ -75,6 +75,19 @@ class CheckpointError(BlocksvmError):
     """A checkpoint is corrupted, locked, or was made for another store or other parameters."""
 
 
+class InputWarning(UserWarning):
+    """The input is not what the model was (or is being) trained on: ``predict`` and ``train --validation`` say it in
+    one line, and ``--strict`` (``strict=True``) makes it an error."""
+
+
+class FeatureSpaceWarning(InputWarning):
+    """The input has features outside the model's feature space: they were ignored."""
+
+
+class LabelWarning(InputWarning):
+    """The input has labels that are not among a classifier's classes: their rows count as predicted wrong."""
+
+
 def check_writable(path: str | os.PathLike, what: str, error: type[BlocksvmError] = BlocksvmError) -> None:
     """Raise ``error`` unless a file can be created at ``path``, before any work is spent on it.
 

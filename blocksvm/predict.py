@@ -28,24 +28,20 @@ from pathlib import Path
 import numpy as np
 
 from blocksvm._progress import progress_bar
-from blocksvm.errors import BlocksvmError, ModelError, check_writable, refuse_writing_over
+from blocksvm.errors import (  # noqa: F401 - the warnings: predict's, where users import them
+    BlocksvmError,
+    FeatureSpaceWarning,
+    InputWarning,
+    LabelWarning,
+    ModelError,
+    check_writable,
+    refuse_writing_over,
+)
 from blocksvm.features import FeatureSet, translate
 from blocksvm.io.text import Skipped
 from blocksvm.io.vw import Hashing, describe, iter_text, text_format_of
 from blocksvm.model import LinearModel, load_shared
 from blocksvm.store import BlockStore, reading
-
-
-class InputWarning(UserWarning):
-    """The input is not what the model was trained on (``predict`` says it in one line)."""
-
-
-class FeatureSpaceWarning(InputWarning):
-    """The input has features outside the model's feature space: they were ignored."""
-
-
-class LabelWarning(InputWarning):
-    """The input has labels that are not among a classifier's classes: their rows count as predicted wrong."""
 
 
 @dataclass

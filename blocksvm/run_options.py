@@ -194,6 +194,24 @@ RUN_OPTIONS: tuple[Param, ...] = (
         group="data",
     ),
     Param(
+        "strict",
+        False,
+        "Refuse input that does not fit the model: features outside its feature space and, for a classifier, labels "
+        "not among its classes (default: such features ignored, such rows counted wrong, with a warning).",
+        boolean,
+        "True or False",
+        parse=bool,
+        commands=("train", "predict"),
+        command_help=(
+            (
+                "train",
+                "Refuse a --validation store whose features or labels the training store does not have (default: "
+                "such features ignored and such rows counted wrong in its score, with a warning)",
+            ),
+        ),
+        group="data",
+    ),
+    Param(
         "text_format",
         "libsvm",
         "The text's format: LIBSVM's indices, or Vowpal Wabbit's text (label [importance] |namespace name:value ...), "

@@ -1260,6 +1260,26 @@ CASES = [
         lambda e, t, mp: ["predict", e.model, write(t / "wide.txt", "1 1:1 100000:2\n"), "--strict"],
     ),
     (
+        "the validation data <data>: <n> rows have labels the training store does not have (<labels>; its classes: "
+        "<classes>): they count as predicted wrong in the validation score (--strict; without it they count in its "
+        "score as predict counts them)",
+        "error",
+        lambda e, t, mp: (
+            main(["convert", str(write(t / "v.txt", "7 1:1\n")), str(t / "v.bsvm"), "-q"])
+            or ["train", e.store, t / "m.h5", "--validation", t / "v.bsvm", "--strict"]
+        ),
+    ),
+    (
+        "the validation data <data>: its features of indices <lo> to <hi> are outside the training store's features "
+        "(indices <a> to <b>): they are ignored in the validation score (--strict; without it they count in its "
+        "score as predict counts them)",
+        "error",
+        lambda e, t, mp: (
+            main(["convert", str(write(t / "v.txt", "1 999:1\n-1 2:1\n")), str(t / "v.bsvm"), "-q"])
+            or ["train", e.store, t / "m.h5", "--validation", t / "v.bsvm", "--strict"]
+        ),
+    ),
+    (
         "<where>: feature index <i> is outside the model <model>, whose <k> features are indices <lo> to <hi> "
         "(--strict; without it such features are ignored, with a warning)",
         "error",

@@ -25,13 +25,7 @@ def _predict_options() -> tuple:
             aliases=(Alias("-b", _zero_or_one, "0|1", lambda offered: "LIBLINEAR's -b 1: --probability"),),
             group="output",
         ),
-        option(
-            "strict",
-            "Refuse features outside the model's feature space and, for a classifier, labels not among its classes "
-            "(default: features ignored, such rows counted wrong, with a warning)",
-            bool,
-            group="data",
-        ),
+        text["strict"],
         text["text_format"],
         text["hash_bits"],
         text["hash_all"],
@@ -66,9 +60,7 @@ def _zero_or_one(text: str) -> bool:
     json="print the summary as JSON",
 )
 def predict_command(out, model: str, input: str, output_file: str | None = None, **options) -> int:
-    import warnings
-
-    from blocksvm.predict import InputWarning, predict
+    from blocksvm.predict import predict
 
     if "alias_b" in options:  # -b 0|1, unless --probability was given too
         options.setdefault("probability", options.pop("alias_b"))
@@ -78,14 +70,8 @@ def predict_command(out, model: str, input: str, output_file: str | None = None,
         options["output"] = output_file
     if not is_model_file(model) and is_model_file(input):  # LIBLINEAR's predict test_file model_file output_file
         model, input = input, model
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", InputWarning)
+    with out.warnings_said():  # features or labels outside the model's: one line each
         summary = predict(model, input, options.pop("output", None), progress=out.progress, **options)
-    for warning in caught:  # features or labels outside the model's: one line; others as Python shows them
-        if issubclass(warning.category, InputWarning):
-            out.say(f"warning: {warning.message}")
-        else:
-            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     return out.report(summary)
 
 

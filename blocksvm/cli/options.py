@@ -16,8 +16,10 @@ options), and the module's name in :data:`blocksvm.cli.entry.MODULES`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -111,6 +113,24 @@ class Output:
         """A line of the command's output (standard output), unless ``--quiet``."""
         if not self.quiet:
             print(text)
+
+    @contextlib.contextmanager
+    def warnings_said(self):
+        """Inside the block, a warning about the input (:class:`~blocksvm.errors.InputWarning`: features or labels
+        the model does not have) is one ``warning:`` line when it is raised; others show as Python shows them."""
+        from blocksvm.errors import InputWarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, InputWarning):
+                self.say(f"warning: {message}")
+            else:
+                python_shows(message, category, filename, lineno, file, line)
+
+        with warnings.catch_warnings():
+            python_shows = warnings.showwarning
+            warnings.simplefilter("always", InputWarning)
+            warnings.showwarning = show
+            yield
 
     def report(self, summary) -> int:
         """A command's summary: JSON with ``--json``, text unless ``--quiet``."""

@@ -200,7 +200,7 @@ def train_command(out, store: str, model: str | None = None, **flags) -> int:
     for what, path in outputs.items():  # before training, not after hours of it
         if path:
             check_writable(path, what)
-    with writing({"the model": model, "the history": history, "the model so far": partial}):
+    with writing({"the model": model, "the history": history, "the model so far": partial}), out.warnings_said():
         result = train(
             store,
             params,

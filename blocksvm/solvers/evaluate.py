@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from blocksvm.decision import decision_values
-from blocksvm.losses import MULTICLASS, REGRESSION
+from blocksvm.losses import CLASSIFICATION, MULTICLASS, REGRESSION
 from blocksvm.solvers._common import loss_and_correct
 from blocksvm.solvers.problem import Problem
 
@@ -41,9 +41,14 @@ def evaluate_block(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarray, 
         )
         if problem.n_problems == 1:
             correct = correct_k
-    if problem.n_problems > 1:
-        correct = correct_predictions(problem, W, block)
+    if problem.n_problems > 1 or (problem.task == CLASSIFICATION and not knows_labels(problem, block)):
+        correct = correct_predictions(problem, W, block)  # (a label not among the classes: never predicted right)
     return losses, counted(correct, block), float(squared)
+
+
+def knows_labels(problem: Problem, rows) -> bool:
+    """Every label of ``rows`` is one of the problem's classes (a validation store's may not be)."""
+    return bool(np.isin(rows.labels, problem.classes).all())
 
 
 def counted(correct: float, rows) -> int | float:
@@ -55,15 +60,16 @@ def multiclass_losses(problem: Problem, W: np.ndarray, block) -> tuple[np.ndarra
     """Crammer and Singer's loss at ``W`` (one row per class): each class's ``sum C_i max(0, 1 + max_{m != y_i}
     w_m.x_i - w_{y_i}.x_i)`` over its rows, shape (n_classes,), the rows whose arg-max is their class, and 0."""
     values = decision_values(block.indptr, block.indices, block.data, W, problem.bias)  # (rows, classes)
-    y = np.searchsorted(problem.classes, block.labels)
+    known = np.isin(block.labels, problem.classes)  # (a validation store's other labels: no loss, never right)
+    y = np.minimum(np.searchsorted(problem.classes, block.labels), len(problem.classes) - 1)
     rows = np.arange(len(y))
     own = values[rows, y]
     others = values.copy()
     others[rows, y] = -np.inf
     slack = 1.0 + others.max(axis=1, initial=-np.inf) - own
-    costs = problem.costs[y, 1]
+    costs = problem.costs[y, 1] * known
     losses = np.bincount(y, costs * problem.loss.value(1.0 - slack), minlength=len(problem.classes))
-    correct = int(np.count_nonzero(np.argmax(values, axis=1) == y))
+    correct = int(np.count_nonzero((np.argmax(values, axis=1) == y) & known))
     return losses, correct, 0.0
 
 
