@@ -39,7 +39,8 @@ RUN_OPTIONS: tuple[Param, ...] = (
     ),
     _path_option(
         "cache_dir",
-        "Folder of the cached stores of LIBSVM text inputs (default: beside each file, as FILE.bsvm-cache).",
+        "Folder of the cached stores of LIBSVM text inputs (default: $BLOCKSVM_CACHE_DIR, else the user's cache "
+        "folder, $XDG_CACHE_HOME/blocksvm or ~/.cache/blocksvm).",
         "DIR",
         ("train", "tune"),
         group="data",

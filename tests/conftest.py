@@ -44,6 +44,22 @@ SMALL_SPEC = SyntheticSpec(rows=3000, features=400, nnz=15, seed=11)
 SWEEPS_A_VISIT = {"inner_passes": 5, "working_set": "cache"}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def text_caches(tmp_path_factory) -> Path:
+    """Text inputs' cached stores in the session's temporary folder, not the user's cache folder (child processes
+    inherit it)."""
+    from blocksvm.io.text_cache import CACHE_VARIABLE
+
+    folder = tmp_path_factory.mktemp("caches")
+    saved = os.environ.get(CACHE_VARIABLE)
+    os.environ[CACHE_VARIABLE] = str(folder)
+    yield folder
+    if saved is None:
+        os.environ.pop(CACHE_VARIABLE, None)
+    else:
+        os.environ[CACHE_VARIABLE] = saved
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` beside the repository (a9a, a9a.t, w8a); skip when it is absent."""

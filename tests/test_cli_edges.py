@@ -12,6 +12,7 @@ from conftest import run_cli
 import blocksvm
 from blocksvm.cli import main
 from blocksvm.demo import run_demo
+from blocksvm.io.text_cache import cache_path
 from blocksvm.model import LinearModel
 
 
@@ -49,7 +50,7 @@ def test_a_model_given_as_training_data_is_refused_before_converting(capsys, tra
     assert code == 2
     what = "is an HDF5 file (a blocksvm model, block or checkpoint?), not LIBSVM text"
     assert err == f"blocksvm: error: {model}: {what}\n"
-    assert not Path(f"{model}.bsvm-cache").exists()
+    assert not cache_path(model).exists()
 
 
 def test_plot_of_a_model_points_at_its_history(capsys, trained):

@@ -25,7 +25,7 @@ import pytest
 from blocksvm import _locks, write_store
 from blocksvm.cli import main
 from blocksvm.errors import InUseError, NegativeGapError, StoreError, StoreReplacedError
-from blocksvm.io.text_cache import store_for
+from blocksvm.io.text_cache import cache_path, store_for
 from blocksvm.model import LinearModel
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore, reading
@@ -399,7 +399,7 @@ def test_a_text_file_changed_with_its_size_and_time_kept_is_converted_again(tmp_
     text = tmp_path / "d.txt"
     text.write_text("".join(f"{'+1' if label > 0 else '-1'} 1:{v:+.3f}\n" for label, v in zip(y, X[:, 0])))
     assert main(["train", str(text), str(tmp_path / "m1.h5"), *RUN]) == 0
-    cache = tmp_path / "d.txt.bsvm-cache"
+    cache = cache_path(text)
     recorded = json.loads((cache / "source.json").read_text())
     size, mtime = text.stat().st_size, text.stat().st_mtime_ns
     if how == "edited in place":

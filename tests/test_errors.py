@@ -34,6 +34,7 @@ from blocksvm.cli import main
 from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import _parse_kernels as K
 from blocksvm.io.libsvm import _REASONS
+from blocksvm.io.text_cache import cache_path
 from blocksvm.solvers import SOLVERS
 from blocksvm.store import BlockStore
 from blocksvm.store import format as F
@@ -910,7 +911,7 @@ CASES = [
         "cannot create the cached store <store> for <file>: folder <folder> is not writable (permission denied or a "
         "read-only file system); pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere",
         "error",
-        read_only(lambda e, t, mp: ["train", e.copy(t / "ro", e.text), t / "m.h5"]),
+        read_only(lambda e, t, mp: ["train", e.text, t / "m.h5", "--cache-dir", t / "ro"]),
     ),
     (
         "cannot create the cached store <store> for <file>: folder <folder> cannot be created (<reason>); pass "
@@ -922,7 +923,7 @@ CASES = [
         "cannot create the cached store <store> for <file>: <store> exists and is not a block store; remove it, or "
         "pass --cache-dir DIR (cache_dir= in Python) to put it elsewhere",
         "error",
-        lambda e, t, mp: (t / "train.txt.bsvm-cache").mkdir() or ["train", e.copy(t, e.text), t / "m.h5"],
+        lambda e, t, mp: cache_path(e.copy(t, e.text)).mkdir(parents=True) or ["train", t / e.text.name, t / "m.h5"],
     ),
     ("<store> is not a complete block store: it has no manifest.json", "error", lambda e, t, mp: ["info", t]),
     (

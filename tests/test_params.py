@@ -12,6 +12,7 @@ from blocksvm import BlockSVC, BlockSVCCV, BlockSVRCV, OnlineClassifier
 from blocksvm.cli import build_parser, main
 from blocksvm.errors import ParameterError
 from blocksvm.estimator import OWN_PARAMS
+from blocksvm.io.text_cache import cache_path
 from blocksvm.online import OWN_PARAMS as ONLINE_OWN
 from blocksvm.params import COMMON, ESTIMATOR_NAMES
 from blocksvm.solvers import SOLVERS
@@ -193,4 +194,4 @@ def test_train_refuses_unread_values_before_converting_a_text_file(tmp_path):
     (tmp_path / "d.svm").write_text("1 1:1\n-1 2:1\n")
     with pytest.raises(ParameterError, match="eps is read by the solvers dual-cd"):
         train(tmp_path / "d.svm", solver="perceptron", eps=0.1, verbose=0)
-    assert not list(tmp_path.glob("*.bsvm-cache"))
+    assert not cache_path(tmp_path / "d.svm").exists()

@@ -18,7 +18,7 @@ from sklearn.datasets import load_svmlight_file
 
 from blocksvm import BlockStore, BlockSVC, convert
 from blocksvm.cli import main
-from blocksvm.io.text_cache import SOURCE_FILE, cache_path, store_for
+from blocksvm.io.text_cache import CACHE_VARIABLE, SOURCE_FILE, cache_path, store_for
 from blocksvm.model import LinearModel
 from blocksvm.train import train
 
@@ -76,7 +76,7 @@ def text(tmp_path) -> Path:
 
 def test_text_input_trains_the_model_of_convert_then_train(tmp_path, capsys, text):
     model, err = train_cli(capsys, text, tmp_path / "m.h5")
-    cache = tmp_path / "data.txt.bsvm-cache"
+    cache = cache_path(text)
     assert f"converting {text} into the cached store {cache} (once; reused while the file is unchanged)" in err
     expected = train_from_fresh_store(capsys, text, tmp_path)
     np.testing.assert_array_equal(model.coef, expected.coef)
@@ -98,7 +98,7 @@ def test_trained_from_text_reaches_liblinears_optimum(tmp_path, capsys, text):
 
 def test_second_run_reuses_the_cache_without_rewriting_it(tmp_path, capsys, text):
     first, _ = train_cli(capsys, text, tmp_path / "m1.h5")
-    cache = tmp_path / "data.txt.bsvm-cache"
+    cache = cache_path(text)
     before = manifest_identity(cache), (cache / SOURCE_FILE).read_bytes()
     second, err = train_cli(capsys, text, tmp_path / "m2.h5")
     assert f"using the cached store {cache}\n" in err and "converting" not in err
@@ -111,7 +111,7 @@ def test_second_run_reuses_the_cache_without_rewriting_it(tmp_path, capsys, text
 @pytest.mark.parametrize("change", ["other size", "same size, new mtime", "touched"])
 def test_a_changed_file_is_converted_again_and_the_model_follows(tmp_path, capsys, text, change):
     old, _ = train_cli(capsys, text, tmp_path / "m1.h5")
-    cache = tmp_path / "data.txt.bsvm-cache"
+    cache = cache_path(text)
     old_identity = manifest_identity(cache)
     size = text.stat().st_size
     if change == "other size":
@@ -129,7 +129,7 @@ def test_a_changed_file_is_converted_again_and_the_model_follows(tmp_path, capsy
         np.testing.assert_array_equal(new.coef, -old.coef)
     if change == "touched":
         np.testing.assert_array_equal(new.coef, old.coef)
-    assert [p.name for p in tmp_path.iterdir() if ".bsvm-cache" in p.name] == [cache.name]  # nothing left aside
+    assert [p.name for p in cache.parent.iterdir() if p.name.startswith(cache.name)] == [cache.name]  # none aside
 
 
 def test_changed_conversion_options_convert_again(tmp_path, text):
@@ -162,7 +162,7 @@ def test_gzip_input(tmp_path, capsys, text):
     packed = tmp_path / "data.txt.gz"
     packed.write_bytes(gzip.compress(text.read_bytes()))
     model, err = train_cli(capsys, packed, tmp_path / "m.h5")
-    assert f"into the cached store {tmp_path / 'data.txt.gz.bsvm-cache'}" in err
+    assert f"into the cached store {cache_path(packed)}" in err
     np.testing.assert_array_equal(model.coef, train_from_fresh_store(capsys, text, tmp_path).coef)
 
 
@@ -184,7 +184,9 @@ def test_train_function_and_estimator_take_a_text_path(tmp_path, capsys, text):
 
 
 def test_unwritable_cache_folder_is_one_error_line(tmp_path, capsys, monkeypatch):
-    text = write_text((tmp_path / "ro").mkdir() or tmp_path / "ro" / "data.txt")
+    text = write_text(tmp_path / "data.txt")
+    (tmp_path / "ro").mkdir()
+    monkeypatch.setenv(CACHE_VARIABLE, str(tmp_path / "ro"))  # the user's cache folder, read-only
     real = os.access
     monkeypatch.setattr(
         os,
@@ -193,7 +195,7 @@ def test_unwritable_cache_folder_is_one_error_line(tmp_path, capsys, monkeypatch
     )
     code = main(["train", str(text), str(tmp_path / "m.h5")])
     err = capsys.readouterr().err
-    cache = tmp_path / "ro" / "data.txt.bsvm-cache"
+    cache = cache_path(text)
     assert code == 2
     assert err == (
         f"blocksvm: error: cannot create the cached store {cache} for {text}: folder {tmp_path / 'ro'} "
@@ -205,7 +207,7 @@ def test_unwritable_cache_folder_is_one_error_line(tmp_path, capsys, monkeypatch
 
 
 def test_a_folder_in_the_caches_place_is_never_replaced(tmp_path, capsys, text):
-    squatter = tmp_path / "data.txt.bsvm-cache"
+    squatter = cache_path(text)
     (squatter / "notes").mkdir(parents=True)
     assert main(["train", str(text), str(tmp_path / "m.h5")]) == 2
     assert capsys.readouterr().err == (
@@ -234,7 +236,7 @@ def test_a_killed_conversion_never_leaves_a_cache_that_looks_valid(tmp_path, cap
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == -9, done.stderr
-    cache = tmp_path / "data.txt.bsvm-cache"
+    cache = cache_path(text)
     assert cache.exists() == (name == "write_json_atomic")
     model, err = train_cli(capsys, text, tmp_path / "m.h5")
     assert f"converting {text} into the cached store {cache}" in err

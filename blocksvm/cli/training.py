@@ -175,7 +175,7 @@ def _stopped(out, result_reason: str, model, partial: Path | None, checkpoint) -
         Positional(
             "store",
             "the training store (from 'blocksvm convert'), or LIBSVM text (.gz/.bz2/.xz too), "
-            "converted once into a cached store beside it",
+            "converted once into a cached store in the user's cache folder (--cache-dir)",
         ),
         Positional(
             "model",
@@ -216,7 +216,7 @@ def train_command(out, store: str, model: str | None = None, **flags) -> int:
         out.say(f"model written to {path}{' (it replaced the model there)' * replaced}; history in {history}")
     if stopped:
         return _stopped(out, result.stop_reason, model, path, run.checkpoint or run.resume)
-    _remove_partial(out, partial, run.resume)
+    _remove_partial(out, partial)
     return EXIT_OK
 
 
@@ -241,12 +241,12 @@ def _checkpoint_written(run) -> dict:
     return {"the checkpoint": run.checkpoint} if run.checkpoint not in (None, run.resume) else {}
 
 
-def _remove_partial(out, partial: Path, resumed) -> None:
-    """A finished run that resumed removes the model an interrupted run left beside its output: the finished model
-    replaces it (a run that never resumed leaves one alone: it may be another run's)."""
-    if resumed and partial.exists():
+def _remove_partial(out, partial: Path) -> None:
+    """A finished run removes the model so far that an interrupted run of the same output left beside it: the finished
+    model replaces it. (The run holds the lock of that file: no run that could still write it is running.)"""
+    if partial.exists():
         partial.unlink()
-        out.say(f"removed {partial}, the interrupted run's model so far")
+        out.say(f"removed {partial}, an interrupted run's model so far")
 
 
 def _run_options(run, command: str) -> dict:
@@ -338,7 +338,7 @@ def stream_command(out, input: str, model: str, **flags) -> int:
             _stream_summary(out, path, result, replaced and not result.stopped_by)
     if result.stopped_by:
         return _stopped(out, result.stopped_by, model, path, run.checkpoint or run.resume)
-    _remove_partial(out, partial, run.resume)
+    _remove_partial(out, partial)
     return EXIT_OK
 
 

@@ -107,8 +107,8 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features), or str, PathLike or
             BlockStore
             Training rows; or the directory of a store made by ``blocksvm convert`` (its labels
-            are the targets); or a LIBSVM file, converted once into a cached store beside it
-            (``FILE.bsvm-cache``, reused while the file is unchanged).
+            are the targets); or a LIBSVM file, converted once into a cached store in the user's cache folder
+            (``~/.cache/blocksvm``, ``$BLOCKSVM_CACHE_DIR``; reused while the file is unchanged).
         y : array-like of shape (n_samples,), or None
             Target labels; must be None when ``X`` is a store.
         sample_weight : array-like of shape (n_samples,), or None
@@ -212,7 +212,7 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features), or a block store, or a LIBSVM file
             A store's rows come out in the order of its source file; a LIBSVM file is converted once into a
-            cached store beside it, as ``fit`` does.
+            cached store, as ``fit`` does.
 
         Returns
         -------

@@ -1,10 +1,11 @@
 """A LIBSVM text file as a training input: converted once into a cached block store, reused while unchanged.
 
-``blocksvm train data.txt model.h5`` trains from ``data.txt.bsvm-cache/`` beside the file (or under
-``--cache-dir``). The cache is a plain store (docs/FORMAT.md) plus ``source.json``, the fingerprint
-it was made from: the text file's size, modification time and change time (ns), its identity (device and
-inode), the conversion options and the blocksvm version, and the store's id. The cache is reused only while
-all of them match; otherwise it is converted again, atomically replacing the stale one, and the line that
+``blocksvm train data.txt model.h5`` trains from ``data.txt.<digest>.bsvm-cache/`` in the user's cache folder
+(:func:`default_cache_dir`: ``~/.cache/blocksvm``, ``$BLOCKSVM_CACHE_DIR``) or under ``--cache-dir``. The cache is a
+plain store (docs/FORMAT.md) plus ``source.json``, the fingerprint it was made from: the text file's size,
+modification time and change time (ns), its identity (device and inode), the conversion options and the blocksvm
+version, and the store's id. The cache is reused only while all of them match; otherwise it is converted again,
+atomically replacing the stale one, and the line that
 says so names what changed.
 
 Why the change time and the identity: a file edited in place and given its old modification time back (``cp
@@ -63,7 +64,7 @@ def store_for(
     path : str or PathLike
         A block store directory, or a LIBSVM/svmlight file (plain, .gz, .bz2, .xz).
     cache_dir : str or PathLike, optional
-        Folder of the cached store (created if missing); default: beside the text file.
+        Folder of the cached store (created if missing); default: :func:`default_cache_dir`.
     convert_options : dict, optional
         Keywords of :func:`blocksvm.convert` (``block_mb``, ``dtype``, ``seed``, ...); default: its defaults.
     say : callable, optional
@@ -142,17 +143,27 @@ def store_or_cached(
     return store_for(source, cache_dir, options, say=say, progress=progress)
 
 
-def cache_path(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
-    """Where the cached store of the text file ``path`` goes.
+CACHE_VARIABLE = "BLOCKSVM_CACHE_DIR"
 
-    Beside the file: ``data.txt.bsvm-cache``. Under ``cache_dir`` the name also carries a digest of
-    the file's folder, so that two ``data.txt`` of different folders do not evict each other.
-    """
+
+def default_cache_dir() -> Path:
+    """The folder of text inputs' cached stores when no ``--cache-dir`` is given: ``$BLOCKSVM_CACHE_DIR``, else the
+    user's cache folder, ``$XDG_CACHE_HOME/blocksvm`` or ``~/.cache/blocksvm`` (where pip and Hugging Face's datasets
+    keep theirs): never beside the input, whose folder may be read-only or shared."""
+    chosen = os.environ.get(CACHE_VARIABLE)
+    if chosen:
+        return Path(chosen).expanduser()
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "blocksvm"
+
+
+def cache_path(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Where the cached store of the text file ``path`` goes: ``data.txt.<digest>.bsvm-cache`` in ``cache_dir`` (by
+    default :func:`default_cache_dir`), the digest that of the file's folder, so that two ``data.txt`` of different
+    folders do not evict each other."""
     path = Path(path)
-    if cache_dir is None:
-        return path.with_name(path.name + CACHE_SUFFIX)
     folder = hashlib.sha256(str(path.resolve().parent).encode()).hexdigest()[:8]
-    return Path(cache_dir) / f"{path.name}.{folder}{CACHE_SUFFIX}"
+    return Path(cache_dir or default_cache_dir()) / f"{path.name}.{folder}{CACHE_SUFFIX}"
 
 
 def conversion_options(given: dict | None = None) -> dict:

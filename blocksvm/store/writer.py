@@ -144,7 +144,7 @@ class StoreBuilder:
 
     def __init__(self, output: str | os.PathLike, *, overwrite: bool = False):
         self.output = Path(output)
-        complete_swap(self.output)  # one a killed conversion left half done; old stores swaps left behind
+        complete_swap(self.output)  # one a killed conversion left half done; what dead conversions left behind
         if self.output.exists() and not overwrite:
             raise StoreError(f"{self.output} already exists (pass overwrite / --overwrite to replace it)")
         if not self.output.parent.exists():
@@ -154,6 +154,11 @@ class StoreBuilder:
         self.overwrite = overwrite
         self.lock: FileLock | None = None
         self._lock_output()  # before any work: a store being read is not converted over
+        # held while the partial folder exists: a later conversion that can take it knows this one is dead
+        self.partial_lock = FileLock(
+            partial_lock_path(self.partial), holder=f"convert pid {os.getpid()}", optional=True
+        )
+        self.partial_lock.try_acquire()
         try:
             self.partial.mkdir()
         except OSError as exc:  # permission denied, read-only file system, no space left, ...
@@ -174,6 +179,7 @@ class StoreBuilder:
         self.lock = lock
 
     def _unlock(self) -> None:
+        self.partial_lock.release()
         if self.lock is not None:
             self.lock.release()
             self.lock = None
@@ -319,9 +325,10 @@ def old_path(output: Path, store_id: str) -> Path:
 def complete_swap(output: str | os.PathLike) -> None:
     """Finish a swap of the store at ``output`` that a conversion left half done (killed between its two renames,
     where the system has no atomic exchange), so that the path holds a whole store again: the new store when it is
-    complete, else the old one put back; and remove old stores that swaps left beside it. Swaps still in progress
-    (their conversion holds the old store's lock) are left alone. Nothing is raised: what cannot be done here (a
-    folder this process may not write) is left for the reader to report."""
+    complete, else the old one put back; and remove old stores that swaps left beside it and what conversions that died
+    left (:func:`remove_dead_partials`). Swaps still in progress (their conversion holds the old store's lock) are left
+    alone. Nothing is raised: what cannot be done here (a folder this process may not write) is left for the reader to
+    report."""
     output = Path(output)
     for trash in sorted(output.parent.glob(f"{glob.escape(output.name)}.old-*")):
         lock = FileLock(lock_path(trash), optional=True)
@@ -338,6 +345,36 @@ def complete_swap(output: str | os.PathLike) -> None:
             continue
         finally:
             lock.release()
+    remove_dead_partials(output)
+
+
+def partial_lock_path(partial: Path) -> Path:
+    """The lock file of a partial store folder (``NAME.partial-ID``), beside it as ``NAME.converting-ID.lock``: taken
+    before the folder is made, held until it is gone."""
+    name, _, conversion = partial.name.rpartition(f"{F.PARTIAL_SUFFIX}-")
+    return partial.with_name(f"{name}.converting-{conversion}.lock")
+
+
+def remove_dead_partials(output: str | os.PathLike) -> None:
+    """Remove the partial folders of conversions of ``output`` that died before they published (killed, out of
+    power): those whose lock nobody holds. A conversion still running holds its own, and one whose lock cannot be
+    taken here (a folder without locks) is left alone. Nothing is raised."""
+    output = Path(output)
+    name = glob.escape(output.name)
+    partials = output.parent.glob(f"{name}{F.PARTIAL_SUFFIX}-*")
+    orphans = [  # the locks of partial folders published (or removed) by a conversion killed before it let them go
+        output.with_name(f"{output.name}{F.PARTIAL_SUFFIX}-{lock.name[len(output.name) + 12 : -5]}")
+        for lock in output.parent.glob(f"{name}.converting-*.lock")
+    ]
+    for partial in sorted({*(p for p in partials if p.is_dir()), *orphans}):
+        lock = FileLock(partial_lock_path(partial), optional=True)
+        try:
+            if lock.try_acquire() is None and lock.file is not None:  # (really taken: its converter is gone)
+                shutil.rmtree(partial, ignore_errors=True)
+        except OSError:
+            continue
+        finally:
+            lock.release()  # (and its file removed)
 
 
 def _test_swap(stage: str) -> None:
