@@ -4,6 +4,7 @@ decisions."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -46,7 +47,18 @@ def declared(command: str, renamed: tuple[str, ...] = ()) -> dict[str, Param]:
     """The parameters ``command`` reads, with its defaults, but those the estimator names its own way
     (:data:`~blocksvm.params.ESTIMATOR_NAMES` and ``renamed``)."""
     own_names = set(ESTIMATOR_NAMES) | set(renamed)
-    return {p.name: p for p in for_command(command) if p.name not in own_names}
+    return {p.name: solvers_own(p) for p in for_command(command) if p.name not in own_names}
+
+
+def solvers_own(p: Param) -> Param:
+    """``p``, its default None where solvers have their own (``max_outer``: dual CD's 1,000, Newton's 50): in a
+    signature the declared default would be a value given, and a value given is what runs."""
+    if not p.solver_defaults or p.default is None:
+        return p
+    own = ", ".join(f"{solver} {value}" for solver, value in p.solver_defaults)
+    return dataclasses.replace(
+        p, default=None, none_ok=True, expects=f"{p.expects}, or None: the solver's own ({own}; the others {p.default})"
+    )
 
 
 def declared_tune() -> dict[str, Param]:
@@ -54,7 +66,7 @@ def declared_tune() -> dict[str, Param]:
     then its own options but ``refit`` (a file; the estimators keep the refitted model), but those the estimators
     name their own way (:data:`~blocksvm.params.ESTIMATOR_NAMES`)."""
     reads = (*(p for p in tune_reads() if p.name in PARAMS), *(p for p in TUNE.values() if p.name != "refit"))
-    return {p.name: p for p in reads if p.name not in ESTIMATOR_NAMES}
+    return {p.name: solvers_own(p) for p in reads if p.name not in ESTIMATOR_NAMES}
 
 
 def declared_init(params: dict[str, Param], own: dict[str, tuple[object, str]]):

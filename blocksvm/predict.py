@@ -31,6 +31,7 @@ from blocksvm._progress import progress_bar
 from blocksvm.errors import (  # noqa: F401 - the warnings: predict's, where users import them
     BlocksvmError,
     FeatureSpaceWarning,
+    InputFormatError,
     InputWarning,
     LabelWarning,
     ModelError,
@@ -227,6 +228,8 @@ def predict(
             _predict_store(model, BlockStore(data), writer, progress, space, tally, name)
         else:
             _predict_text(model, data, writer, progress, space, tally, declared, skipped if skip_bad_lines else None)
+        if tally.rows == 0:  # no accuracy of 0 rows, no empty output: one line, as convert says it
+            raise InputFormatError(data, 0, "contains no data rows" + (" (every line skipped)" * bool(skipped.lines)))
     summary = PredictSummary(
         tally.rows,
         tally.correct,

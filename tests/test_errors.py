@@ -536,6 +536,7 @@ CASES = [
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["convert", e.text, t / "o", "--block-mb", "lots"]),
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "9"]),
     ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-w", "heavy"]),
+    ("argument <name>: <what>", "usage", lambda e, t, mp: ["train", e.store, t / "m", "-s", "2", "-C"]),
     ("unrecognized arguments: <args>", "usage", lambda e, t, mp: ["info", e.store, "--colour"]),
     ("the following arguments are required: <names>", "usage", lambda e, t, mp: ["predict", e.model]),
     (
@@ -580,6 +581,11 @@ CASES = [
         "<file>: contains no data rows",
         "error",
         lambda e, t, mp: ["convert", write(t / "e.txt", "\n# nothing\n"), t / "o"],
+    ),
+    (
+        "<file>: contains no data rows",
+        "error",
+        lambda e, t, mp: ["predict", e.model, write(t / "e.txt", ""), "-o", t / "p.txt"],
     ),
     ("<file>:<line>: label <token> is not a number", "parse", convert_line(BAD_LINES[K.BAD_LABEL])),
     (
@@ -1568,6 +1574,22 @@ CASES = [
         "<flag> is read only with <options>: it <what it does>",
         "error",
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--solver", "dual-cd", "--cocoa-sigma", "2"],
+    ),
+    (
+        "<flag> is read only with <options>: it <what it does>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "-p", "0.1"],
+    ),
+    (
+        "<flag> is read only with <options>: it <what it does>",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--strict"],
+    ),
+    (
+        "--tol 0 turns the duality gap rule off and no other rule would stop this run before its <n> passes: give "
+        "--max-outer N or --time-limit SECONDS for how long to run, -e EPS for LIBLINEAR's rule, or a tolerance > 0",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--tol", "0"],
     ),
     (
         "-s <code> is the <loss> loss with the <penalty> penalty; <flags> beside it asks for another problem "

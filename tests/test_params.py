@@ -27,6 +27,7 @@ from blocksvm.train.params import (
     reference_page,
     settle,
     tune_reads,
+    unset,
 )
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "PARAMETERS.md"
@@ -83,7 +84,7 @@ def test_estimator_parameters_are_the_declared_ones():
     assert {ESTIMATOR_NAMES[name] for name in train_reads & set(ESTIMATOR_NAMES)} <= set(OWN_PARAMS)
     defaults = BlockSVC().get_params()
     for name in train_reads - set(ESTIMATOR_NAMES):
-        assert defaults[name] == (AUTO if name == "solver" else PARAMS[name].default), name  # (auto: by the shape)
+        assert defaults[name] == (AUTO if name == "solver" else unset(PARAMS[name])), name  # (auto: by the shape)
         assert f"    {name} : default=" in BlockSVC.__doc__
     online = set(inspect.signature(OnlineClassifier.__init__).parameters) - {"self"}
     partial_fit_reads = {p.name for p in for_command("partial_fit")}
@@ -104,13 +105,14 @@ def test_the_cv_estimators_parameters_are_what_tune_reads(estimator):
     defaults = estimator().get_params()
     assert defaults["cv"] == TUNE["folds"].default and defaults["Cs"] == TUNE["C_grid"].default
     for name in reads - set(ESTIMATOR_NAMES):
-        expected = "epsilon-insensitive" if (name, estimator) == ("loss", BlockSVRCV) else (PARAMS | TUNE)[name].default
+        expected = "epsilon-insensitive" if (name, estimator) == ("loss", BlockSVRCV) else unset((PARAMS | TUNE)[name])
         assert defaults[name] == (AUTO if name == "solver" else expected), name
         assert f"    {name} : default=" in estimator.__doc__
 
 
 def test_train_params_fields_and_defaults_are_the_declared_ones():
-    assert TrainParams().to_dict() == {name: p.default for name, p in PARAMS.items()}
+    assert TrainParams().to_dict() == {name: unset(p) for name, p in PARAMS.items()}  # (None: the solver's own)
+    assert TrainParams().to_dict()["max_outer"] is None and PARAMS["max_outer"].default == 50
     assert [p.name for p in COMMON] == list(PARAMS)[: len(COMMON)]
 
 

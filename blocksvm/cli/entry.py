@@ -65,6 +65,11 @@ def _parse(argv: list[str]) -> argparse.Namespace:
             f"-v {folds} is LIBLINEAR's {folds}-fold cross-validation, -v alone --verbose here: cross-validate with "
             f"'blocksvm tune STORE --folds {folds}' (--C-grid C for one C; docs/TUNE.md)"
         )
+    if command == "train" and _liblinear_search(argv):
+        commands.choices[command].error(
+            "argument -C/-c: expected a number (LIBLINEAR's -C without a number, its search of C, is 'blocksvm tune "
+            "STORE'; here -C VALUE is the cost, LIBLINEAR's -c)"
+        )
     args, unknown = parser.parse_known_args(argv)
     if unknown:
         hint = next((f": {text}" for flag, text in FOREIGN.get(args.command, {}).items() if flag in unknown), "")
@@ -96,6 +101,15 @@ def _liblinear_folds(argv: list[str]) -> str | None:
     """K of LIBLINEAR's ``-v K`` in ``argv`` (before ``--``), or None."""
     argv = argv[: argv.index("--")] if "--" in argv else argv
     return next((k for flag, k in zip(argv, argv[1:]) if flag == "-v" and k.isdigit()), None)
+
+
+def _liblinear_search(argv: list[str]) -> bool:
+    """LIBLINEAR's ``-C`` without a number (its search of C) in ``argv`` (before ``--``): the last word, or one
+    followed by an option (argparse would say only that it expects an argument)."""
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    following = (*argv[1:], None)
+    return any(flag == "-C" and (after is None or (after.startswith("-") and not _is_number(after)))
+               for flag, after in zip(argv, following))  # fmt: skip
 
 
 def liblinear_weight_options(argv: list[str]) -> list[str]:

@@ -77,10 +77,17 @@ def training_values(estimator) -> dict:
     return {name: plain(getattr(estimator, name)) for name in estimator._training if name in PARAMS}
 
 
-def not_default(values: dict) -> dict:
-    """The training parameters of ``values`` that differ from their defaults: what the checks of train and tune are
-    given."""
-    return {name: value for name, value in values.items() if value != PARAMS[name].default}
+def not_default(values: dict, declared: dict) -> dict:
+    """The training parameters of ``values`` given to the estimator: those that differ from the defaults of train or
+    of the estimator's ``declared`` parameters (its ``_training``: a regressor's loss), what the checks of train and
+    tune are given; None where solvers have defaults of their own is the solver's."""
+
+    def given(name: str, value) -> bool:
+        if value is None and PARAMS[name].solver_defaults:
+            return False
+        return value != PARAMS[name].default or (name in declared and value != declared[name].default)
+
+    return {name: value for name, value in values.items() if given(name, value)}
 
 
 def drawn_seed(random_state) -> int:

@@ -94,7 +94,7 @@ class BlockOneClassSVM(OneClassTwin, SparseInput, OutlierMixin, BaseEstimator):
             return self._keep(train(store, params, verbose=int(self.verbose), progress=False))
 
     def _train_params(self, seed: int) -> TrainParams:
-        given = fitting.not_default(fitting.training_values(self))
+        given = fitting.not_default(fitting.training_values(self), self._training)
         return settle("train", None, {**given, "seed": seed, "loss": "one-class"})[0]
 
     def _keep(self, result: TrainResult) -> BlockOneClassSVM:

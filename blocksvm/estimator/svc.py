@@ -193,7 +193,7 @@ class BlockSVC(SVCTwin, LinearDecisions, ClassifierMixin, BaseEstimator):
             values["class_weight"] = {fitting.plain(k): fitting.plain(v) for k, v in values["class_weight"].items()}
         if values["loss"] in ("squared_hinge", "crammer_singer"):  # scikit-learn's spellings
             values["loss"] = values["loss"].replace("_", "-")
-        trained = self._settle(fitting.not_default(values), shape)
+        trained = self._settle(fitting.not_default(values, self._training), shape)
         if LOSSES[trained.loss].task == NOVELTY:
             raise ParameterError(f"{type(self).__name__} classifies: for a one-class SVM use BlockOneClassSVM")
         return trained

@@ -89,7 +89,7 @@ class BlockSVR(SVRTwin, SparseInput, RegressorMixin, BaseEstimator):
         values = fitting.training_values(self)
         values.update(seed=seed, threads=fitting.plain(self.n_jobs))
         values["loss"] = str(values["loss"]).replace("_", "-")  # scikit-learn's spelling too
-        return _regression_only(self._settle(fitting.not_default(values), shape), type(self).__name__)
+        return _regression_only(self._settle(fitting.not_default(values, self._training), shape), type(self).__name__)
 
     _settle = BlockSVC._settle
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, field, fields, make_dataclass, replace
 
 from blocksvm.aliases import listed
 from blocksvm.errors import ParameterError
+from blocksvm.losses import LOSSES, REGRESSION
 from blocksvm.params import COMMON, Param
 from blocksvm.penalties import LIBLINEAR_SOLVERS, PENALTIES, liblinear_code
 from blocksvm.run_options import RUN_OPTIONS, TUNE_OPTIONS
@@ -138,7 +139,7 @@ class _Checked:
             value = getattr(self, f.name)
             if p.name == "class_weight":
                 _check_class_weight(value)
-            elif not p.accepts(value):
+            elif not p.accepts(value) and not (value is None and p.solver_defaults):  # (None: the solver's own)
                 raise ParameterError(f"{p.name} must be {p.range}, not {value!r}")
         return self
 
@@ -176,9 +177,16 @@ def _docstring(title: str, params) -> str:
     return "\n".join(lines)
 
 
+def unset(p) -> object:
+    """The value of a parameter not chosen: its default, or None where solvers have defaults of their own (None: the
+    solver's, filled in by :func:`settle` and ``with_solver_defaults``), so that a value given, even the generic
+    default (``max_outer=50`` to dual CD, whose own is 1,000), is the value that runs."""
+    return None if p.solver_defaults else p.default
+
+
 TrainParams = make_dataclass(
     "TrainParams",
-    [(p.name, object, field(default=p.default)) for p in PARAMS.values()],
+    [(p.name, object, field(default=unset(p))) for p in PARAMS.values()],
     bases=(_Checked,),
     namespace={
         "__doc__": _docstring(
@@ -217,9 +225,10 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     unknown = sorted(set(given) - set(PARAMS) - set(RUN))
     if unknown:
         raise ParameterError(f"unknown parameter(s): {', '.join(unknown)}")
-    values = {p.name: p.default_for(command) for p in PARAMS.values()}
-    if params is not None:
-        given = {k: v for k, v in params.to_dict().items() if v != values[k]} | given
+    values = {p.name: unset(p) if p.solver_defaults else p.default_for(command) for p in PARAMS.values()}
+    if params is not None:  # (a solver's own default, filled in when it was settled, is not a value given)
+        own = {p.name: p.default_for(command, params.solver) for p in PARAMS.values() if p.solver_defaults}
+        given = {k: v for k, v in params.to_dict().items() if v != values[k] and v != own.get(k, values[k])} | given
     values |= {k: v for k, v in given.items() if k in PARAMS}
     penalty = PENALTIES.get(values["penalty"])
     if "solver" not in given and penalty is not None and penalty.sparse:
@@ -240,7 +249,26 @@ def settle(command: str, params=None, given: dict | None = None, *, cli: bool = 
     for name, value in given.items():
         _check_read(command, PARAMS.get(name) or RUN[name], trained.solver, cli, value)
     _check_needs(command, trained.to_dict() | options.to_dict(), given, cli)
+    _check_some_rule_stops(trained, given, cli)
     return trained, options
+
+
+def _check_some_rule_stops(trained, given: dict, cli: bool) -> None:
+    """Refuse ``tol=0`` where nothing else would stop the run before its ``max_outer`` default: the gap rule off, no
+    PG rule (``-e``), no ``max_outer`` or time limit given. (Given with one of them, 0 turns the gap rule off.)"""
+    rules = SOLVERS[trained.solver].stop_rules
+    if given.get("tol") != 0 or "max_outer" in given or trained.time_limit is not None:
+        return
+    if "pg" in rules and trained.eps is not None:
+        return
+    flags = ("--tol 0", "--max-outer N", "--time-limit SECONDS", "-e EPS") if cli else (
+        "tol=0", "max_outer=N", "time_limit=SECONDS", "eps=EPS")  # fmt: skip
+    raise ParameterError(
+        f"{flags[0]} turns the duality gap rule off and no other rule would stop this run before its "
+        f"{trained.max_outer:,} passes: give {flags[1]} or {flags[2]} for how long to run"
+        + (f", {flags[3]} for LIBLINEAR's rule" if "pg" in rules else "")
+        + ", or a tolerance > 0"
+    )
 
 
 def for_store(params, store, say=None):
@@ -444,6 +472,21 @@ NEEDS = (
         lambda v: bool((v["workers"] or 1) > 1 or v["scheduler"]),
         ("--workers K > 1 (or --scheduler)", "workers=K > 1 (or a client)"),
         "shapes the CoCoA+ rounds of dual CD on shards",
+    ),
+    (
+        ("epsilon",),
+        lambda v: LOSSES[v["loss"]].task == REGRESSION,
+        (
+            "a regression loss (--loss epsilon-insensitive or squared-epsilon-insensitive: -s 11, 12, 13)",
+            "a regression loss (loss='epsilon-insensitive' or 'squared-epsilon-insensitive')",
+        ),
+        "is the width of support vector regression's insensitive tube",
+    ),
+    (
+        ("strict",),
+        lambda v: v["validation"] is not None,
+        ("--validation DATA", "validation=DATA"),
+        "refuses validation data whose features or labels the training data does not have",
     ),
 )
 
