@@ -154,7 +154,12 @@ class LinearDecisions(SparseInput):
     @available_if(_has_probabilities)
     def predict_proba(self, X) -> np.ndarray:
         """Class probabilities, shape (n_samples, n_classes), as LIBLINEAR's ``predict_probability``: the sigmoid
-        of the decision value for two classes; for more, each one-vs-rest sigmoid, normalized (loss='logistic')."""
+        of the decision value for two classes; for more, each one-vs-rest sigmoid, normalized (loss='logistic').
+
+        They differ from scikit-learn's ``LogisticRegression(C=C)`` on the same data because the problems differ: as
+        in LIBLINEAR, the intercept is the weight of a constant feature (``bias``) and is penalized with the others,
+        where scikit-learn leaves it unpenalized (and its multiclass default is the multinomial loss, not one-vs-rest).
+        A large ``bias`` (say 100) makes the penalty on the intercept small and the two close."""
         scores = self.decision_function(X)
         p = 0.5 * (1.0 + np.tanh(0.5 * scores))  # 1 / (1 + exp(-score)) without overflow
         if p.ndim == 1:

@@ -4,7 +4,7 @@ It generates LIBSVM text, then runs the very commands a user would run, each in 
 so that its peak memory can be read::
 
     blocksvm convert train.svm train.bsvm --block-mb 16
-    blocksvm train train.bsvm model.h5 -C 0.1 --cache-mb 16
+    blocksvm train train.bsvm model.h5 -C 0.1 --memory-mb <half the data>
     blocksvm predict model.h5 test.svm --output predictions.txt
 
 and prints accuracy, objective, seconds and peak memory. The same commands on a tiny data set
@@ -36,7 +36,6 @@ from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.errors import BlocksvmError, ParameterError
 
 BLOCK_MB = 16.0
-CACHE_MB = 16.0
 C = 0.1
 
 
@@ -78,13 +77,14 @@ def run_measured(args: list[str]) -> tuple[dict | None, float, float]:
     return json.loads(output), time.perf_counter() - start, peak_kb / 1024
 
 
-def training_memory_mb(rows: int, features: int, block_mb: float) -> float:
-    """What training holds of the data: two blocks (current, read-ahead), the support-vector cache
-    (twice while it is rebuilt), w and alpha."""
-    return 2 * block_mb + 2 * CACHE_MB + 8 * (features + 1 + rows) / 1e6
+def training_budget_mb(data_mb: float) -> float:
+    """The demo's ``--memory-mb`` for training: half of the data's rows in memory, so that training keeps some of its
+    blocks and reads the others again at every pass, as it does with a store larger than memory; at least what two
+    blocks in flight and the learner's arrays need."""
+    return round(max(data_mb / 2, 3 * BLOCK_MB), 1)
 
 
-def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -> dict:
+def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say, budget_mb: float) -> dict:
     root.mkdir(parents=True, exist_ok=True)
     train_text, test_text = root / "train.svm", root / "test.svm"
     start = time.perf_counter()
@@ -93,7 +93,15 @@ def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -
     steps = {"generate": {"seconds": time.perf_counter() - start}}
     commands = {
         "convert": ["convert", str(train_text), str(root / "train.bsvm"), "--block-mb", str(BLOCK_MB), "--overwrite"],
-        "train": ["train", str(root / "train.bsvm"), str(root / "model.h5"), "-C", str(C), "--cache-mb", str(CACHE_MB)],
+        "train": [
+            "train",
+            str(root / "train.bsvm"),
+            str(root / "model.h5"),
+            "-C",
+            str(C),
+            "--memory-mb",
+            str(budget_mb),
+        ],
         "predict": ["predict", str(root / "model.h5"), str(test_text), "--output", str(root / "predictions.txt")],
     }
     for name, args in commands.items():
@@ -124,27 +132,32 @@ def run_demo(
     root.mkdir(parents=True, exist_ok=True)
     say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
     data_mb = (rows * 24 + rows * nnz * 8) / 1e6
-    budget = training_memory_mb(rows, features, BLOCK_MB)
+    budget = training_budget_mb(data_mb)
     try:
         say(
             f"blocksvm demo: {rows:,} training rows x {features:,} features (~{nnz} nonzeros a row), "
             f"about {data_mb:,.0f} MB in memory;"
         )
         say(
-            f"training holds {budget:,.0f} MB of it at a time (two {BLOCK_MB:g} MB blocks, a {CACHE_MB:g} MB "
-            f"support-vector cache twice while rebuilt, w and alpha). Files in {root}"
+            f"training runs under --memory-mb {budget:g}: the blocks that fit are kept, the others read again at every "
+            f"pass. Files in {root}"
             + ("" if keep or workdir else " while it runs (removed at the end: --keep or --workdir keeps them)")
         )
         say()
         say("1. the fixed cost: the same commands on 2,000 rows")
         tiny = _pipeline(
-            root / "tiny", SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2), 2000, 1000, lambda text: None
+            root / "tiny",
+            SyntheticSpec(rows=3000, features=features, nnz=nnz, seed=2),
+            2000,
+            1000,
+            lambda text: None,
+            budget,
         )
         fixed = ", ".join(f"{k} {tiny[k]['peak_rss_mb']:.0f} MB" for k in ("convert", "train", "predict"))
         say(f"   peak RSS {fixed} (Python, numba, HDF5)")
         say(f"2. the demo data ({rows:,} + {test_rows:,} held-out rows)")
         spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, noise=0.05, seed=1)
-        steps = _pipeline(root / "data", spec, rows, test_rows, say)
+        steps = _pipeline(root / "data", spec, rows, test_rows, say, budget)
         trained = steps["train"]["output"]
         predicted = steps["predict"]["output"]
         figures = {
@@ -153,7 +166,10 @@ def run_demo(
             "features": features,
             "text_mb": round(steps["text_bytes"] / 1e6, 1),
             "data_in_memory_mb": round(data_mb, 1),
-            "training_budget_mb": round(budget, 1),
+            "training_budget_mb": budget,
+            "kept_blocks": trained.get("kept_blocks"),
+            "blocks": trained.get("blocks"),
+            "kept_mb": trained.get("kept_mb"),
             "block_mb": BLOCK_MB,
             "objective": trained["primal"],
             "gap": trained["gap"],
@@ -169,6 +185,12 @@ def run_demo(
             f"objective       {trained['primal']:.6e}  (relative duality gap {trained['gap']:.1e}, "
             f"{trained['outer_iterations']} passes over the blocks)"
         )
+        if trained.get("blocks"):
+            say(
+                f"memory          --memory-mb {budget:g}: kept {trained['kept_blocks']} of the store's "
+                f"{trained['blocks']} blocks in memory ({trained['kept_mb']:,.0f} MB decoded), read the others again "
+                "every pass"
+            )
         s = figures["seconds"]
         say(
             f"seconds         generate {s['generate']}, convert {s['convert']}, train {s['train']}, "

@@ -415,9 +415,9 @@ WORKERS = Param(
 CACHE_MB = Param(
     "cache_mb",
     None,
-    "dual-cd, crammer-singer, one-class: megabytes of the support-vector cache of --working-set cache (rows solved "
-    "with every block), taken out of --memory-mb. newton, owl-qn, cdn, glmnet: an older name of --memory-mb (the "
-    "store or its columns kept in memory when they fit). None: 64 for the cache; the others: --memory-mb.",
+    "Megabytes of the support-vector cache of --working-set cache (rows solved with every block), taken out of "
+    "--memory-mb (None: 64). The passes of newton, owl-qn, cdn and glmnet keep the store or its columns within "
+    "--memory-mb.",
     positive,
     "a positive number of megabytes or None",
     none_ok=True,

@@ -245,6 +245,7 @@ def _declared_only(pieces, classes: np.ndarray, path: str):
 def _warm_start(learner: GrowingLearner, model: LinearModel, source: str, text: dict | None) -> None:
     """Continue ``model``: its classes, features and weights (a model of the same problem, bias and text format)."""
     params = learner.params
+    SOLVERS[params.solver].check_warm_starts()
     check_warm_start(model, source, SOLVERS[params.solver].loss_of(params), params.bias, text)
     learner.start_from(model.weights(), model.classes, model.n_features, model.feature_map)
 

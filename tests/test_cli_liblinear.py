@@ -202,19 +202,19 @@ def test_ctrl_c_without_a_checkpoint_leaves_the_output_alone(capsys, data, tmp_p
     ],
 )
 def test_an_l1_run_that_reads_the_store_every_pass_names_the_budget_that_keeps_it(capsys, data, tmp_path, flags, reads):
-    """An L1 run at a --cache-mb below its data read it at every pass (2.8x slower than from memory) without a word
+    """An L1 run at a --memory-mb below its data read it at every pass (2.8x slower than from memory) without a word
     of what would keep it: the note names the budget, where this machine has the memory for it."""
     from blocksvm.train.engines import available_mb
 
     root, _, _ = data
-    argv = ["train", root / "train.bsvm", tmp_path / "l1.h5", *flags, "--cache-mb", "0.01", "--max-outer", "2"]
+    argv = ["train", root / "train.bsvm", tmp_path / "l1.h5", *flags, "--memory-mb", "0.01", "--max-outer", "2"]
     code, _, err = run_cli(capsys, *argv)
     assert code == 0, err
     (note,) = [line for line in err.splitlines() if reads in line]
     if available_mb() is None:  # (not Linux: no MemAvailable to compare with)
         assert note.endswith("keeps it)") or note.endswith("keeps them)")
     else:
-        assert "--cache-mb 1 keeps " in note and note.endswith("es read nothing")
+        assert "--memory-mb 1 keeps " in note and note.endswith("es read nothing")
 
 
 def test_s_sets_liblinears_e_for_its_dual_solvers(capsys, data, tmp_path):

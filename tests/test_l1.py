@@ -226,7 +226,7 @@ def test_owl_qn_cut_inside_passes_resumes_to_the_same_model(generated, small_pie
     """Cut every 3 blocks (4 a pass: every position of a pass, and between passes of an iteration)."""
     store = generated[0]
     params = {"penalty": "l1", "loss": "logistic", "C": 1.0, "eps": 1e-2, "threads": 2, "solver": "owl-qn",
-              "cache_mb": 64.0 if fits else 0.01}  # fmt: skip
+              "memory_mb": 64.0 if fits else 0.01}  # fmt: skip
     whole = train(store, verbose=0, **params)
     result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 3, **params)
     assert cuts >= 5
@@ -658,14 +658,14 @@ def test_a_layout_whose_statistics_would_outweigh_its_entries_keeps_none_and_tra
 
 
 def test_columns_beyond_the_budget_keep_the_quadratics_columns_narrowed_and_give_the_same_model(generated):
-    """Columns that exceed --cache-mb were read again at every cycle of newGLMNET's quadratic; now its first cycle keeps
+    """Columns that exceed --memory-mb were read again at every cycle of newGLMNET's quadratic; now its first cycle keeps
     the columns of the features not shrunk (narrowed blocks) when they fit, and the later cycles read nothing: the
     same model, bit for bit, fewer bytes read."""
     store = generated[0]
     ensure_columns(store)
     entries = BlockStore(store).columns.nnz * 8 / 1e6  # MB of the columns' row ids and values
     runs = {
-        mb: train(store, penalty="l1", loss="logistic", C=1.0, cache_mb=mb, verbose=0)
+        mb: train(store, penalty="l1", loss="logistic", C=1.0, memory_mb=mb, verbose=0)
         for mb in (1024.0, 0.8 * entries, 1e-3)  # all kept; the narrowed kept; nothing kept
     }
     kept, narrowed, none = runs.values()

@@ -213,3 +213,21 @@ def test_estimators_predict_probabilities_with_the_logistic_loss():
     assert not hasattr(BlockSVC(), "predict_proba")  # squared hinge: none
     online = OnlineClassifier(solver="ftrl", loss="logistic", random_state=0).fit(X, y)
     assert online.predict_proba(X).shape == (300, 3)
+
+
+def test_probabilities_differ_from_scikit_learns_by_the_penalized_intercept_as_the_docs_say():
+    """README and ``predict_proba`` say why BlockSVC(loss="logistic") and scikit-learn's LogisticRegression(C=C)
+    give other probabilities on the same data (the intercept penalized, as LIBLINEAR's) and that a large ``bias``
+    brings them close: both, against scikit-learn itself."""
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+
+    from blocksvm import BlockSVC
+
+    X, y = make_classification(n_samples=400, n_features=6, n_informative=4, shift=2.0, random_state=1)
+    theirs = LogisticRegression(C=0.05, tol=1e-10, max_iter=10_000).fit(X, y).predict_proba(X)
+    gaps = {}
+    for bias in (1.0, 100.0):
+        ours = BlockSVC(loss="logistic", C=0.05, bias=bias, solver="newton", eps=1e-10, random_state=0).fit(X, y)
+        gaps[bias] = float(np.max(np.abs(ours.predict_proba(X) - theirs)))
+    assert gaps[1.0] > 1e-2 and gaps[100.0] < 1e-3, gaps

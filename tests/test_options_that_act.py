@@ -34,3 +34,23 @@ def test_an_estimators_max_outer_is_the_passes_it_runs(small_libsvm):
         warnings.simplefilter("ignore", ConvergenceWarning)
         default = BlockSVC(loss="hinge", tol=1e-12, random_state=0, solver="dual-cd").fit(X[:300], y[:300])
     assert len(default.history_) > 50  # (None: dual CD's own limit, 1,000)
+
+
+def test_cache_mb_is_the_support_vector_cache_alone(small_libsvm, tmp_path, capsys):
+    """``--cache-mb`` meant two things in ``train --help`` (the cache of dual CD's working set, and an older name of
+    --memory-mb for the pass learners); it is the cache alone, and the pass learners' budget is --memory-mb."""
+    code, out, _ = run_cli(capsys, "train", "--help")
+    assert "older name" not in out and "--cache-mb" in out
+    code, _, err = run_cli(capsys, "train", small_libsvm, tmp_path / "m.h5", "--solver", "newton", "--cache-mb", "9")
+    assert code == 2 and "not by --solver newton" in err
+
+
+def test_no_learner_takes_a_base_classs_method_to_refuse_an_inherited_one():
+    """docs/ARCHITECTURE.md: "none refuses a method it inherits" (OGD reassigned Solver.start_from to refuse its
+    family's warm start); a learner declares ``warm_starts`` instead, and the refusal follows the declaration."""
+    from blocksvm.solvers import SOLVERS
+
+    for name, solver in SOLVERS.items():
+        method = vars(solver).get("start_from")
+        assert method is None or method.__qualname__.startswith(solver.__name__ + "."), name
+    assert not SOLVERS["ogd"].warm_starts and SOLVERS["perceptron"].warm_starts and SOLVERS["newton"].warm_starts

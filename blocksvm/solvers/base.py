@@ -18,6 +18,8 @@ driver declares
   ``progressive_loss`` (mean loss per row) and ``progressive_accuracy``;
 - ``ignores``: the parameters every learner reads that it does not, each with the reason a refusal gives (the
   one-class SVM's ``bias`` and ``class_weight``);
+- ``warm_starts``: it continues a saved model's weights (``--warm-start``, :meth:`start_from`): a learner whose state
+  is its weights;
 - ``stop_rules``: which of the loop's rules apply to it (``"gap"``: relative duality gap <= tol,
   ``"pg"``: LIBLINEAR's projected-gradient violation <= eps, ``"solver"``: the learner judges its own
   iterations, its record's ``stop`` says why it is done: Newton's and OWL-QN's gradient rule, LIBLINEAR's -e);
@@ -142,6 +144,8 @@ class Solver:
     ignores: ClassVar[dict[str, str]] = {}
     # A learner that does not read instance weights: what to do instead (None: it reads them, C_i = C w_i ...).
     refuses_weights: ClassVar[str | None] = None
+    # It continues a saved model's weights (--warm-start: start_from); False: its state is more than its weights.
+    warm_starts: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -189,11 +193,18 @@ class Solver:
         """The model's weights, shape (n_problems, n_features + 1); last column: bias feature."""
         raise NotImplementedError
 
+    @classmethod
+    def check_warm_starts(cls) -> None:
+        """Refuse a warm start (``--warm-start``) of a learner that does not declare ``warm_starts``."""
+        if not cls.warm_starts:
+            raise ParameterError(
+                f"--solver {cls.name} cannot continue a saved model (--warm-start): its state is more than the weights"
+            )
+
     def start_from(self, W: np.ndarray) -> None:
-        """Continue from the weights of a saved model (``--warm-start``), shape as :meth:`weights`."""
-        raise ParameterError(
-            f"--solver {self.name} cannot continue a saved model (--warm-start): its state is more than the weights"
-        )
+        """Continue from the weights of a saved model (``--warm-start``), shape as :meth:`weights` (a learner that
+        declares ``warm_starts``)."""
+        self.check_warm_starts()
 
     def objective_terms(self, W: np.ndarray, loss_sums: np.ndarray) -> dict[str, np.ndarray]:
         """The objective's terms per problem at ``W``, given ``sum_i C_i loss_i`` per problem: the problem's penalty
@@ -323,6 +334,7 @@ class OnlineSolver(BlockSolver):
     """
 
     online = True
+    warm_starts = True  # (its state is its arrays, the first of them the model)
     commands = COMMANDS
     penalties = ()  # (their penalties are their own learning parameters: l1, l2)
     losses = ("hinge", "squared-hinge", "logistic")

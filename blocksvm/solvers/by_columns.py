@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from blocksvm.params import CACHE_MB, COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
+from blocksvm.params import COLUMN_PIECES, EPS, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers._cdn_kernels import decisions_add
 from blocksvm.solvers._glmnet_kernels import curvature_at_zero, slope_at_zero
 from blocksvm.solvers.base import COLUMNS, Resources
@@ -167,7 +167,7 @@ class ColumnSolver(StagedSolver):
     """
 
     reads = COLUMNS
-    params = (C, LOSS, EPS, CACHE_MB, COLUMN_PIECES, WORKERS, THREADS)
+    params = (C, LOSS, EPS, COLUMN_PIECES, WORKERS, THREADS)
     penalties = ("l1",)
     stop_rules = frozenset({"solver"})
     worker_class: type[ColumnWorker] = ColumnWorker

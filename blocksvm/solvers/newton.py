@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from blocksvm.losses import REGRESSION
-from blocksvm.params import CACHE_MB, EPS, EPSILON, LOSS, THREADS, WORKERS, C
+from blocksvm.params import EPS, EPSILON, LOSS, THREADS, WORKERS, C
 from blocksvm.solvers import _newton_kernels as K
 from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
 from blocksvm.solvers.staged import Stage
@@ -72,7 +72,7 @@ class NewtonSolver(RowSumSolver):
     """
 
     name = "newton"
-    params = (C, LOSS, EPS, EPSILON, CACHE_MB, WORKERS, THREADS)
+    params = (C, LOSS, EPS, EPSILON, WORKERS, THREADS)
     losses = ("squared-hinge", "logistic", "squared-epsilon-insensitive")
     stop_rules = frozenset({"solver"})
     weight_vectors = ("w", "g", "precond", "s", "r", "d")

@@ -54,7 +54,7 @@ class OGDSolver(OnlineSolver):
     )
     kernel = staticmethod(K.ogd_block)
     objective_terms = Solver.objective_terms  # the SVM's objective
-    start_from = Solver.start_from  # refused: its step count and average are more than a model's weights
+    warm_starts = False  # its step count and average are more than a model's weights
 
     def __init__(self, problem, params, resources: Resources | None = None):
         super().__init__(problem, params, resources)

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.params import CACHE_MB, EPS, LOSS, THREADS, WORKERS, C, Param, count
+from blocksvm.params import EPS, LOSS, THREADS, WORKERS, C, Param, count
 from blocksvm.solvers import _owlqn_kernels as K
 from blocksvm.solvers.base import Resources
 from blocksvm.solvers.row_sums import PassRequest, PieceMapper, RowSumSolver
@@ -97,7 +97,6 @@ class OWLQNSolver(RowSumSolver):
             parse=int,
             metavar="M",
         ),
-        CACHE_MB,
         WORKERS,
         THREADS,
     )

@@ -50,6 +50,7 @@ class StagedSolver(Solver):
     ``passes_figure``) and how its stop reason names them (``norm_words``, ``title``), and its ``weight_vectors``.
     """
 
+    warm_starts = True  # (its state between iterations is its weights)
     every_pass_an_iteration = False  # an iteration may take several passes
     STAGES: ClassVar[tuple[Stage, ...]] = ()
     F = F_OLD = NORM = NORM0 = TOL = STEP = 0

@@ -80,6 +80,11 @@ class KeptBlocks:
         self.kept: dict[int, tuple[int, int]] = {}  # a block read and kept: (its rows, its row offset)
         self._buffers: dict[str, np.ndarray] | None = None
 
+    def summary(self) -> dict:
+        """What the plan keeps in memory, for a run's summary: blocks, of how many, and their decoded megabytes."""
+        kept = sum(self.sizes[b] for b in self.plan)
+        return {"kept_blocks": len(self.plan), "blocks": len(self.sizes), "kept_mb": round(kept / 1e6, 1)}
+
     def __getstate__(self) -> dict:  # a shard shipped to a worker reads its blocks there
         return {**self.__dict__, "kept": {}, "_buffers": None}
 

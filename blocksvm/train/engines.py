@@ -199,12 +199,7 @@ DEFAULT_SHARE = 0.5  # of the memory available when the run starts
 
 
 def memory_budget(params) -> Budget:
-    """The run's budget: ``--memory-mb``; for the row-sum and column learners ``--cache-mb`` where given (its older
-    name for them); else half of the memory available when the run starts."""
-    from blocksvm.solvers import SOLVERS
-
-    if params.cache_mb is not None and SOLVERS[params.solver].reads != BLOCKS:
-        return Budget(params.cache_mb * 1e6, f"--cache-mb {params.cache_mb:g}")
+    """The run's budget: ``--memory-mb``, else half of the memory available when the run starts."""
     if params.memory_mb is not None:
         return Budget(params.memory_mb * 1e6, f"--memory-mb {params.memory_mb:g}")
     available = available_mb()
@@ -459,7 +454,7 @@ def memory_warning(name: str, budget: Budget, kept, words: tuple[str, str, str])
     what, each, it = words
     needed = kept.bytes / 1e6
     head = f"memory budget {budget.said}: {name}"
-    flag = "--cache-mb" if budget.said.startswith("--cache-mb") else "--memory-mb"
+    flag = "--memory-mb"
     planned, total = len(getattr(kept, "plan", ())), len(getattr(kept, "sizes", ()))
     part = f" keeps {planned} of its {total} blocks in memory;" if planned else ""
     reads = f"every {each} of {name} reads {'the others' if planned else it} again"

@@ -393,6 +393,7 @@ class Trainer(Run):
 
     def start_from(self, model: LinearModel, source: str) -> None:
         """Begin from ``model``'s weights (``--warm-start``): same classes, features padded with zeros."""
+        self.solver.check_warm_starts()
         p = self.problem
         check_warm_start(model, source, p.loss, p.bias, self.store.text_format)
         if not np.array_equal(np.asarray(model.classes, dtype=float), p.classes):
@@ -459,6 +460,8 @@ class Trainer(Run):
             **{key: last[key] for key in ("train_mse", "validation_mse", "train_inliers", "rho") if key in last},
             "blocks_visited": self.state.blocks_visited,
             "rows": self.store.n_rows,
+            "memory_mb": self.params.memory_mb,  # the run's budget, and what its passes kept of the store within it
+            **(self.passes.kept.summary() if getattr(self.passes, "kept", None) is not None else {}),
             **({"nonzero_weights": last["nonzero_weights"]} if "nonzero_weights" in last else {}),
         }
         model = LinearModel.from_weights(
