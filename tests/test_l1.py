@@ -658,9 +658,9 @@ def test_a_layout_whose_statistics_would_outweigh_its_entries_keeps_none_and_tra
 
 
 def test_columns_beyond_the_budget_keep_the_quadratics_columns_narrowed_and_give_the_same_model(generated):
-    """Columns that exceed --memory-mb were read again at every cycle of newGLMNET's quadratic; now its first cycle keeps
-    the columns of the features not shrunk (narrowed blocks) when they fit, and the later cycles read nothing: the
-    same model, bit for bit, fewer bytes read."""
+    """Columns that exceed --memory-mb were read again at every cycle of newGLMNET's quadratic; now its first cycle
+    keeps the columns of the features not shrunk (narrowed blocks) when they fit, and the later cycles read nothing:
+    the same model, bit for bit, fewer bytes read."""
     store = generated[0]
     ensure_columns(store)
     entries = BlockStore(store).columns.nnz * 8 / 1e6  # MB of the columns' row ids and values

@@ -16,7 +16,7 @@ then:
   process (peak RSS of the command alone), at ``--threads`` 1 and 2 (one piece: LIBLINEAR's algorithm) and at 2 threads
   over 2 pieces (``--column-pieces 2``: block Jacobi); its history gives each iteration's exact objective, time and
   column entries read: the time and the passes (entries read / nonzeros) to 1e-3 are those of the first iteration
-  within 1e-3 of the best found; at blocksvm's own ``--cache-mb`` unless ``--cache-mb`` is given;
+  within 1e-3 of the best found; at blocksvm's own ``--memory-mb`` unless ``--memory-mb`` is given;
 - **text to model**: ``blocksvm train TEXT -s CODE`` (conversion, columns and training in one command) against
   LIBLINEAR's load and train at its default ``-e``.
 
@@ -82,11 +82,11 @@ def run_liblinear(X, y, code: int, C: float, problem) -> list[dict]:
     return runs
 
 
-def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y, threads: int, pieces: int, cache_mb):
+def run_blocksvm(store: Path, root: Path, code: int, C: float, X, y, threads: int, pieces: int, memory_mb):
     from blocksvm.model import LinearModel
 
     model_path = root / f"m{code}-{C:g}-{threads}-{pieces}.h5"
-    cache = ("--cache-mb", str(cache_mb)) if cache_mb else ()
+    cache = ("--memory-mb", str(memory_mb)) if memory_mb else ()
     seconds, rss = child(run.cli("train", store, model_path, "-s", code, "-c", C, "-e", "1e-4", "--threads", threads,
                                  "--column-pieces", pieces, *cache, "--max-outer", "300", "-q"))  # fmt: skip
     history = [json.loads(line) for line in open(f"{model_path}.history.jsonl")]
@@ -152,7 +152,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--C", type=float, nargs="+", default=[1.0])
     p.add_argument("--codes", type=int, nargs="+", default=[5, 6])
-    p.add_argument("--cache-mb", type=float, default=None)
+    p.add_argument("--memory-mb", type=float, default=None)
     p.add_argument("--root", type=Path, default=OUT / "l1", help="data, stores and models (default bench-out/l1)")
     p.add_argument("--json", type=Path)
     run.add_quick(p, "the small set: to test the script")
@@ -177,7 +177,7 @@ def main() -> None:
         for code in args.codes:
             for C in args.C:
                 lib = run_liblinear(X, y, code, C, problem)
-                ours = {(t, pc): run_blocksvm(cols["store"], args.root, code, C, X, y, t, pc, args.cache_mb)
+                ours = {(t, pc): run_blocksvm(cols["store"], args.root, code, C, X, y, t, pc, args.memory_mb)
                         for t, pc in CONFIGS}  # fmt: skip
                 best = min([r["objective"] for r in lib] + [f for o in ours.values() for _, f, _ in o["history"]])
                 lib_time, lib_eps = next(((r["seconds"], r["eps"]) for r in lib

@@ -11,8 +11,8 @@ squared hinge, C = 1, bias 1:
    gave the same bits.
 2. **end to end from the store** — passes and train seconds to a primal objective within ``--target`` (relative)
    of f* (Newton at eps 1e-8): dual CD serial and on 2 threads (an exact evaluation after every pass, not
-   counted), ``--solver newton`` reading the store at every pass (``--cache-mb 1``) and keeping it in memory
-   (``--cache-mb``, default 1024) with 1 and 2 threads, ``--workers 2`` (shards on threads) and a 2-worker dask
+   counted), ``--solver newton`` reading the store at every pass (``--memory-mb 1``) and keeping it in memory
+   (``--memory-mb``, default 1024) with 1 and 2 threads, ``--workers 2`` (shards on threads) and a 2-worker dask
    LocalCluster; each run's first record at the target.
 3. **LIBLINEAR -s 2** (liblinear-official, one thread) on the same text: load apart, then ``-e`` down a ladder
    until the primal is within the target; the train seconds of the first that is.
@@ -127,7 +127,7 @@ def main() -> None:
     p = run.parser(__doc__)
     data.generated_args(p, rows=400_000, features=100_000, nnz=60, block_rows=50_000)
     p.add_argument("--target", type=float, default=1e-3, help="relative objective to reach")
-    p.add_argument("--cache-mb", type=float, default=1024.0, help="newton's --cache-mb where the store is kept")
+    p.add_argument("--memory-mb", type=float, default=1024.0, help="newton's --memory-mb where the store is kept")
     p.add_argument("--threads", default="1,2,4,8,16", help="thread counts of the pass kernel")
     p.add_argument("--skip", default="", help="comma-separated parts to leave out: kernel, e2e, liblinear")
     p.add_argument("--out", type=Path, default=OUT / "parallel")
@@ -162,11 +162,11 @@ def main() -> None:
     fstar = run.job("fstar", store=str(store))
     results["fstar"] = fstar
     print(f"\nf* = {fstar.get('primal')} ({fstar.get('stop', fstar.get('error'))})", flush=True)
-    kept = {"solver": "newton", "eps": 1e-6, "cache_mb": args.cache_mb}
+    kept = {"solver": "newton", "eps": 1e-6, "memory_mb": args.memory_mb}
     runs = [
         ("dual CD, serial", {"eval_every": 1, "tol": 1e-6, "max_outer": 100}, 0),
         ("dual CD, --threads 2", {"eval_every": 1, "tol": 1e-6, "max_outer": 100, "threads": 2}, 0),
-        ("newton, 1 thread, every pass reads the store", {"solver": "newton", "eps": 1e-6, "cache_mb": 1.0}, 0),
+        ("newton, 1 thread, every pass reads the store", {"solver": "newton", "eps": 1e-6, "memory_mb": 1.0}, 0),
         ("newton, 1 thread", kept, 0),
         ("newton, --threads 2", {**kept, "threads": 2}, 0),
         ("newton, --workers 2 (shards on threads)", {**kept, "workers": 2}, 0),
