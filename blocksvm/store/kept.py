@@ -100,16 +100,17 @@ class KeptBlocks:
         """``(index, block)`` of ``store`` in ``order``: the kept ones from memory, the others read (ahead, by
         ``prefetch`` threads), a planned one kept as it comes."""
         order = [int(b) for b in order]
-        missing = iter(store.iter_blocks([b for b in order if b not in self.kept], prefetch=prefetch, stats=stats))
+        read = [b for b in order if b not in self.kept]  # (decided now: the reads ahead are these, in this order)
+        missing = iter(store.iter_blocks(read, prefetch=prefetch, stats=stats))
+        read = set(read)
         for b in order:
-            if b in self.kept:
+            if b not in read:
                 yield b, self.block(b)
                 continue
-            block = next(missing)
-            if b in self.plan:
+            block = next(missing)  # (read ahead even where the plan was completed since: a resumed run's first visit)
+            if b in self.plan and b not in self.kept:
                 self._keep(block)
-                block = self.block(b)
-            yield b, block
+            yield b, self.block(b) if b in self.kept else block
 
     def complete(self, store, prefetch: int, stats: ReadStats) -> None:
         """Read the planned blocks not in memory yet (a run resumed after its first pass), in the plan's order."""
