@@ -16,7 +16,7 @@ from dataclasses import asdict
 import forked
 import numpy as np
 import pytest
-from conftest import cli
+from conftest import cli, cutting_after
 
 from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint, write_checkpoint
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
@@ -383,3 +383,21 @@ def test_a_stream_killed_during_and_between_its_checkpoint_writes_resumes_to_the
     resumed = stream(text, resume=ck, **run).model
     np.testing.assert_array_equal(resumed.coef, whole.coef)
     np.testing.assert_array_equal(resumed.intercept, whole.intercept)
+
+
+@pytest.mark.parametrize("cut", [1, 5, 13])
+def test_a_run_resumed_before_its_kept_blocks_are_back_reads_each_block_as_itself(tmp_path, cut):
+    """A budget that keeps some of the blocks (3 of 12): a run resumed before its plan's blocks were all in memory
+    read them back at its first visit, while the reads ahead it had decided still held them, and every block after
+    came one place late (another block's rows under its index); its second pass drifted from the uninterrupted run's."""
+    store = tmp_path / "s.bsvm"
+    make_store(store, SyntheticSpec(rows=6000, features=300, nnz=10, seed=5), block_rows=500, progress=False)
+    params = {"tol": 1e-3, "memory_mb": 0.5, "max_outer": 3}
+    whole = train(store, verbose=0, **params)
+    assert 0 < whole.model.summary["kept_blocks"] < whole.model.summary["blocks"]
+    with cutting_after(cut):
+        cut_run = train(store, verbose=0, checkpoint=tmp_path / "ck.h5", checkpoint_every=1, **params)
+    assert cut_run.interrupted
+    resumed = train(store, verbose=0, resume=tmp_path / "ck.h5", **params)
+    assert [r["dual"] for r in resumed.history] == [r["dual"] for r in whole.history]
+    np.testing.assert_array_equal(resumed.model.coef, whole.model.coef)
