@@ -266,6 +266,12 @@ _TRAINING = Schema(
     + (
         Field("history", "list", items=Field("", "dict", fields=_RECORD)),
         Field("blocks_visited", "int", low=0),
+        Field(  # an exact evaluation made as the next pass goes by (blocksvm.train.certificate)
+            "certificate",
+            "dict",
+            optional=True,
+            fields=Schema((Field("outer", "int", low=1), Field("certified", "bool"))),
+        ),
         Field("eval_seconds", "real", low=0),
         Field(
             "learner",

@@ -416,8 +416,7 @@ CACHE_MB = Param(
     "cache_mb",
     None,
     "Megabytes of the support-vector cache of --working-set cache (rows solved with every block), taken out of "
-    "--memory-mb (None: 64). The passes of newton, owl-qn, cdn and glmnet keep the store or its columns within "
-    "--memory-mb.",
+    "--memory-mb (None: 64). The pass learners keep the store or its columns within --memory-mb.",
     positive,
     "a positive number of megabytes or None",
     none_ok=True,

@@ -68,16 +68,20 @@ def run(argv, at):
 
 
 data, work, runs = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+caches = Path(os.environ["BLOCKSVM_CACHE_DIR"])  # (train's text cache: cleaned as the other outputs)
 commands = {
     "convert": ["convert", str(data), str(work / "out.bsvm"), "--block-size", "400", "-q"],
     "train": ["train", str(data), str(work / "m.h5"), "-q"],
 }
 
 
+def outputs():
+    return [p for p in [*work.iterdir(), *data.parent.iterdir(), *caches.glob("*")] if p != data]
+
+
 def clean():
-    for p in [*work.iterdir(), *data.parent.iterdir()]:
-        if p != data:
-            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    for p in outputs():
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
 
 
 work.mkdir()
@@ -87,7 +91,7 @@ for i in range(runs):
     name = ("convert", "train")[i % 2]
     at = 1 + (i // 2) % calls[name]
     result = run(commands[name], at)
-    left = sorted(p.name for p in [*work.iterdir(), *data.parent.iterdir()] if p != data and p != work)
+    left = sorted(p.name for p in outputs())
     print(json.dumps({"command": name, "at": at, "of": calls[name], "left": left, **result}), flush=True)
     clean()
 """
@@ -104,7 +108,7 @@ def interrupted_runs(tmp_path_factory) -> list[dict]:
         [sys.executable, "-c", NUMBA_HOOK, str(data), str(folder / "work"), "100"],
         capture_output=True,
         text=True,
-        env=ENV,
+        env={**ENV, "BLOCKSVM_CACHE_DIR": str(folder / "caches")},
         timeout=900,
     )
     assert done.returncode == 0, done.stderr

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import time
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -34,15 +33,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from blocksvm.checkpoint import Checkpoint, Checkpointer, read_latest, writing
-from blocksvm.errors import CheckpointError, FeatureSpaceWarning, LabelWarning, ModelError
+from blocksvm.errors import CheckpointError, ModelError
 from blocksvm.losses import NOVELTY, REGRESSION
 from blocksvm.model import LinearModel, load_warm_start
 from blocksvm.monitor import Monitor, format_record
 from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import weight_of
-from blocksvm.store import BlockStore, ReadStats, SpaceView, reading, same_space
+from blocksvm.store import BlockStore, ReadStats, reading
 from blocksvm.train import engines
+from blocksvm.train.certificate import Certificate
 from blocksvm.train.params import FASTER, TrainParams, faster_solver, for_store, settle
 from blocksvm.train.pass_loop import PassRun
 from blocksvm.train.records import (
@@ -56,6 +56,7 @@ from blocksvm.train.records import (
 )
 from blocksvm.train.signals import StopRequest, deferred_signals
 from blocksvm.train.snapshot import TrainState, check_warm_start, load_arrays, restore, snapshot, store_identity
+from blocksvm.train.validation import check_validation, open_validation
 
 
 @dataclass
@@ -191,7 +192,7 @@ class Trainer(Run):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
         params = params.with_solver_defaults().validate()
         self.params = params if folds else _with_workers(params, client)  # (a search: no shards)
-        self.validation = _open_validation(validation, self.store, self.params.read_threads)
+        self.validation = open_validation(validation, self.store, self.params.read_threads)
         if self.params.read_threads is not None:  # else the store's own (one a core, unless its opener chose)
             self.store.read_threads = self.params.read_threads
         solver_class = SOLVERS[self.params.solver]
@@ -215,6 +216,7 @@ class Trainer(Run):
         self.progress = progress
         self.read_stats = ReadStats()
         self.held: np.ndarray | None = None
+        self.certificate: Certificate | None = None  # a record's exact evaluation, made as the next pass goes by
 
     # ---- the run ------------------------------------------------------------------------
 
@@ -270,6 +272,11 @@ class Trainer(Run):
                 if stop or self._out_of_time():
                     return self._stopped(stop)
                 continue
+            reason = self._certify()
+            if reason is not None:  # the last record, exact now, meets the tolerance: its weights are the model
+                st.position, st.sums = 0, PassSums.zeros(self.problem.n_problems)
+                self.checkpoint("after_pass")
+                break
             record = self._end_iteration()
             reason = self.rules.reason(record, self._out_of_time())
             if reason is None and self.rules.every_row_due(record):
@@ -305,12 +312,14 @@ class Trainer(Run):
         self.solver.move_to(C, warm=warm)
         self.problem = self.problem.at(C)
         self.state.history, self.state.passes = [], 0
+        self.certificate = None
 
     def _run_pass(self, stop: StopRequest) -> bool:
         """Solve the remaining blocks of the current pass; False if stopped early."""
         st = self.state
         self.solver.start_pass(st.outer)
         label = f"iter {len(st.history) + 1} {self.solver.pass_label()}".rstrip()
+        certificate = self.certificate if self.certificate is not None and not self.certificate.complete else None
         run = PassRun(
             st,
             self.params,
@@ -320,6 +329,7 @@ class Trainer(Run):
             progress=self.progress,
             checkpoint=self._checkpoint_block if self.checkpointer else None,
             out_of_time=self._out_of_time,
+            on_block=(lambda block: certificate.measure(self.problem, block)) if certificate is not None else None,
         )
         return self.passes.run(run, st.outer, self.read_stats)
 
@@ -351,7 +361,11 @@ class Trainer(Run):
         first = st.history[0] if st.history else None
         record = pass_record(self.solver, st.sums, timing, st.blocks_visited, first)
         read, self.read_stats = self.read_stats, ReadStats()
-        if self._evaluation_due(record):
+        if self._late_evaluation_due(record):  # made as the next pass reads the blocks: no read of its own
+            self.certificate = Certificate.begin(
+                record["outer"], self.solver.weights(), self.solver.dual_objectives(), self.store.n_blocks
+            )
+        elif self._evaluation_due(record):
             self._exact_into(record)
         if self.validation is not None:
             start = time.perf_counter()
@@ -372,6 +386,39 @@ class Trainer(Run):
             return record["dual"] is not None or self.rules.reason(record, False) is not None
         every = self.params.eval_every
         return bool(every and self.state.outer % every == 0) or self.rules.exact_due(record, self.state.history)
+
+    def _late_evaluation_due(self, record: dict) -> bool:
+        """Whether the gap rule's exact evaluation of ``record`` is made as the next pass goes by
+        (:mod:`.certificate`): where the next pass reads blocks from the store (the budget does not keep them all),
+        the run goes on (``max_outer`` not reached) and no other rule wants it now (``eval_every``, a search's
+        folds)."""
+        kept = getattr(self.passes, "kept", None)
+        if kept is None or kept.fits or self.problem.folds > 1 or record["outer"] >= self.params.max_outer:
+            return False
+        every = self.params.eval_every
+        if every and self.state.outer % every == 0:
+            return False
+        return self.rules.exact_due(record, self.state.history) and self.rules.reason(record, False) is None
+
+    def _certify(self) -> str | None:
+        """At a pass's end, the pending certificate of the record before (when every block went by): that record made
+        exact, and the reason to stop when it meets the tolerance (its weights become the model), else None."""
+        certificate, history = self.certificate, self.state.history
+        if certificate is None or not certificate.complete or certificate.certified:
+            return None
+        self.certificate = None
+        record = history[-1] if history and history[-1]["outer"] == certificate.outer else None
+        if record is None:  # (a record the run no longer holds: a search moved on)
+            return None
+        figures = certificate.figures(self.store.weighted)
+        make_exact(record, self.solver, figures, weight_of(self.store), at=(certificate.weights, certificate.dual))
+        self.monitor.rewrite(history)  # its line in the history file, exact now
+        self.monitor.say(f"{format_record(record, self.monitor.shown)}  (exact: measured as the next pass read)")
+        if not self.rules.gap_met(record):
+            return None
+        certificate.certified = True
+        self.certificate = certificate
+        return self.rules.reason(record, False)
 
     def _exact_into(self, record: dict) -> None:
         """Replace the pass estimates of ``record`` by an exact evaluation at the current w (with folds: the folds'
@@ -419,6 +466,17 @@ class Trainer(Run):
         state = restore(checkpoint, self.params, self.identity, source, search)
         load_arrays(self.solver, checkpoint, source, self.store.n_rows)
         self.state = state
+        dual = self.solver.dual_objectives()
+        shapes = (self.solver.weights().shape, np.shape(dual) if dual is not None else (0,), self.store.n_blocks)
+        self.certificate = Certificate.restored(checkpoint, *shapes, source)
+
+    def snapshot(self) -> Checkpoint:
+        """The run's state, with its pending (or certified) exact evaluation's."""
+        checkpoint = super().snapshot()
+        if self.certificate is not None:
+            checkpoint.state |= self.certificate.state()
+            checkpoint.arrays |= self.certificate.arrays()
+        return checkpoint
 
     # ---- evaluation ---------------------------------------------------------------------
 
@@ -442,8 +500,10 @@ class Trainer(Run):
         return {"validation_accuracy": correct / weight_of(store)}
 
     def model(self, stop_reason: str | None = None) -> LinearModel:
-        """The model at the current weights, with a training summary."""
+        """The model at the current weights (or at the certified ones of the last record, :mod:`.certificate`), with
+        a training summary."""
         history = self.state.history
+        certified = self.certificate is not None and self.certificate.certified
         last = history[-1] if history else {}
         summary = {
             "outer_iterations": len(history),
@@ -454,7 +514,7 @@ class Trainer(Run):
             "dual": last.get("dual"),
             "gap": last.get("gap"),
             "pg_violation": last.get("pg_violation"),
-            "nsv": self.solver.pass_figures({}).get("nsv"),
+            "nsv": last.get("nsv") if certified else self.solver.pass_figures({}).get("nsv"),
             "train_accuracy": last.get("train_accuracy"),
             "validation_accuracy": last.get("validation_accuracy"),
             **{key: last[key] for key in ("train_mse", "validation_mse", "train_inliers", "rho") if key in last},
@@ -465,7 +525,7 @@ class Trainer(Run):
             **({"nonzero_weights": last["nonzero_weights"]} if "nonzero_weights" in last else {}),
         }
         model = LinearModel.from_weights(
-            self.solver.weights(),
+            self.certificate.weights if certified else self.solver.weights(),
             self.problem.classes,
             self.problem.bias,
             index_base=self.store.index_base,
@@ -504,74 +564,6 @@ def _with_workers(params: TrainParams, client) -> TrainParams:
         return params
     workers = len(client.scheduler_info()["workers"]) if client is not None else 1
     return replace(params, workers=max(workers, 1))
-
-
-def _open_validation(validation, store: BlockStore, read_threads: int | None) -> BlockStore | None:
-    if validation is None:
-        return None
-    validation = validation if isinstance(validation, BlockStore) else BlockStore(validation)
-    if read_threads is not None:
-        validation.read_threads = read_threads
-    if validation.index_base != store.index_base:
-        raise ModelError(
-            f"validation store {validation.path} has {validation.index_base}-based feature indices, "
-            f"the training store {store.path} {store.index_base}-based: they are different feature spaces"
-        )
-    if same_space(validation, store):
-        return validation
-    return SpaceView(validation, store.feature_map, store.n_features)
-
-
-def check_validation(validation, store: BlockStore, problem, strict: bool, name=None) -> None:
-    """Say (a warning) or, ``strict``, refuse what a validation store holds that the training store does not, as
-    ``predict`` does of its input: labels outside a classifier's classes (their rows count as wrong in its score) and
-    features outside the training store's space (ignored). Read from the manifests: nothing is read of the rows.
-    ``name``: the validation data as the user gave it (a text file: its cached store is what is read)."""
-    for category, text in _validation_mismatches(validation, store, problem, name or validation.path):
-        if strict:
-            raise ModelError(f"{text} (--strict; without it they count in its score as predict counts them)")
-        warnings.warn(f"{text} (--strict or strict=True makes this an error)", category, stacklevel=3)
-
-
-def _validation_mismatches(validation, store: BlockStore, problem, name) -> Iterator[tuple[type, str]]:
-    where = f"the validation data {name}"
-    if problem.task not in (REGRESSION, NOVELTY):
-        stray = ~np.isin(validation.classes, problem.classes)
-        if stray.any():
-            rows, labels = int(validation.label_counts[stray].sum()), _numbers(validation.classes[stray])
-            yield (
-                LabelWarning,
-                (
-                    f"{where}: {rows} rows have labels the training store does not have ({labels}; its classes: "
-                    f"{_numbers(problem.classes)}): they count as predicted wrong in the validation score"
-                ),
-            )
-    base, space = store.index_base, store.space_features
-    theirs = f"the training store's features (indices {base} to {base + space - 1})"
-    if validation.feature_map is not None:  # a compact store: its features are known
-        mine = validation.feature_map
-        outside = ~np.isin(mine, store.feature_map) if store.feature_map is not None else mine >= space
-        if outside.any():
-            yield (
-                FeatureSpaceWarning,
-                (
-                    f"{where}: {int(outside.sum())} of its features (the first, index {int(mine[outside][0]) + base}) "
-                    f"are outside {theirs}: they are ignored in the validation score"
-                ),
-            )
-    elif validation.space_features > space:  # its largest index is one of its features
-        last = base + validation.space_features - 1
-        yield (
-            FeatureSpaceWarning,
-            (
-                f"{where}: its features of indices {base + space} to {last} are outside {theirs}: they are ignored in "
-                "the validation score"
-            ),
-        )
-
-
-def _numbers(values) -> str:
-    return ", ".join(f"{float(v):g}" for v in values)
 
 
 def train(

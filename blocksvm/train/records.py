@@ -184,15 +184,18 @@ def progressive(sums: PassSums, logistic: bool = False) -> dict:
     return figures | ({"progressive_log_loss": figures["progressive_loss"]} if logistic else {})
 
 
-def make_exact(record: dict, solver, figures: tuple, n_rows: float, each_problem: bool = True) -> None:
-    """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w:
-    ``(losses, correct, squared)`` (loss sums per problem, correct rows, sum of squared errors; one-class: the rows
-    it calls inliers; None: not counted, a search's folds are scored by their held-out rows); ``n_rows``: the rows
-    evaluated (their total weight, with instance weights). A negative gap is refused (:func:`refuse_negative_gap`):
-    ``each_problem``'s, else the largest (a search's folds, judged by their largest gap, as the rules judge it)."""
+def make_exact(
+    record: dict, solver, figures: tuple, n_rows: float, each_problem: bool = True, at: tuple | None = None
+) -> None:
+    """Replace the pass estimates of ``record`` by the figures of an exact evaluation at the current w (``at``: at
+    the weights and dual objectives given, a pass before: :mod:`.certificate`): ``(losses, correct, squared)`` (loss
+    sums per problem, correct rows, sum of squared errors; one-class: the rows it calls inliers; None: not counted, a
+    search's folds are scored by their held-out rows); ``n_rows``: the rows evaluated (their total weight, with
+    instance weights). A negative gap is refused (:func:`refuse_negative_gap`): ``each_problem``'s, else the largest
+    (a search's folds, judged by their largest gap, as the rules judge it)."""
     losses, correct, squared = figures
-    dual = solver.dual_objectives()
-    primal = sum(solver.objective_terms(solver.weights(), losses).values())
+    weights, dual = at if at is not None else (solver.weights(), solver.dual_objectives())
+    primal = sum(solver.objective_terms(weights, losses).values())
     estimated = not record.get("primal_exact") and record.get("gap") is not None
     record["primal"] = float(primal.sum())
     record["primal_exact"] = True
@@ -263,7 +266,7 @@ class StopRules:
     """
 
     def __init__(self, params, solver_rules: frozenset[str]):
-        self.params = params
+        self.params = params.with_solver_defaults()  # (a TrainParams made by hand: max_outer None, its solver's own)
         self.pg = "pg" in solver_rules and params.eps is not None
         self.tol = params.tol if params.tol is not None else 0.0 if self.pg else DEFAULT_TOL
         self.gap = "gap" in solver_rules and self.tol > 0
