@@ -266,6 +266,7 @@ _TRAINING = Schema(
     + (
         Field("history", "list", items=Field("", "dict", fields=_RECORD)),
         Field("blocks_visited", "int", low=0),
+        Field("memory", "dict", optional=True, fields=Schema((Field("data_mb", "real", low=0, optional=True),))),
         Field(  # an exact evaluation made as the next pass goes by (blocksvm.train.certificate)
             "certificate",
             "dict",

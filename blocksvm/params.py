@@ -426,14 +426,17 @@ CACHE_MB = Param(
 MEMORY_MB = Param(
     "memory_mb",
     None,
-    "Megabytes of data the run keeps in memory: decoded blocks kept across passes (dual CD, Pegasos, "
-    "Crammer-Singer, one-class: as many as fit, the others read again at every pass; newton, owl-qn: the whole store "
-    "when it fits), or the store's columns (cdn, glmnet). More memory never makes a run slower. None: half of the "
-    "memory available when the run starts (said in its first line).",
+    "Megabytes of memory for the whole process (its first line says how they are spent): the runtime (250 MB), the "
+    "learner's arrays and the blocks in flight come off first, and what is left keeps data in memory: decoded blocks "
+    "kept across passes (dual CD, Pegasos, Crammer-Singer, one-class: as many as fit, the others read again at every "
+    "pass; newton, owl-qn: the whole store when it fits), or the store's columns (cdn, glmnet). Below what the "
+    "process needs before any data: refused, naming the smallest that works. More memory never makes a run slower. "
+    "None: half of the memory available when the run starts. A resumed run keeps the plan it started with.",
     positive,
     "a positive number of megabytes or None",
     none_ok=True,
     metavar="MB",
+    safe_to_change=True,
     commands=("train",),
     group="data",
 )

@@ -44,6 +44,18 @@ SMALL_SPEC = SyntheticSpec(rows=3000, features=400, nnz=15, seed=11)
 SWEEPS_A_VISIT = {"inner_passes": 5, "working_set": "cache"}
 
 
+def memory_for(store, data_mb: float, solver: str = "dual-cd", n_problems: int = 1, **params) -> float:
+    """The ``--memory-mb`` under which a run of ``solver`` on ``store`` keeps ``data_mb`` megabytes of data: what the
+    process needs before its data (blocksvm.train.plan), and those."""
+    from blocksvm.solvers import SOLVERS
+    from blocksvm.train.params import settle
+    from blocksvm.train.plan import make_plan
+
+    settled, _ = settle("train", None, {"solver": solver, **params})
+    store = store if isinstance(store, BlockStore) else BlockStore(store)
+    return make_plan(settled, store, SOLVERS[solver], n_problems).minimum / 1e6 + data_mb
+
+
 @pytest.fixture(scope="session", autouse=True)
 def text_caches(tmp_path_factory) -> Path:
     """Text inputs' cached stores in the session's temporary folder, not the user's cache folder (child processes

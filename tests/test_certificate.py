@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import store_rows
+from conftest import memory_for, store_rows
 from oracle import primal
 
 from blocksvm.datasets import SyntheticSpec, make_store
 from blocksvm.store import BlockStore
 from blocksvm.train import train
 
-BUDGET = {"memory_mb": 0.5}  # 3 of the store's 12 blocks kept: the others read at every pass
+
+def budget(store) -> dict:
+    """3 of the store's 12 blocks kept: the others read at every pass."""
+    return {"memory_mb": memory_for(store, 0.16)}
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +29,7 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def certified(store):
-    return train(store, tol=1e-3, verbose=0, **BUDGET)
+    return train(store, tol=1e-3, verbose=0, **budget(store))
 
 
 def test_the_model_is_the_certified_one_and_its_figures_are_the_immediate_evaluations(store, certified):
@@ -36,7 +39,7 @@ def test_the_model_is_the_certified_one_and_its_figures_are_the_immediate_evalua
     last = certified.history[-1]
     assert last["primal_exact"] and last["gap"] <= 1e-3
     # the run stopped at that pass reads its blocks once more to evaluate it at once: the same weights, the same sums
-    alone = train(store, tol=1e-3, verbose=0, max_outer=last["outer"], **BUDGET)
+    alone = train(store, tol=1e-3, verbose=0, max_outer=last["outer"], **budget(store))
     np.testing.assert_array_equal(certified.model.coef, alone.model.coef)
     np.testing.assert_array_equal(certified.model.intercept, alone.model.intercept)
     for key in ("primal", "dual", "gap", "train_accuracy"):
@@ -56,7 +59,7 @@ def test_no_pass_reads_a_block_twice(store, monkeypatch):
         return real(self, b, *args, **kwargs)
 
     monkeypatch.setattr(BlockStore, "read_block", counted)
-    result = train(store, tol=1e-3, verbose=0, **BUDGET)
+    result = train(store, tol=1e-3, verbose=0, **budget(store))
     summary = result.model.summary
     exact = [r["outer"] for r in result.history if r["primal_exact"]]
     passes = len(result.history) + 1  # (the last pass certified the one before it)
@@ -67,7 +70,7 @@ def test_no_pass_reads_a_block_twice(store, monkeypatch):
 
 
 def test_a_run_cut_anywhere_resumes_to_the_same_certified_model(store, certified, tmp_path, train_in_cuts):
-    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 5, tol=1e-3, **BUDGET)
+    result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 5, tol=1e-3, **budget(store))
     assert cuts >= 5
     np.testing.assert_array_equal(result.model.coef, certified.model.coef)
     assert [r.get("gap") for r in result.history] == [r.get("gap") for r in certified.history]

@@ -16,7 +16,7 @@ from dataclasses import asdict
 import forked
 import numpy as np
 import pytest
-from conftest import cli, cutting_after
+from conftest import cli, cutting_after, memory_for
 
 from blocksvm.checkpoint import CheckpointLock, previous_path, read_checkpoint, write_checkpoint
 from blocksvm.datasets import SyntheticSpec, make_store, write_libsvm
@@ -392,7 +392,7 @@ def test_a_run_resumed_before_its_kept_blocks_are_back_reads_each_block_as_itsel
     came one place late (another block's rows under its index); its second pass drifted from the uninterrupted run's."""
     store = tmp_path / "s.bsvm"
     make_store(store, SyntheticSpec(rows=6000, features=300, nnz=10, seed=5), block_rows=500, progress=False)
-    params = {"tol": 1e-3, "memory_mb": 0.5, "max_outer": 3}
+    params = {"tol": 1e-3, "memory_mb": memory_for(store, 0.16), "max_outer": 3}
     whole = train(store, verbose=0, **params)
     assert 0 < whole.model.summary["kept_blocks"] < whole.model.summary["blocks"]
     with cutting_after(cut):

@@ -82,7 +82,7 @@ def copy(tree: Path, to: Path) -> Path:
 
 
 def one_line(err: str) -> str:
-    lines = err.rstrip("\n").split("\n")
+    lines = [line for line in err.rstrip("\n").split("\n") if not line.startswith("note: ")]  # (said before work)
     assert len(lines) == 1 and lines[0].startswith("blocksvm: error: "), err
     assert not any(sign in err for sign in forked.BUG_SIGNS), err
     return lines[0].removeprefix("blocksvm: error: ")

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import SWEEPS_A_VISIT, failing_open
+from conftest import SWEEPS_A_VISIT, failing_open, memory_for
 from oracle import liblinear_fit, primal
 from sklearn.datasets import load_svmlight_file
 
@@ -322,11 +322,13 @@ def checkpointed(tmp_path):
     every block)."""
     store = tmp_path / "s.bsvm"
     convert(generated(tmp_path, 1200), store, block_rows=200, progress=False)
-    uninterrupted = train(store, max_outer=3, tol=0, verbose=0, memory_mb=READ_EVERY_PASS).model
+    uninterrupted = train(store, max_outer=3, tol=0, verbose=0, memory_mb=read_every_pass(store)).model
     return store, uninterrupted
 
 
-READ_EVERY_PASS = 0.001  # megabytes: a budget that keeps no block
+def read_every_pass(store) -> float:
+    """The --memory-mb of a run that keeps no block of ``store``: every pass reads every block."""
+    return memory_for(store, 0.001)
 
 
 def break_block_on_read(monkeypatch, tmp_path: Path, nth: int, damage) -> list[Path]:
@@ -373,7 +375,7 @@ def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
         "--prefetch",
         prefetch,
         "--memory-mb",
-        READ_EVERY_PASS,
+        read_every_pass(store),
     )
     [file] = damaged
     block = int(file.stem.split("-")[1])
@@ -388,7 +390,7 @@ def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
     # the checkpoint's)
     shutil.copy(tmp_path / "kept.h5", file)  # the user restores the file
     cli_ok(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck,
-           "--memory-mb", READ_EVERY_PASS)  # fmt: skip
+           "--memory-mb", read_every_pass(store))  # fmt: skip
     resumed = LinearModel.load(tmp_path / "m.h5")
     np.testing.assert_array_equal(resumed.coef, uninterrupted.coef)
     np.testing.assert_array_equal(resumed.intercept, uninterrupted.intercept)
@@ -397,7 +399,7 @@ def test_a_block_lost_while_training_names_it_and_the_checkpoint_resumes(
 def test_a_block_deleted_between_two_runs_is_named_when_the_store_opens(tmp_path, capsys, checkpointed):
     store, uninterrupted = checkpointed
     ck = tmp_path / "ck.h5"
-    train(store, max_outer=1, tol=0, verbose=0, checkpoint=ck, memory_mb=READ_EVERY_PASS)  # (the budget of
+    train(store, max_outer=1, tol=0, verbose=0, checkpoint=ck, memory_mb=read_every_pass(store))  # (the budget of
     # `checkpointed`'s run: the same model; a resume keeps it)
     shutil.move(store / "block-00004.h5", tmp_path / "kept.h5")
     message = cli_error(capsys, "train", store, tmp_path / "m.h5", "--max-outer", "3", "--tol", "0", "--resume", ck)

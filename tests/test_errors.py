@@ -1179,8 +1179,8 @@ CASES = [
         store_converted_again_since_the_checkpoint,
     ),
     (
-        "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
-        "read_threads, time_limit, tol may change when resuming",
+        "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, memory_mb, "
+        "prefetch, read_threads, time_limit, tol may change when resuming",
         "error",
         resume_with("-C", "2", "--loss", "hinge"),
     ),
@@ -1342,8 +1342,8 @@ CASES = [
         lambda e, t, mp: ["stream", e.root / "test.txt", t / "m.h5", "--resume", stream_checkpoint(e, t)],
     ),
     (
-        "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, prefetch, "
-        "read_threads, time_limit, tol may change when resuming",
+        "checkpoint <ck> was made with other parameters (<changes>); only eps, eval_every, max_outer, memory_mb, "
+        "prefetch, read_threads, time_limit, tol may change when resuming",
         "error",
         lambda e, t, mp: ["stream", e.text, t / "m.h5", "--bias", "2", "--resume", stream_checkpoint(e, t)],
     ),
@@ -1586,6 +1586,12 @@ CASES = [
         lambda e, t, mp: ["train", e.store, t / "m.h5", "--strict"],
     ),
     (
+        "--memory-mb <n> is below what this run needs before it keeps any data, <m> MB (the runtime <a> MB, the "
+        "learner's arrays <b> MB, the blocks in flight <c> MB): give --memory-mb <k> or more",
+        "error",
+        lambda e, t, mp: ["train", e.store, t / "m.h5", "--memory-mb", "30"],
+    ),
+    (
         "--tol 0 turns the duality gap rule off and no other rule would stop this run before its <n> passes: give "
         "--max-outer N or --time-limit SECONDS for how long to run, -e EPS for LIBLINEAR's rule, or a tolerance > 0",
         "error",
@@ -1761,7 +1767,7 @@ def test_error_is_one_clean_line(env, tmp_path, monkeypatch, capsys, pattern, ki
         code, err = exit_.value.code, capsys.readouterr().err
     else:
         code, _, err = run(capsys, argv)
-    lines = err.rstrip("\n").split("\n")
+    lines = [line for line in err.rstrip("\n").split("\n") if not line.startswith("note: ")]  # (said before work)
     assert code == 2, err
     assert "Traceback" not in err
     assert lines[0].startswith("blocksvm: error: "), err

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import assert_same_run
+from conftest import assert_same_run, memory_for
 from sklearn.datasets import load_svmlight_file
 
 import blocksvm.sums
@@ -225,8 +225,8 @@ def test_owl_qn_on_threads_and_shards_gives_the_serial_model_bit_for_bit(generat
 def test_owl_qn_cut_inside_passes_resumes_to_the_same_model(generated, small_pieces, tmp_path, train_in_cuts, fits):
     """Cut every 3 blocks (4 a pass: every position of a pass, and between passes of an iteration)."""
     store = generated[0]
-    params = {"penalty": "l1", "loss": "logistic", "C": 1.0, "eps": 1e-2, "threads": 2, "solver": "owl-qn",
-              "memory_mb": 64.0 if fits else 0.01}  # fmt: skip
+    params = {"penalty": "l1", "loss": "logistic", "C": 1.0, "eps": 1e-2, "threads": 2, "solver": "owl-qn"}
+    params["memory_mb"] = memory_for(store, 64.0 if fits else 0.01, "owl-qn")
     whole = train(store, verbose=0, **params)
     result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 3, **params)
     assert cuts >= 5
@@ -665,7 +665,7 @@ def test_columns_beyond_the_budget_keep_the_quadratics_columns_narrowed_and_give
     ensure_columns(store)
     entries = BlockStore(store).columns.nnz * 8 / 1e6  # MB of the columns' row ids and values
     runs = {
-        mb: train(store, penalty="l1", loss="logistic", C=1.0, memory_mb=mb, verbose=0)
+        mb: train(store, penalty="l1", loss="logistic", C=1.0, memory_mb=memory_for(store, mb, "glmnet"), verbose=0)
         for mb in (1024.0, 0.8 * entries, 1e-3)  # all kept; the narrowed kept; nothing kept
     }
     kept, narrowed, none = runs.values()

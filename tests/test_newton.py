@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import assert_same_run
+from conftest import assert_same_run, memory_for
 from oracle import primal, row_costs, seed_liblinear
 from sklearn.datasets import dump_svmlight_file
 
@@ -222,7 +222,8 @@ def test_threads_and_shards_give_the_serial_model_bit_for_bit(generated, small_p
 def test_a_run_cut_inside_passes_resumes_to_the_same_model(generated, small_pieces, tmp_path, train_in_cuts, fits):
     """Cut every 3 blocks (4 a pass: every position of a pass, and between passes of an iteration)."""
     store = generated[0]
-    params = {"solver": "newton", "C": 0.5, "eps": 1e-4, "threads": 2, "memory_mb": 64.0 if fits else 0.01}
+    params = {"solver": "newton", "C": 0.5, "eps": 1e-4, "threads": 2}
+    params["memory_mb"] = memory_for(store, 64.0 if fits else 0.01, "newton")
     whole = train(store, verbose=0, **params)
     result, cuts = train_in_cuts(store, tmp_path / "ck.h5", 3, **params)
     assert cuts >= 5
@@ -233,7 +234,7 @@ def test_a_run_cut_inside_passes_resumes_to_the_same_model(generated, small_piec
 def test_blocks_are_read_once_when_the_store_fits_and_at_every_pass_when_not(generated):
     store = generated[0]
     kept = train(store, solver="newton", C=0.5, eps=1e-4, verbose=0)
-    read = train(store, solver="newton", C=0.5, eps=1e-4, memory_mb=0.01, verbose=0)
+    read = train(store, solver="newton", C=0.5, eps=1e-4, memory_mb=memory_for(store, 0.01, "newton"), verbose=0)
     np.testing.assert_array_equal(kept.model.coef, read.model.coef)
     passes = sum(r["newton_passes"] for r in read.history)
     total = sum(r["bytes_read"] for r in kept.history)

@@ -84,6 +84,7 @@ class CDNSolver(ColumnSolver):
     """
 
     name = "cdn"
+    row_bytes, weight_copies = 8.0, 8  # a row's slack; a weight's statistics and shrinking
     losses = ("squared-hinge",)
     state_names = ("w", "b", "active", "numbers", "stage", "why", "counts")
     worker_class = CDNWorker

@@ -88,6 +88,15 @@ class DualCDSolver(ResidentRows, WorkingSet, BlockSolver):
     )
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous", *RESIDENT_STATE)
+    # alpha and a shrinking flag a row, and of the rows kept their target, 1 / Qbar_ii and share; w, its evaluation's
+    # copy (a certificate's) and the working rows' sums
+    row_bytes, weight_copies = 40.0, 3
+    # Sweeping streamed blocks one after another, one sweep each, stalls where rows are alike (a generated set of 8
+    # blocks, 40 passes: a relative gap of 1e-13 with every block kept, 1e-5 with 2, 1.4e-3 with none;
+    # docs/ALGORITHMS.md), and the visits of several sweeps beside a cache cost 5-8 times a sweep's work a pass (a cold
+    # 4M-row store with a quarter of its rows kept: 66 s a pass against 7.5 s for the sweep): the rows kept are swept
+    # where a tenth of them fit
+    enough_kept = 0.1
     coordinator = "blocksvm.solvers.cocoa:CoCoASolver"  # its shards' coordinator (CoCoA+ rounds)
 
     @classmethod

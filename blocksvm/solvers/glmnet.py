@@ -189,6 +189,7 @@ class GLMNETSolver(ColumnSolver):
     """
 
     name = "glmnet"
+    row_bytes, weight_copies = 24.0, 19  # a row's decision value and weights; a weight's
     losses = ("logistic", "squared-hinge")
     weight_vectors = ("w", "grad", "hdiag")  # the gradient and Hessian diagonal at w
     state_names = (*weight_vectors, "t", "active", "screened", "norms", "piece_norms")

@@ -72,6 +72,7 @@ class NewtonSolver(RowSumSolver):
     """
 
     name = "newton"
+    weight_copies = 8  # w, the gradient and the conjugate-gradient vectors, each a problem
     params = (C, LOSS, EPS, EPSILON, WORKERS, THREADS)
     losses = ("squared-hinge", "logistic", "squared-epsilon-insensitive")
     stop_rules = frozenset({"solver"})

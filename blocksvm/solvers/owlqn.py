@@ -83,6 +83,7 @@ class OWLQNSolver(RowSumSolver):
     """
 
     name = "owl-qn"
+    weight_copies = 26  # w, its gradient and step, and L-BFGS's pairs (10 of them by default)
     params = (
         C,
         LOSS,

@@ -26,7 +26,6 @@ import copy
 import operator
 import os
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,9 +35,9 @@ from blocksvm.solvers.base import BLOCKS, COLUMNS, ROW_SUMS, BlockReport, Resour
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
 from blocksvm.store import BlockStore, ColumnPieces, KeptBlocks, ReadStats, ShardView
-from blocksvm.store.kept import block_bytes
 from blocksvm.sums import Node, PieceLayout, TreeSum, range_nodes, split
 from blocksvm.train.pass_loop import PassRun, run_pass
+from blocksvm.train.plan import Budget, block_memory, memory_note
 from blocksvm.train.records import PassSums
 from blocksvm.train.schedule import FILE_ORDER, Schedule
 
@@ -175,78 +174,30 @@ def _shardable(solver_class) -> bool:
 # ---- how a learner's passes are made -----------------------------------------------------------------------
 
 
-def build(solver_class: type[Solver], problem, params, store: BlockStore, client=None, budget: Budget | None = None):
+def build(solver_class: type[Solver], problem, params, store: BlockStore, budget: Budget, client=None):
     """The learner the loop drives and how its passes are made, ``(learner, passes)``, decided once by what the
     learner reads (its family: ``solver_class.reads``); the learner is built with its :class:`Resources`.
 
     ``params.workers`` > 1 or a dask ``client``: shards of the blocks, their rounds on threads or the cluster's
     workers (CoCoA+ for dual CD, :class:`PassShard` for a row-sum learner), or the column pieces on the cluster's
-    workers. Otherwise passes in this process, on ``params.threads`` threads. ``budget``: the run's memory budget
-    (default: :func:`memory_budget`'s).
+    workers. Otherwise passes in this process, on ``params.threads`` threads. ``budget``: what the run's data may take
+    of its memory plan (:mod:`.plan`).
     """
-    return BUILDERS[solver_class.reads](solver_class, problem, params, store, client, budget or memory_budget(params))
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The run's memory budget: ``bytes`` of data it keeps in memory, and where the figure came from (``said``)."""
-
-    bytes: float
-    said: str
-
-
-DEFAULT_SHARE = 0.5  # of the memory available when the run starts
-
-
-def memory_budget(params) -> Budget:
-    """The run's budget: ``--memory-mb``, else half of the memory available when the run starts."""
-    if params.memory_mb is not None:
-        return Budget(params.memory_mb * 1e6, f"--memory-mb {params.memory_mb:g}")
-    available = available_mb()
-    if available is None:
-        return Budget(FALLBACK_MB * 1e6, f"{FALLBACK_MB:,} MB: the memory available is unknown here")
-    mb = DEFAULT_SHARE * available
-    return Budget(mb * 1e6, f"{mb:,.0f} MB, half of the {available:,.0f} MB available")
-
-
-FALLBACK_MB = 1024  # the budget where the memory available cannot be read (not Linux)
-CACHE_DEFAULT_MB = 64.0  # the support-vector cache of --working-set cache, when --cache-mb is not given
-
-
-def _block_memory(params, store: BlockStore, budget: Budget, workers: int = 0) -> tuple[float, float]:
-    """A block learner's ``budget``, split: ``(the learner's own bytes, the kept blocks' bytes)``: its own is the
-    support-vector cache of ``--working-set cache`` (``params`` at the learner's own defaults); the blocks being read
-    ahead (``--prefetch``, and the one in the learner's hands) and the learner's arrays of every row come off the rest,
-    which keeps blocks. ``workers``: the shards sharing the budget (0: none, this process's passes)."""
-    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if params.working_set == "cache" else 0.0
-    largest = max((block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks), default=0.0)
-    # dual CD's arrays of every row: alpha and a shrinking flag, and of the resident rows their target, 1 / Qbar_ii,
-    # share (one problem: about this)
-    arrays = 40.0 * store.n_rows
-    kept = budget.bytes / max(workers, 1) - cache - (params.prefetch + 1) * largest - arrays
-    return cache, max(kept, 0.0)
-
-
-# The least share of the rows kept in memory for which a learner's defaults sweep the rows once a pass (dual CD's):
-# sweeping streamed blocks one after another, one sweep each, stalls where rows are alike (a generated set of 8 blocks,
-# 40 passes: a relative gap of 1e-13 with every block kept, 1e-5 with 2, 1.4e-3 with none; docs/ALGORITHMS.md), and
-# the visits of several sweeps beside a cache cost 5-8 times a sweep's work a pass (a cold 4M-row store with a quarter
-# of its rows kept: 66 s a pass against 7.5 s for the sweep).
-ENOUGH_KEPT = 0.1
+    return BUILDERS[solver_class.reads](solver_class, problem, params, store, client, budget)
 
 
 def _kept_blocks(solver_class, params, store: BlockStore, budget: Budget, first):
     """The learner's parameters at its own defaults, the blocks kept in memory (planned along the first pass's
     order: the blocks it keeps first) and its own share of the budget: the defaults for rows kept in memory where at
-    least :data:`ENOUGH_KEPT` of the rows fit beside them, else those for blocks streamed (dual CD: several sweeps a
-    visit with a cache of support vectors), which keep what fits beside their cache."""
+    least its ``enough_kept`` share of the rows fits beside them, else those for blocks streamed (dual CD: several
+    sweeps a visit with a cache of support vectors), which keep what fits beside their cache."""
     own = solver_class.own_defaults(params, keeps_rows=True)
-    cache, room = _block_memory(own, store, budget)
+    cache, room = block_memory(own, store, budget)
     kept = KeptBlocks(store, first, room)
     streamed = solver_class.own_defaults(params, keeps_rows=False)
-    if kept.capacity[0] < ENOUGH_KEPT * store.n_rows and streamed != own:  # (planned again beside the cache)
+    if kept.capacity[0] < solver_class.enough_kept * store.n_rows and streamed != own:  # (again, beside the cache)
         own = streamed
-        cache, room = _block_memory(own, store, budget)
+        cache, room = block_memory(own, store, budget)
         kept = KeptBlocks(store, first, room)
     return own, kept, cache
 
@@ -276,7 +227,7 @@ def _build_blocks(solver_class, problem, params, store: BlockStore, client, budg
     engine = _engine(params, client, workers)
     n_shards = _check_shards(workers, store.n_blocks)
     views = [ShardView(store, np.arange(k, store.n_blocks, n_shards)) for k in range(n_shards)]  # dealt
-    cache, _ = _block_memory(solver_class.own_defaults(params, keeps_rows=False), store, budget, n_shards)
+    cache, _ = block_memory(solver_class.own_defaults(params, keeps_rows=False), store, budget, n_shards)
     # (each shard's learner keeps its working set as one learner in this process would)
     learner = driver(solver_class.coordinator)(problem, params, views, engine, cache)
     return learner, Rounds(learner, engine, store)
@@ -352,12 +303,8 @@ class BlockPasses:
             parts[b] = measure(problem, W, block)
         return add_up(parts[b] for b in range(n))
 
-    def note(self) -> str | None:
-        """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
-        return memory_warning(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
-
     def budget_note(self) -> str:
-        """The run's memory budget and where the passes' blocks come from (said at -v)."""
+        """How the run's memory budget is spent and where the passes' blocks come from (its first line)."""
         return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
 
 
@@ -423,65 +370,9 @@ class PiecePasses:
         blocks = self.kept.iter(self.store, range(self.store.n_blocks), prefetch, ReadStats())
         return evaluate_blocks(problem, W, (block for _, block in blocks), measure)
 
-    def note(self) -> str | None:
-        """What a pass reads again, when the store does not all fit the budget (said before the first pass)."""
-        return memory_warning(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
-
     def budget_note(self) -> str:
-        """The run's memory budget and where the passes' blocks come from (said at -v)."""
+        """How the run's memory budget is spent and where the passes' blocks come from (its first line)."""
         return memory_note(self.learner.name, self.budget, self.kept, ("the store", "pass", "it"))
-
-
-def memory_note(name: str, budget: Budget, kept, words: tuple[str, str, str]) -> str:
-    """The run's memory budget and where learner ``name``'s data comes from: kept in memory, or partly or wholly read
-    again at every pass (or round, :func:`memory_warning`). ``kept``: what keeps it (``bytes`` all of it takes,
-    ``fits``; for blocks, its ``plan`` of ``sizes``); ``words``: what is kept ("the store"), what reads it ("pass")
-    and its pronoun ("it")."""
-    if not kept.fits:
-        return memory_warning(name, budget, kept, words)
-    what, each, _ = words
-    return (
-        f"memory budget {budget.said}: {name} keeps {what} in memory ({kept.bytes / 1e6:,.0f} MB): its later "
-        f"{each}es read nothing"
-    )
-
-
-def memory_warning(name: str, budget: Budget, kept, words: tuple[str, str, str]) -> str | None:
-    """When the data does not all fit the budget (else None): what every pass (or round) reads again, and the budget
-    that would keep it all when this machine has twice that memory available."""
-    if kept.fits:
-        return None
-    what, each, it = words
-    needed = kept.bytes / 1e6
-    head = f"memory budget {budget.said}: {name}"
-    flag = "--memory-mb"
-    planned, total = len(getattr(kept, "plan", ())), len(getattr(kept, "sizes", ()))
-    part = f" keeps {planned} of its {total} blocks in memory;" if planned else ""
-    reads = f"every {each} of {name} reads {'the others' if planned else it} again"
-    more = f"{what} {'needs' if it == 'it' else 'need'} {needed:,.3g} MB in memory"
-    available = available_mb()
-    if available is not None and needed < available / 2:  # it would fit, with room for the rest of the run
-        return (
-            f"{head}{part} {more}: {reads}; {flag} {_round_up(needed)} keeps {it} in memory ({available:,.0f} MB "
-            f"available), and its later {each}es read nothing"
-        )
-    return f"{head}{part} {more}: {reads} (a larger {flag} keeps {it})"
-
-
-def available_mb() -> float | None:
-    """Megabytes of memory available to a new allocation without swapping (Linux's MemAvailable), or None."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            kb = next(int(line.split()[1]) for line in meminfo if line.startswith("MemAvailable:"))
-    except (OSError, StopIteration, ValueError):
-        return None
-    return kb / 1024
-
-
-def _round_up(mb: float) -> int:
-    """A budget a little above ``mb``, in round figures: 0.3 -> 1, 63 -> 67, 180.3 -> 190, 1234 -> 1300."""
-    step = 10 ** max(0, len(str(int(mb))) - 2)
-    return int((mb * 1.05 // step + 1) * step)
 
 
 class PassShard:
@@ -556,12 +447,8 @@ class ColumnRounds:
     def evaluate(self, problem, W: np.ndarray, prefetch: int, measure=evaluate_block) -> tuple:
         return evaluate_blocks(problem, W, self.store.iter_blocks(prefetch=prefetch), measure)
 
-    def note(self) -> str | None:
-        """What a round reads again, when the columns do not all fit the budget (said before the first round)."""
-        return memory_warning(self.learner.name, self.budget, self.columns, ("the columns", "round", "them"))
-
     def budget_note(self) -> str:
-        """The run's memory budget and where the rounds' columns come from (said at -v)."""
+        """How the run's memory budget is spent and where the rounds' columns come from (its first line)."""
         return memory_note(self.learner.name, self.budget, self.columns, ("the columns", "round", "them"))
 
 
@@ -607,10 +494,7 @@ class Rounds:
         run.advance(self.store.n_blocks - run.state.position)
         return True
 
-    def budget_note(self) -> None:
-        return None
-
-    def note(self) -> str | None:
+    def budget_note(self) -> str | None:
         """What dual CD's CoCoA+ rounds cost (a pass learner's shards make the serial passes, bit for bit)."""
         if self.learner.reads == ROW_SUMS:
             return None

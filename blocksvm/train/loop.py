@@ -45,6 +45,7 @@ from blocksvm.train import engines
 from blocksvm.train.certificate import Certificate
 from blocksvm.train.params import FASTER, TrainParams, faster_solver, for_store, settle
 from blocksvm.train.pass_loop import PassRun
+from blocksvm.train.plan import make_plan
 from blocksvm.train.records import (
     TIME_LIMIT,
     PassSums,
@@ -188,6 +189,7 @@ class Trainer(Run):
         progress: bool | None = None,
         checkpointer=None,
         client=None,
+        memory: float | None = None,
     ):
         self.store = store if isinstance(store, BlockStore) else BlockStore(store)
         params = params.with_solver_defaults().validate()
@@ -198,18 +200,18 @@ class Trainer(Run):
         solver_class = SOLVERS[self.params.solver]
         problem = Problem.from_store(self.store, self.params, solver_class.loss_of(self.params))
         self.problem = problem if folds is None else problem.folded(folds, self.params.seed)
-        # the budget, decided once and recorded as the run's memory_mb: a resumed run keeps the same blocks in memory
-        budget = engines.memory_budget(self.params)
-        if self.params.memory_mb is None:
-            self.params = replace(self.params, memory_mb=round(budget.bytes / 1e6, 3))
-        self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, client, budget)
+        # the memory plan, made once (a resumed run: with its data bytes as recorded, whatever its own runtime)
+        plan = make_plan(self.params, self.store, solver_class, self.problem.n_problems, memory)
+        plan.check(given=self.params.memory_mb is not None)
+        budget = plan.budget()
+        self.solver, self.passes = engines.build(solver_class, self.problem, self.params, self.store, budget, client)
         self.columns = self.passes.columns  # the store's columns, when the learner reads them (ColumnPieces)
         self.rules = StopRules(self.params, solver_class.stop_rules)
         super().__init__(
             self.params,
             store_identity(self.store),
             self.solver.state,
-            TrainState(sums=PassSums.zeros(self.problem.n_problems)),
+            TrainState(sums=PassSums.zeros(self.problem.n_problems), memory={"data_mb": plan.data / 1e6}),
             checkpointer=checkpointer,
             monitor=Monitor(history_path, verbose=verbose, shown=solver_class.shown),
         )
@@ -243,14 +245,11 @@ class Trainer(Run):
         return TrainResult(model, st.history, reason, interrupted)
 
     def _say_notes(self) -> None:
-        """What a run says before its first pass: a rule it does not have, and what every pass reads again where the
-        data does not all fit the memory budget (the budget itself at -v)."""
-        for note in (self.rules.unused_note(self.solver.name), self.passes.note()):
+        """What a run says before its first pass: how its memory budget is spent and where its data comes from (what
+        every pass reads again where the data does not all fit), and a rule it does not have."""
+        for note in (self.passes.budget_note(), self.rules.unused_note(self.solver.name)):
             if note:
                 self.monitor.say(f"note: {note}")
-        budget = self.passes.budget_note()
-        if budget and not self.passes.note():
-            self.monitor.detail(f"note: {budget}")
 
     def iterate(self, stop: StopRequest) -> tuple[str, bool]:
         """Iterations until a stop rule, the time limit or ``stop`` ends them: ``(reason, interrupted)``; a checkpoint
@@ -615,7 +614,7 @@ def train(
             )
     resume, warm_start = run.resume, run.warm_start
     checkpointer = checkpointer_of(run)
-    params = with_recorded_memory(params, resume)
+    memory = recorded_memory(resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
@@ -633,6 +632,7 @@ def train(
             progress=progress,
             checkpointer=checkpointer,
             client=client,
+            memory=memory,
         )
         if validation is not None:
             check_validation(trainer.validation, trainer.store, trainer.problem, run.strict, run.validation)
@@ -674,18 +674,18 @@ def checkpointer_of(run) -> Checkpointer | None:
     return Checkpointer(checkpoint, every_blocks=run.checkpoint_every, every_seconds=run.checkpoint_seconds)
 
 
-def with_recorded_memory(params: TrainParams, resume) -> TrainParams:
-    """``params`` whose memory budget is left to the run (``memory_mb`` None), resuming from ``resume``: with the
-    budget the run decided when it started (its checkpoint's ``memory_mb``), so that it keeps the same blocks in
-    memory and ends where an uninterrupted run does."""
-    if params.memory_mb is not None or not resume:
-        return params
+def recorded_memory(resume) -> float | None:
+    """The data bytes of the memory plan the run resumed from ``resume`` made when it started (its checkpoint's), so
+    that it keeps the same blocks in memory and ends where an uninterrupted run does; None: a new run, or a checkpoint
+    written before plans were recorded (its run plans anew)."""
+    if not resume:
+        return None
     try:
         saved, _ = read_latest(resume)
     except CheckpointError:
-        return params  # (refused with its reason when the run reads it)
-    recorded = saved.params.get("memory_mb")
-    return replace(params, memory_mb=recorded) if isinstance(recorded, (int, float)) else params
+        return None  # (refused with its reason when the run reads it)
+    data = saved.state.get("memory", {}).get("data_mb")
+    return data * 1e6 if isinstance(data, (int, float)) else None
 
 
 def read_resumed(path, say: Callable[[str], None]):

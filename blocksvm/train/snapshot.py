@@ -39,6 +39,7 @@ class TrainState:
     eval_seconds: float = 0.0  # of the elapsed seconds, those spent in evaluation passes
     passes: int = 0  # passes made since the start, or since the learner moved to another C (a search)
     learner: dict = field(default_factory=dict)  # a growing learner's classes, features and dtype (a stream)
+    memory: dict = field(default_factory=dict)  # the run's memory plan: its data megabytes (blocksvm.train.plan)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "sums": self.sums.to_dict()}
@@ -102,6 +103,7 @@ def restore(
         eval_seconds=s.get("eval_seconds", 0.0),
         passes=s.get("passes", 0),
         learner=dict(s.get("learner", {})),
+        memory=dict(s.get("memory", {})),
     )
 
 

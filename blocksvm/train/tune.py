@@ -39,7 +39,7 @@ from blocksvm.solvers import Problem
 from blocksvm.solvers.by_columns import loss_at_zero
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, reading
-from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed, with_recorded_memory
+from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed, recorded_memory
 from blocksvm.train.params import for_store, settle_tune
 from blocksvm.train.signals import StopRequest
 from blocksvm.train.snapshot import check_shape, differences
@@ -180,12 +180,26 @@ class Tuner:
     """
 
     def __init__(
-        self, store, params, options: dict, *, verbose: int = 1, progress: bool | None = None, checkpointer=None
+        self,
+        store,
+        params,
+        options: dict,
+        *,
+        verbose: int = 1,
+        progress: bool | None = None,
+        checkpointer=None,
+        memory: float | None = None,
     ):
         store = store if isinstance(store, BlockStore) else BlockStore(store)
         _check_folds(store, options["folds"], params.seed)
         self.trainer = Trainer(
-            store, params, folds=options["folds"], verbose=verbose, progress=progress, checkpointer=checkpointer
+            store,
+            params,
+            folds=options["folds"],
+            verbose=verbose,
+            progress=progress,
+            checkpointer=checkpointer,
+            memory=memory,
         )
         self.trainer.also_saved = self._saved
         self.options, self.progress, self.checkpointer = options, progress, checkpointer
@@ -469,7 +483,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     """
     params, run, options = settle_tune(params, options)
     checkpointer = checkpointer_of(run)
-    params = with_recorded_memory(params, run.resume)
+    memory = recorded_memory(run.resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
@@ -477,7 +491,7 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
     with reading(store), writing({"the model": options["refit"]}):
-        tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer)
+        tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer, memory=memory)
         with checkpointer or contextlib.nullcontext():  # the checkpoint's lock, for the whole search
             if run.resume:
                 tuner.restore(read_resumed(run.resume, tuner.trainer.monitor.say), f"checkpoint {run.resume}")
