@@ -114,7 +114,7 @@ def main() -> None:
 
     def one(name: str) -> dict:
         code, store, options, cold = configs[name]
-        stem = name.replace(" ", "_").replace(",", "")
+        stem = name.replace(" ", "_").replace(",", "").lstrip("-")  # (a file name, not an option)
         kept = folder / f"{stem}.result.json"  # (--reuse: a run of an earlier, interrupted bench)
         if args.reuse and kept.exists():
             return json.loads(kept.read_text())

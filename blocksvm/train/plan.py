@@ -7,8 +7,8 @@ What the process holds besides its data comes off the budget first, and what is 
                 a reading of this process: the plan is the same in every process, and so are the blocks kept
     learner     its arrays: the bytes a row it declares (``row_bytes``: dual CD's alpha, shrinking flags, the kept rows'
                 targets and norms) times the rows and problems, and its weight vectors (``weight_copies``)
-    in flight   the blocks read ahead and the one in the learner's hands, decoded and stored, and a stored chunk a
-                decoding thread
+    in flight   the blocks read ahead and the one in the learner's hands, decoded, and a stored chunk a decoding
+                thread
     data        the rest: a block learner's cache (dual CD's --working-set cache, counted three times: built anew
                 beside the old and gathered with a block) and the decoded blocks kept across passes; a pass learner's
                 kept blocks; a column learner's columns
@@ -90,9 +90,9 @@ def make_plan(params, store, solver_class, n_problems: int, recorded: float | No
     resumed run's plan, kept as they were)."""
     total, source = process_budget(params)
     sizes = [block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks] or [0.0]
-    stored = max((b.get("bytes", 0) for b in store.blocks), default=0)
-    # (two blocks at least, also without reads ahead: a run's blocks kept do not change with --prefetch 0 and 1)
-    in_flight = (max(params.prefetch, 1) + 1) * (max(sizes) + stored) + (params.read_threads or 2) * CHUNK_BYTES
+    # two blocks decoded at least, also without reads ahead (a run's blocks kept do not change with --prefetch 0 and
+    # 1), and a stored chunk a decoding thread (a block is read and decoded chunk by chunk)
+    in_flight = (max(params.prefetch, 1) + 1) * max(sizes) + (params.read_threads or 2) * CHUNK_BYTES
     weights = 8.0 * (store.n_features + 1) * n_problems * solver_class.weight_copies
     learner = solver_class.row_bytes * store.n_rows * n_problems + weights
     return MemoryPlan(total, source, RUNTIME, learner, in_flight, recorded)
@@ -111,11 +111,14 @@ def process_budget(params) -> tuple[float, str]:
 
 def block_memory(params, store, budget: Budget, workers: int = 0) -> tuple[float, float]:
     """A block learner's data budget, split: ``(its cache, the kept blocks' bytes)``: the cache of ``--working-set
-    cache`` (``params`` at the learner's own defaults: three copies while it is rebuilt and gathered), the rest for
-    the blocks kept. ``workers``: the shards sharing it (0: none, this process's passes)."""
-    cache = (params.cache_mb or CACHE_DEFAULT_MB) * 1e6 if params.working_set == "cache" else 0.0
-    kept = budget.bytes / max(workers, 1) - CACHE_COPIES * cache
-    return cache, max(kept, 0.0)
+    cache`` (``params`` at the learner's own defaults: three copies while it is rebuilt and gathered; by default 64 MB,
+    less where the budget has less room), the rest for the blocks kept. ``workers``: the shards sharing it (0: none,
+    this process's passes)."""
+    share = budget.bytes / max(workers, 1)
+    cache = 0.0
+    if params.working_set == "cache":
+        cache = params.cache_mb * 1e6 if params.cache_mb else min(CACHE_DEFAULT_MB * 1e6, share / CACHE_COPIES)
+    return cache, max(share - CACHE_COPIES * cache, 0.0)
 
 
 def available_mb() -> float | None:
