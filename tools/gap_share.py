@@ -36,18 +36,23 @@ from blocksvm.datasets import SyntheticSpec, make_store  # noqa: E402
 from blocksvm.decision import decision_values  # noqa: E402
 from blocksvm.io import convert  # noqa: E402
 from blocksvm.losses import LOSSES  # noqa: E402
+from blocksvm.solvers import SOLVERS  # noqa: E402
 from blocksvm.store import BlockStore  # noqa: E402
 from blocksvm.store.kept import block_bytes  # noqa: E402
 from blocksvm.train import train  # noqa: E402
+from blocksvm.train.params import settle  # noqa: E402
+from blocksvm.train.plan import make_plan  # noqa: E402
 
 PASSES = (2, 4, 8)
 
 
 def budget_for(store: BlockStore, share: float) -> float:
     """The --memory-mb that keeps about ``share`` of the rows: that share of the decoded blocks, beside what the
-    engine takes off the budget first (dual CD's 40 bytes a row, two blocks in flight)."""
+    process needs before its data (its memory plan's minimum: blocksvm/train/plan.py)."""
     sizes = [block_bytes(store, b["rows"], b["nnz"]) for b in store.blocks]
-    return round((share * sum(sizes) + 40 * store.n_rows + 2 * max(sizes)) / 1e6 * 1.001, 3)
+    params, _ = settle("train", None, {})
+    minimum = make_plan(params, store, SOLVERS["dual-cd"], 1).minimum
+    return round((share * sum(sizes) * 1.001 + minimum) / 1e6, 3)
 
 
 def per_row_gaps(store: BlockStore, W: np.ndarray, alpha: np.ndarray, C: float, loss: str, bias: float):
