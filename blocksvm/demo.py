@@ -4,7 +4,7 @@ It generates LIBSVM text, then runs the very commands a user would run, each in 
 so that its peak memory can be read::
 
     blocksvm convert train.svm train.bsvm --block-mb 16
-    blocksvm train train.bsvm model.h5 -C 0.1 --memory-mb <half the data>
+    blocksvm train train.bsvm model.h5 -C 0.1 --memory-mb <what the process needs + half the data>
     blocksvm predict model.h5 test.svm --output predictions.txt
 
 and prints accuracy, objective, seconds and peak memory. The same commands on a tiny data set
@@ -77,38 +77,56 @@ def run_measured(args: list[str]) -> tuple[dict | None, float, float]:
     return json.loads(output), time.perf_counter() - start, peak_kb / 1024
 
 
-def training_budget_mb(data_mb: float) -> float:
-    """The demo's ``--memory-mb`` for training: half of the data's rows in memory, so that training keeps some of its
-    blocks and reads the others again at every pass, as it does with a store larger than memory; at least what two
-    blocks in flight and the learner's arrays need."""
-    return round(max(data_mb / 2, 3 * BLOCK_MB), 1)
+def training_budget_mb(store: Path) -> float:
+    """The demo's ``--memory-mb`` for training: what the process needs before its data (its memory plan's minimum,
+    blocksvm/train/plan.py) and half of the store's decoded blocks, so that training keeps some of them and reads the
+    others again at every pass, as it does with a store larger than memory."""
+    from blocksvm.solvers import SOLVERS
+    from blocksvm.store import BlockStore
+    from blocksvm.store.kept import block_bytes
+    from blocksvm.train.params import settle
+    from blocksvm.train.plan import make_plan
+
+    opened = BlockStore(store)
+    params, _ = settle("train", None, {"C": C})
+    data = sum(block_bytes(opened, b["rows"], b["nnz"]) for b in opened.blocks)
+    return round((make_plan(params, opened, SOLVERS["dual-cd"], 1).minimum + data / 2) / 1e6, 1)
 
 
-def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say, budget_mb: float) -> dict:
+def _pipeline(root: Path, spec: SyntheticSpec, rows: int, test_rows: int, say) -> dict:
     root.mkdir(parents=True, exist_ok=True)
     train_text, test_text = root / "train.svm", root / "test.svm"
     start = time.perf_counter()
     text_bytes = write_libsvm(train_text, spec, rows=range(rows), progress=False)
     write_libsvm(test_text, spec, rows=range(rows, rows + test_rows), progress=False)
     steps = {"generate": {"seconds": time.perf_counter() - start}}
+    store = root / "train.bsvm"
     commands = {
-        "convert": ["convert", str(train_text), str(root / "train.bsvm"), "--block-mb", str(BLOCK_MB), "--overwrite"],
-        "train": [
+        "convert": lambda: ["convert", str(train_text), str(store), "--block-mb", str(BLOCK_MB), "--overwrite"],
+        "train": lambda: [
             "train",
-            str(root / "train.bsvm"),
+            str(store),
             str(root / "model.h5"),
             "-C",
             str(C),
             "--memory-mb",
-            str(budget_mb),
+            str(training_budget_mb(store)),
+        ],  # fmt: skip
+        "predict": lambda: [
+            "predict",
+            str(root / "model.h5"),
+            str(test_text),
+            "--output",
+            str(root / "predictions.txt"),
         ],
-        "predict": ["predict", str(root / "model.h5"), str(test_text), "--output", str(root / "predictions.txt")],
     }
-    for name, args in commands.items():
+    for name, made in commands.items():
+        args = made()  # (train's budget from the store converted)
         say(f"  $ blocksvm {' '.join(args)}")
         output, seconds, rss = run_measured(args)
         steps[name] = {"seconds": seconds, "peak_rss_mb": rss, "output": output}
     steps["text_bytes"] = text_bytes
+    steps["budget_mb"] = training_budget_mb(store)
     return steps
 
 
@@ -132,15 +150,14 @@ def run_demo(
     root.mkdir(parents=True, exist_ok=True)
     say = lambda text="": print(text, file=out, flush=True)  # noqa: E731
     data_mb = (rows * 24 + rows * nnz * 8) / 1e6
-    budget = training_budget_mb(data_mb)
     try:
         say(
             f"blocksvm demo: {rows:,} training rows x {features:,} features (~{nnz} nonzeros a row), "
             f"about {data_mb:,.0f} MB in memory;"
         )
         say(
-            f"training runs under --memory-mb {budget:g}: the blocks that fit are kept, the others read again at every "
-            f"pass. Files in {root}"
+            "training runs under a --memory-mb of what the process needs and half of the data: the blocks that fit "
+            f"are kept, the others read again at every pass. Files in {root}"
             + ("" if keep or workdir else " while it runs (removed at the end: --keep or --workdir keeps them)")
         )
         say()
@@ -151,13 +168,13 @@ def run_demo(
             2000,
             1000,
             lambda text: None,
-            budget,
         )
         fixed = ", ".join(f"{k} {tiny[k]['peak_rss_mb']:.0f} MB" for k in ("convert", "train", "predict"))
         say(f"   peak RSS {fixed} (Python, numba, HDF5)")
         say(f"2. the demo data ({rows:,} + {test_rows:,} held-out rows)")
         spec = SyntheticSpec(rows=rows + test_rows, features=features, nnz=nnz, noise=0.05, seed=1)
-        steps = _pipeline(root / "data", spec, rows, test_rows, say, budget)
+        steps = _pipeline(root / "data", spec, rows, test_rows, say)
+        budget = steps["budget_mb"]
         trained = steps["train"]["output"]
         predicted = steps["predict"]["output"]
         figures = {

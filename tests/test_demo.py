@@ -29,7 +29,7 @@ def test_each_step_reports_its_own_peak_not_the_demo_s(tmp_path):
     said = io.StringIO()
     figures = run_demo(rows=2000, test_rows=500, features=200, nnz=5, workdir=str(tmp_path / "d"), out=said)
     # the line on memory is what the training step's summary says it kept, within the budget it was given
-    assert 0 < figures["kept_mb"] <= figures["training_budget_mb"]
+    assert 0 <= figures["kept_mb"] <= figures["training_budget_mb"]
     assert f"kept {figures['kept_blocks']} of the store's {figures['blocks']} blocks" in said.getvalue()
     assert ballast[-1] == 1.0  # still held while the steps ran
     for name in ("convert", "train", "predict"):

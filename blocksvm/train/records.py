@@ -299,9 +299,11 @@ class StopRules:
         return self.pg and record.get("pg_violation") is not None and record["pg_violation"] <= self.params.eps
 
     def every_row_due(self, record: dict) -> bool:
-        """The PG rule holds over the rows swept but rows were shrunk: as LIBLINEAR's loop, every row comes back and
-        the next pass, over them all, decides (its ``active_size == l``)."""
-        return self.pg_met(record) and bool(record.get("rows_shrunk"))
+        """LIBLINEAR's rule of its SVR duals (the 1-norm's: ``pg_norm1``) holds over the rows swept but rows were
+        shrunk: as its loop, every row comes back and the next pass, over them all, decides (its ``active_size ==
+        l``). (The spread of the classification codes stops where it holds over the rows swept: brought back, -s 1
+        on a9a ended further from the optimum, a median 1.56x LIBLINEAR's distance over 7 draws against 0.91x.)"""
+        return self.pg_met(record) and "pg_norm1" in record and bool(record.get("rows_shrunk"))
 
     def gap_met(self, record: dict) -> bool:
         return self.gap and record.get("gap") is not None and record["gap"] <= self.tol
@@ -330,7 +332,7 @@ class StopRules:
             refuse_negative_gap(record["gap"], record)  # never "optimization finished" (issue 34)
         if self.own and record.get("stop"):
             return record["stop"]
-        pg_met = self.pg_met(record) and not record.get("rows_shrunk")
+        pg_met = self.pg_met(record) and not self.every_row_due(record)
         if record["primal_exact"] and self.gap_met(record):
             reason = f"relative duality gap {record['gap']:.2e} <= tol {self.tol:g}"
             if self.pg and not pg_met and record.get("pg_violation") is not None:  # -e given, and not what stopped it
