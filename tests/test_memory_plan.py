@@ -30,9 +30,10 @@ def store(tmp_path_factory):
 def test_the_plan_is_the_runtime_the_arrays_the_blocks_in_flight_and_the_data(store):
     s = BlockStore(store)
     sizes = [block_bytes(s, b["rows"], b["nnz"]) for b in s.blocks]
-    arrays = 40 * s.n_rows + 8 * (s.n_features + 1) * 3  # dual CD's 40 bytes a row; w, its copy and sums
+    arrays = 9 * s.n_rows + 8 * (s.n_features + 1) * 3  # dual CD's alpha and flag a row; w, its copy and sums
     in_flight = 2 * max(sizes) + 2 * 8e6  # two blocks decoded; a stored chunk a decoding thread
     assert memory_for(store, 0.0) == pytest.approx((RUNTIME + arrays + in_flight) / 1e6, rel=1e-12)
+    sizes = [size + 32 * b["rows"] for size, b in zip(sizes, s.blocks)]  # (and dual CD's 32 bytes of a row kept)
     for blocks in (0, 3, 8):  # the data budget keeps as many blocks as fit (their decoded bytes)
         result = train(store, memory_mb=memory_for(store, sum(sizes[:blocks]) / 1e6 + 1e-3), max_outer=1, verbose=0)
         assert result.model.summary["kept_blocks"] == blocks

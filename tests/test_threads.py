@@ -185,11 +185,11 @@ def test_one_thread_is_the_serial_trainer_bit_for_bit(generated):
     np.testing.assert_array_equal(one.coef, plain.coef)
 
 
-@pytest.mark.parametrize("data_mb", [None, 0.5])
+@pytest.mark.parametrize("data_mb", [None, 0.6])
 def test_one_problems_sweep_at_the_defaults_is_the_same_bits_on_any_number_of_threads(generated, data_mb):
     """At dual CD's defaults (one sweep a pass over the rows kept in memory) the threads run beside one problem's
     sweep (the exact evaluations over the kept blocks, the reader), never inside it: the model, its passes and its
-    certificate are the serial run's, bit for bit, with every block kept or half of them streamed (0.5 MB of data)."""
+    certificate are the serial run's, bit for bit, with every block kept or half of them streamed (0.6 MB of data)."""
     memory_mb = None if data_mb is None else memory_for(generated, data_mb)
     runs = [train(generated, threads=t, tol=1e-4, memory_mb=memory_mb, verbose=0) for t in (1, 2, 3)]
     assert runs[0].stop_reason.startswith("relative duality gap"), runs[0].stop_reason
@@ -267,7 +267,7 @@ def test_a_budget_that_keeps_too_few_rows_solves_each_visit_with_its_working_set
     from blocksvm.train.params import TrainParams
 
     store = BlockStore(generated)
-    for megabytes, kept_rows, working_set in ((0.1, 0, "cache"), (0.5, 3000, "block")):
+    for megabytes, kept_rows, working_set in ((0.1, 0, "cache"), (0.6, 3000, "block")):
         own, kept, _ = _kept_blocks(DualCDSolver, TrainParams(), store, Budget(megabytes * 1e6, ""), range(4))
         assert (kept.capacity[0], own.working_set) == (kept_rows, working_set)
     X, y = store_arrays(generated)

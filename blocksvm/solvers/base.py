@@ -146,9 +146,11 @@ class Solver:
     refuses_weights: ClassVar[str | None] = None
     # It continues a saved model's weights (--warm-start: start_from); False: its state is more than its weights.
     warm_starts: ClassVar[bool] = False
-    # What it keeps in memory besides the data (blocksvm.train.plan): bytes a row and problem, weight vectors a problem
+    # What it keeps in memory besides the data (blocksvm.train.plan): bytes a row and problem, weight vectors a problem,
+    # and bytes of each row kept in memory besides the row itself (counted with the blocks kept)
     row_bytes: ClassVar[float] = 0.0
     weight_copies: ClassVar[int] = 2
+    kept_row_bytes: ClassVar[float] = 0.0
     # The least share of the rows kept in memory for which its defaults sweep the rows kept (own_defaults)
     enough_kept: ClassVar[float] = 0.0
 

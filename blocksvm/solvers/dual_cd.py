@@ -88,9 +88,9 @@ class DualCDSolver(ResidentRows, WorkingSet, BlockSolver):
     )
     stop_rules = frozenset({"gap", "pg"})
     state_names = ("w", "alpha", "block_sums", "previous", *RESIDENT_STATE)
-    # alpha and a shrinking flag a row, and of the rows kept their target, 1 / Qbar_ii and share; w, its evaluation's
-    # copy (a certificate's) and the working rows' sums
-    row_bytes, weight_copies = 40.0, 3
+    # alpha and a shrinking flag a row; w, its evaluation's copy (a certificate's) and the working rows' sums; of each
+    # row kept, its target, 1 / Qbar_ii, its place in the pass's shares and its flags
+    row_bytes, weight_copies, kept_row_bytes = 9.0, 3, 32.0
     # Sweeping streamed blocks one after another, one sweep each, stalls where rows are alike (a generated set of 8
     # blocks, 40 passes: a relative gap of 1e-13 with every block kept, 1e-5 with 2, 1.4e-3 with none;
     # docs/ALGORITHMS.md), and the visits of several sweeps beside a cache cost 5-8 times a sweep's work a pass (a cold

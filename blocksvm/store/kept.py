@@ -53,6 +53,8 @@ class KeptBlocks:
         fits.
     budget : float
         Bytes.
+    row_bytes : float
+        What the learner keeps of each row kept, besides the block (dual CD: the row's target and 1 / Qbar_ii).
 
     Attributes
     ----------
@@ -62,12 +64,14 @@ class KeptBlocks:
         All of them fit: the passes after the first read nothing.
     """
 
-    def __init__(self, store, order, budget: float):
+    def __init__(self, store, order, budget: float, row_bytes: float = 0.0):
         entries = store.blocks
         self.budget = max(float(budget), 0.0)
         self.weighted = bool(getattr(store, "weighted", False))
         self.dtype = np.dtype(store.dtype)
-        self.sizes = {int(b): block_bytes(store, entries[b]["rows"], entries[b]["nnz"]) for b in order}
+        # (a block kept also costs its learner's arrays of the rows it keeps: ``row_bytes`` a row)
+        sizes = {int(b): block_bytes(store, entries[b]["rows"], entries[b]["nnz"]) for b in order}
+        self.sizes = {b: size + row_bytes * entries[b]["rows"] for b, size in sizes.items()}
         self.bytes = sum(self.sizes.values())
         self.plan: dict[int, tuple[int, int]] = {}  # a planned block's first row and first entry in the buffers
         used, rows, nnz = 0.0, 0, 0

@@ -193,12 +193,12 @@ def _kept_blocks(solver_class, params, store: BlockStore, budget: Budget, first)
     sweeps a visit with a cache of support vectors), which keep what fits beside their cache."""
     own = solver_class.own_defaults(params, keeps_rows=True)
     cache, room = block_memory(own, store, budget)
-    kept = KeptBlocks(store, first, room)
+    kept = KeptBlocks(store, first, room, solver_class.kept_row_bytes)
     streamed = solver_class.own_defaults(params, keeps_rows=False)
     if kept.capacity[0] < solver_class.enough_kept * store.n_rows and streamed != own:  # (again, beside the cache)
         own = streamed
         cache, room = block_memory(own, store, budget)
-        kept = KeptBlocks(store, first, room)
+        kept = KeptBlocks(store, first, room, solver_class.kept_row_bytes)
     return own, kept, cache
 
 
