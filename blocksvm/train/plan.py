@@ -5,8 +5,9 @@ What the process holds besides its data comes off the budget first, and what is 
     runtime     the interpreter, numpy, scipy, numba and its kernels, h5py, the readers' threads: RUNTIME, a figure
                 (190 MB measured at the peak of a run on a tiny store; 137 MB of it before the run's first pass), not
                 a reading of this process: the plan is the same in every process, and so are the blocks kept
-    learner     its arrays: the bytes a row it declares (``row_bytes``: dual CD's alpha, shrinking flags, the kept rows'
-                targets and norms) times the rows and problems, and its weight vectors (``weight_copies``)
+    learner     its arrays: the bytes a row it declares (``row_bytes``: dual CD's alpha and shrinking flag) times the
+                rows and problems, and its weight vectors (``weight_copies``); what it keeps of each row kept
+                (``kept_row_bytes``: dual CD's target and norm of the row) is counted with the blocks kept
     in flight   the blocks read ahead and the one in the learner's hands, decoded, and a stored chunk a decoding
                 thread
     data        the rest: a block learner's cache (dual CD's --working-set cache, counted three times: built anew
