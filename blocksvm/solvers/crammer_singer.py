@@ -27,7 +27,7 @@ class CrammerSingerSolver(WorkingSet, BlockSolver):
     """
 
     name = "crammer-singer"
-    row_bytes, kept_row_bytes = 9.0, 32.0  # (its dual variables and working rows, as dual CD's)
+    row_bytes = 9.0  # (its dual variables and shrinking flags; its working rows are its cache's)
     params = (C, LOSS, TOL, EPS, WORKING_SET, CACHE_MB, INNER_PASSES, INNER_EPS)
     losses = (CRAMMER_SINGER.name,)
     fixed_loss = CRAMMER_SINGER

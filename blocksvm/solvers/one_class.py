@@ -50,7 +50,7 @@ class OneClassSolver(WorkingSet, BlockSolver):
     """
 
     name = "one-class"
-    row_bytes, kept_row_bytes = 9.0, 32.0  # (its dual variables and working rows, as dual CD's)
+    row_bytes = 9.0  # (its dual variables and shrinking flags; its working rows are its cache's)
     params = (LOSS, NU, TOL, EPS, WORKING_SET, CACHE_MB, INNER_PASSES, INNER_EPS)
     losses = (ONE_CLASS.name,)
     fixed_loss = ONE_CLASS
