@@ -93,6 +93,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=1, help="runs of each configuration, in turns")
     p.add_argument("--out", type=Path, default=OUT / "cold")
     p.add_argument("--reuse", action="store_true", help="take the runs an earlier bench finished (--repeat 1)")
+    p.add_argument("--also", type=int, nargs="*", default=[], metavar="MB", help="more --memory-mb budgets, cold")
     run.add_quick(p)
     args = run.quick(p, p.parse_args(), rows=200_000, features=100_000)
     folder = args.out / f"r{args.rows}-f{args.features}-k{args.nnz}"
@@ -107,6 +108,7 @@ def main() -> None:
         f"--memory-mb {third} (a third of the CSR)": (REPO, ours, ["--memory-mb", str(third)], True),
         "--memory-mb 1900": (REPO, ours, ["--memory-mb", "1900"], True),
         "--memory-mb 4000": (REPO, ours, ["--memory-mb", "4000"], True),
+        **{f"--memory-mb {mb}": (REPO, ours, ["--memory-mb", str(mb)], True) for mb in args.also},
         "warm, --threads 1": (REPO, ours, [], False),
         "warm, --threads 2": (REPO, ours, ["--threads", "2"], False),
     }
