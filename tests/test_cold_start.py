@@ -39,6 +39,23 @@ def test_importing_blocksvm_imports_no_numba():
     assert done.stdout.strip() == "False", done.stderr
 
 
+def test_info_of_a_store_loads_neither_numba_nor_scipy(tmp_path):
+    """``blocksvm info`` reads a store's manifest and files' facts: its compiled kernels and scipy are loaded where
+    blocks are decoded or checked, not by a command that reads none (what it costs: tools/cold_start.py)."""
+    from blocksvm.datasets import SyntheticSpec, make_store
+
+    store = tmp_path / "s.bsvm"
+    make_store(store, SyntheticSpec(rows=50, features=20, nnz=3, seed=1), block_rows=20, progress=False)
+    code = (
+        "import sys; from blocksvm.cli import main\n"
+        f"try: main(['info', {str(store)!r}])\n"
+        "except SystemExit as e: assert not e.code, e.code\n"
+        "print(sorted(m for m in ('numba', 'scipy') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
 def test_every_warmup_command_is_one_the_command_line_takes():
     """The warm-up runs the commands a user runs: each parses (an option the CLI no longer has would fail here, not
     in a user's first warm-up)."""

@@ -33,7 +33,7 @@ from numba import njit
 
 import blocksvm.io.spill as spill
 from blocksvm.cli import main
-from blocksvm.rows import gather_rows
+from blocksvm._rows_kernels import gather_rows
 
 kill = ctypes.CDLL(None).kill
 kill.argtypes = [ctypes.c_int, ctypes.c_int]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from blocksvm.rows import Rows, gather_rows
+from blocksvm._rows_kernels import gather_rows
+from blocksvm.rows import Rows
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from blocksvm.rows import Rows, append_rows, compact_rows
+from blocksvm._rows_kernels import append_rows, compact_rows
+from blocksvm.rows import Rows
 
 
 class RowCache:

@@ -41,8 +41,6 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from blocksvm.store import _chunk_kernels as K
-
 FLETCHER32, SHUFFLE, DEFLATE, LZF, BLOSC, ZSTD = 3, 2, 1, 32000, 32001, 32015
 
 
@@ -194,21 +192,28 @@ def _read_at(fd: int, buffer: np.ndarray, offset: int) -> int:
 # -> the bytes with this filter undone
 
 
+def _kernels():
+    """The compiled filters (numba: loaded by the first chunk decoded or written, not by a command that reads none)."""
+    from blocksvm.store import _chunk_kernels
+
+    return _chunk_kernels
+
+
 def _fletcher32(data, parameters, nbytes, into, where):
-    if not K.fletcher32_matches(data):
+    if not _kernels().fletcher32_matches(data):
         raise ChunkError(f"{where}: data error detected by fletcher32 checksum")
     return data[:-4]
 
 
 def _shuffle(data, parameters, nbytes, into, where):
     out = into if into is not None and len(into) == len(data) else np.empty(len(data), np.uint8)
-    K.unshuffle(data, int(parameters[0]), out)
+    _kernels().unshuffle(data, int(parameters[0]), out)
     return out
 
 
 def _lzf(data, parameters, nbytes, into, where):
     out = into if into is not None else np.empty(nbytes, np.uint8)
-    if K.lzf_decompress(data, out) != nbytes:
+    if _kernels().lzf_decompress(data, out) != nbytes:
         raise ChunkError(f"{where}: the LZF stream is damaged")
     return out
 
@@ -398,7 +403,7 @@ def _pipeline(filters: dict, item: int) -> list | None:
 
 def _shuffled(data: np.ndarray, item: int) -> np.ndarray:
     out = _encode_scratch(0, len(data))
-    K.shuffle(data, item, out)
+    _kernels().shuffle(data, item, out)
     return out
 
 
@@ -427,5 +432,5 @@ def _zstded(data: np.ndarray, level: int) -> np.ndarray | None:
 def _checksummed(data: np.ndarray) -> np.ndarray:
     out = np.empty(len(data) + 4, np.uint8)
     out[:-4] = data
-    out[-4:] = np.array([K.fletcher32(data)], "<u4").view(np.uint8)
+    out[-4:] = np.array([_kernels().fletcher32(data)], "<u4").view(np.uint8)
     return out

@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from blocksvm.errors import StoreError, StoreReplacedError
-from blocksvm.store import _column_kernels as K
 from blocksvm.store import format as F
 from blocksvm.store.readahead import ReadStats, read_in_order
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 COLUMNS_KEY = "columns"
 """The manifest's key that describes the column layout."""
@@ -105,6 +107,8 @@ class ColumnBlock:
 
     def to_csc(self, n_rows: int) -> sp.csc_matrix:
         """The stored columns as a ``scipy.sparse.csc_matrix`` of shape (n_rows, n_columns)."""
+        import scipy.sparse as sp  # (here: reading a layout's facts needs no scipy)
+
         return sp.csc_matrix((self.data, self.rows, self.indptr), shape=(n_rows, self.n_columns))
 
 
@@ -374,6 +378,8 @@ def _rows_problems(store, layout: ColumnLayout, labels: np.ndarray, weights) -> 
 
 
 def _block_problems(layout: ColumnLayout, block: ColumnBlock, row_class, row_weight) -> list[str]:
+    from blocksvm.store import _column_kernels as K  # (numba: where blocks are checked)
+
     problems = []
     if not K.rows_ascending(block.indptr, block.rows, layout.n_rows):
         problems.append("rows do not increase within a column, or lie beyond the store's rows")

@@ -25,7 +25,7 @@ from blocksvm._locks import FileLock, lock_path
 from blocksvm.errors import InUseError, StoreError, StoreReplacedError
 from blocksvm.features import translate
 from blocksvm.params import cores
-from blocksvm.rows import Rows, rows_sorted_increasing
+from blocksvm.rows import Rows
 from blocksvm.store import chunks
 from blocksvm.store import format as F
 from blocksvm.store.column_layout import ColumnLayout, verify_columns
@@ -351,6 +351,8 @@ class BlockStore:
 
     def verify(self) -> list[str]:
         """Read every block and check checksums and invariants; return the problems found."""
+        from blocksvm._rows_kernels import rows_sorted_increasing  # (numba: only where blocks are checked)
+
         problems = []
         entry = self.manifest.get("feature_map")
         if entry is not None and F.file_crc32(self.path / entry["file"]) != entry["crc32"]:
