@@ -94,6 +94,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=OUT / "cold")
     p.add_argument("--reuse", action="store_true", help="take the runs an earlier bench finished (--repeat 1)")
     p.add_argument("--also", type=int, nargs="*", default=[], metavar="MB", help="more --memory-mb budgets, cold")
+    p.add_argument("--pairs", type=int, nargs="*", default=[], metavar="MB", help="budgets run with --inner-passes 1")
     run.add_quick(p)
     args = run.quick(p, p.parse_args(), rows=200_000, features=100_000)
     folder = args.out / f"r{args.rows}-f{args.features}-k{args.nnz}"
@@ -109,6 +110,10 @@ def main() -> None:
         "--memory-mb 1900": (REPO, ours, ["--memory-mb", "1900"], True),
         "--memory-mb 4000": (REPO, ours, ["--memory-mb", "4000"], True),
         **{f"--memory-mb {mb}": (REPO, ours, ["--memory-mb", str(mb)], True) for mb in args.also},
+        **{
+            f"--memory-mb {mb} --inner-passes 1": (REPO, ours, ["--memory-mb", str(mb), "--inner-passes", "1"], True)
+            for mb in args.pairs
+        },
         "warm, --threads 1": (REPO, ours, [], False),
         "warm, --threads 2": (REPO, ours, ["--threads", "2"], False),
     }

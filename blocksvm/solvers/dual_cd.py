@@ -93,8 +93,9 @@ class DualCDSolver(ResidentRows, WorkingSet, BlockSolver):
     row_bytes, weight_copies, kept_row_bytes = 9.0, 3, 32.0
     # Sweeping streamed blocks one after another, one sweep each, stalls where rows are alike (a generated set of 8
     # blocks, 40 passes: a relative gap of 1e-13 with every block kept, 1e-5 with 2, 1.4e-3 with none;
-    # docs/ALGORITHMS.md): the rows kept are swept where a tenth of them fit; with fewer, none are kept and the
-    # streamed blocks are swept in pairs drawn afresh every pass, where one more block fits (the engine's choice)
+    # docs/ALGORITHMS.md): the rows kept are swept where a tenth of them fit; with fewer, the older visits beside a
+    # cache, or with --inner-passes 1 none kept and the streamed blocks swept in pairs drawn afresh every pass (the
+    # engine's choice; docs/BENCHMARKS.md: each wins on some data)
     enough_kept = 0.1
     coordinator = "blocksvm.solvers.cocoa:CoCoASolver"  # its shards' coordinator (CoCoA+ rounds)
 

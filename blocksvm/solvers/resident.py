@@ -11,11 +11,12 @@ blocked order, make dual CD crawl where rows are alike, as cyclic coordinate des
 resident rows are swept in proportion to the blocks that arrive (StreamSVM's cached loops, Matsushima, Vishwanathan
 & Smola 2012), never once per block.
 
-Where the budget keeps no rows, the streamed blocks are swept two at a time (:meth:`ResidentRows.visit_resident`):
-a block's own rows swept alone, one sweep a visit, are the same group of rows in every pass, and coordinate descent
-in groups that never change crawls where rows are alike (a9a in 2 to 20 blocks: a relative gap of 1.3e-3 to 4.5e-3
-after 1,000 passes, where one random order of all the rows reaches 1e-3 in 111); paired afresh every pass (the blocks'
-order is drawn again), the groups change and it converges as one random order does (docs/ALGORITHMS.md).
+Where the budget keeps no rows (``--inner-passes 1`` under a tenth of them), the streamed blocks are swept two at a
+time (:meth:`ResidentRows.visit_resident`): a block's own rows swept alone, one sweep a visit, are the same group of
+rows in every pass, and coordinate descent in groups that never change crawls where rows are alike (a9a in 2 to 20
+blocks: a relative gap of 1.3e-3 to 4.5e-3 after 1,000 passes, where one random order of all the rows reaches 1e-3
+in 111); paired afresh every pass (the blocks' order is drawn again), the groups change and it converges as one
+random order does (docs/ALGORITHMS.md).
 
 Shrinking: a row at a bound it keeps (LIBLINEAR's test against the last pass's PG bounds) is flagged and left out of
 the passes after, as in LIBLINEAR's own loop, until the violation over the rows swept has fallen tenfold since the

@@ -189,16 +189,16 @@ def build(solver_class: type[Solver], problem, params, store: BlockStore, budget
 def _kept_blocks(solver_class, params, store: BlockStore, budget: Budget, first):
     """The learner's parameters at its own defaults, the blocks kept in memory (planned along the first pass's
     order: the blocks it keeps first) and its own share of the budget: the defaults for rows kept in memory where at
-    least its ``enough_kept`` share of the rows fits beside them; with less, none kept where one block fits (dual CD:
-    its streamed blocks swept in pairs, the first held for the second), else the defaults for blocks streamed (dual
-    CD: several sweeps a visit with a cache of support vectors), which keep what fits beside their cache."""
+    least its ``enough_kept`` share of the rows fits beside them, else those for blocks streamed (dual CD: several
+    sweeps a visit with a cache of support vectors), which keep what fits beside their cache; or, with
+    ``--inner-passes 1`` given and one more block's room, none kept (dual CD: the streamed blocks swept in pairs)."""
     own = solver_class.own_defaults(params, keeps_rows=True)
     cache, room = block_memory(own, store, budget)
     kept = KeptBlocks(store, first, room, solver_class.kept_row_bytes)
     streamed = solver_class.own_defaults(params, keeps_rows=False)
     if kept.capacity[0] < solver_class.enough_kept * store.n_rows and streamed != own:
-        if room >= max(kept.sizes.values(), default=0.0):  # (a block held beside those in flight)
-            return own, KeptBlocks(store, first, 0.0), cache
+        if params.inner_passes == 1 and room >= max(kept.sizes.values(), default=0.0):  # (one held beside those
+            return own, KeptBlocks(store, first, 0.0), cache  # in flight)
         own = streamed  # (again, beside the cache)
         cache, room = block_memory(own, store, budget)
         kept = KeptBlocks(store, first, room, solver_class.kept_row_bytes)
