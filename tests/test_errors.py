@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import gzip
+import importlib
 import json
 import os
 import pickle
@@ -244,7 +245,7 @@ def patched(target, name: str, value, build):
     """``build``, run with ``target.name`` (a module given by name, or an object) replaced by ``value``."""
 
     def patched_build(e, t, mp):
-        mp.setattr(sys.modules[target] if isinstance(target, str) else target, name, value, raising=False)
+        mp.setattr(importlib.import_module(target) if isinstance(target, str) else target, name, value, raising=False)
         return build(e, t, mp)
 
     return patched_build

@@ -45,7 +45,8 @@ def job_kernel(store: str, threads: list[int]) -> dict:
     from blocksvm.solvers.newton import CG, NewtonSolver
     from blocksvm.store import BlockStore
     from blocksvm.sums import PieceLayout, TreeSum
-    from blocksvm.train.engines import PieceVisits, ThreadEngine
+    from blocksvm.train.engines import PieceVisits
+    from blocksvm.train.executors import ThreadEngine
     from blocksvm.train.params import settle
 
     s = BlockStore(store)

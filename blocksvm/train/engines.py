@@ -1,41 +1,34 @@
-"""Engines: where a pass's work runs, and how the pieces of that work add up.
+"""Engines: how each family's pass is made, and how the pieces of that work add up (where it runs:
+:mod:`.executors`).
 
-Two kinds of learner make passes (docs/ARCHITECTURE.md):
+Three families of learner make passes (docs/ARCHITECTURE.md), told apart by what they read (``reads``):
 
 - a **block learner** (dual CD, Pegasos, the online learners) visits one block at a time and changes its state
   as it goes: a pass is :func:`~blocksvm.train.pass_loop.run_pass` over the blocks in this process
   (:class:`BlockPasses`); dual CD also runs as CoCoA+ shards (:mod:`blocksvm.solvers.cocoa`), each a block
-  learner over a share of the blocks, their rounds on an engine (:class:`Rounds`);
-- a **pass learner** (Newton) maps rows to sums and steps at the end of the pass (:class:`~blocksvm.solvers.base.
-  RowSumSolver`): in this process, each block's pieces are summed on threads (:class:`PieceVisits`, each thread its
-  own vectors), and on shards, each shard sums its blocks' pieces (:class:`PassShard`) where it runs. Either
-  way the sums add in the fixed tree of :mod:`blocksvm.sums`, so the model does not depend on the number of
-  threads or workers, to the last bit.
-
-An engine maps work and keeps shards: :class:`ThreadEngine` (threads of this process: the numba
-kernels release the GIL) and :class:`DaskEngine` (each shard a future on a dask worker). ``map(function,
-tasks)`` runs ``function(task)`` for each task, results in order; ``keep(shards)`` holds shards where they run,
-``run_kept(function, *shared)`` runs ``function(shard, *shared)`` on each (a shard that changes is changed on
-a copy where the engine may run a task twice) and ``read_kept`` the same without keeping changes;
-``collect()`` brings the shards back.
+  learner over a share of the blocks, their rounds on an executor (:class:`Rounds`);
+- a **row-sum learner** (Newton, OWL-QN) maps rows to sums and steps at the end of the pass
+  (:class:`~blocksvm.solvers.base.RowSumSolver`): in this process, each block's pieces are summed on threads
+  (:class:`PieceVisits`, each thread its own vectors), and on shards, each shard sums its blocks' pieces
+  (:class:`PassShard`) where it runs. Either way the sums add in the fixed tree of :mod:`blocksvm.sums`, so the model
+  does not depend on the number of threads or workers, to the last bit;
+- a **column learner** (CDN, newGLMNET, -s 5/6) makes rounds over pieces of the store's column layout
+  (:class:`ColumnRounds`).
 """
 
 from __future__ import annotations
 
-import copy
-import operator
 import os
-import warnings
 
 import numpy as np
 
-from blocksvm._threads import ThreadMap
 from blocksvm.errors import ParameterError
 from blocksvm.solvers.base import BLOCKS, COLUMNS, ROW_SUMS, BlockReport, Resources, Solver
 from blocksvm.solvers.evaluate import evaluate_block
 from blocksvm.solvers.registry import driver
 from blocksvm.store import BlockStore, ColumnPieces, KeptBlocks, ReadStats, ShardView
 from blocksvm.sums import Node, PieceLayout, TreeSum, range_nodes, split
+from blocksvm.train.executors import DaskEngine, ThreadEngine
 from blocksvm.train.pass_loop import PassRun, run_pass
 from blocksvm.train.plan import Budget, block_memory, memory_note
 from blocksvm.train.records import PassSums
@@ -44,133 +37,6 @@ from blocksvm.train.schedule import FILE_ORDER, Schedule
 # Test-only fault: "ROUND,SHARD,MARKER" makes that shard's task end its process (os._exit, as a
 # SIGKILL would) in that round, once: the first time, when MARKER does not exist yet.
 FAULT_VARIABLE = "BLOCKSVM_TEST_EXIT_IN_ROUND"
-# Seconds to reach a scheduler, and to wait for its first worker.
-CONNECT_SECONDS = 20.0
-
-
-# ---- engines ---------------------------------------------------------------------------------------------
-
-
-class ThreadEngine(ThreadMap):
-    """Tasks and shards in this process, on ``threads`` threads (the numba kernels release the GIL): a
-    :class:`~blocksvm._threads.ThreadMap` that keeps shards."""
-
-    def __init__(self, threads: int):
-        super().__init__(threads)
-        self.shards: list = []
-
-    def keep(self, shards: list) -> None:
-        self.shards = shards
-
-    def run_kept(self, function, *shared) -> list:
-        return self.map(lambda shard: function(shard, *shared), self.shards)
-
-    read_kept = run_kept
-
-    def collect(self) -> list:
-        return self.shards
-
-
-def _same(value):
-    return value
-
-
-def _on_a_copy(function, shard, *shared):
-    """``function(shard, *shared)`` that leaves its input alone (dask may run it again from the same shard): the
-    shard it changed, and the result."""
-    shard = copy.deepcopy(shard) if shard.mutable else shard
-    return shard, function(shard, *shared)
-
-
-class DaskEngine:
-    """Each shard a future on a dask worker (its state stays there between rounds).
-
-    A round submits one task per shard, pinned to the shard's worker (another may take it if that one is gone),
-    with the shared arguments as one task's result that every worker fetches; only the results come back. A
-    worker that dies loses its shards' futures; the scheduler runs their tasks again from the shards' roots
-    (the tasks are pure), so the run goes on. The roots are the shards as last kept (the start, or the last
-    checkpoint): the scheduler keeps the tasks of every round since and forgets the rest.
-    """
-
-    def __init__(self, client):
-        self.client = client
-        try:
-            client.wait_for_workers(1, timeout=CONNECT_SECONDS)
-        except TimeoutError:
-            raise ParameterError(
-                f"the dask scheduler at {client.scheduler.address} has no workers (waited "
-                f"{CONNECT_SECONDS:g} s): start some ('dask worker ADDRESS')"
-            ) from None
-        # asked of the scheduler now: the client's scheduler_info() is a copy it refreshes now and then, which can
-        # still be empty just after the workers arrived (a fresh cluster: the shards had no worker to be pinned to)
-        self.workers = sorted(client.nthreads())
-        self.shards: list = []
-
-    def _submit(self, function, *args, shard: int):
-        with warnings.catch_warnings():
-            # arguments and shards go into the task graph on purpose: a lost shard is recomputed from it
-            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
-            pin = [self.workers[shard % len(self.workers)]]
-            return self.client.submit(function, *args, workers=pin, allow_other_workers=True, pure=False)
-
-    def _shared(self, shared: tuple) -> list:
-        """Arguments every task reads: an array (or what holds arrays) as one task's result that every worker
-        fetches once; numbers as they are."""
-        small = (int, float, str, type(None))
-        return [value if isinstance(value, small) else self.client.submit(_same, value, pure=False) for value in shared]
-
-    def map(self, function, tasks: list) -> list:
-        return self.client.gather([self._submit(function, task, shard=k) for k, task in enumerate(tasks)])
-
-    def keep(self, shards: list) -> None:
-        # submitted, not scattered: a lost shard can be rebuilt from its task
-        self.shards = [self._submit(_same, shard, shard=k) for k, shard in enumerate(shards)]
-        self.mutable = any(shard.mutable for shard in shards)
-
-    def run_kept(self, function, *shared) -> list:
-        if not self.mutable:  # the shards stay as they are (a cache aside): one task each, no new roots
-            return self.read_kept(function, *shared)
-        shared = self._shared(shared)
-        tasks = [self._submit(_on_a_copy, function, s, *shared, shard=k) for k, s in enumerate(self.shards)]
-        self.shards = [self._submit(operator.itemgetter(0), t, shard=k) for k, t in enumerate(tasks)]
-        return self.client.gather([self._submit(operator.itemgetter(1), t, shard=k) for k, t in enumerate(tasks)])
-
-    def read_kept(self, function, *shared) -> list:
-        shared = self._shared(shared)
-        return self.client.gather([self._submit(function, s, *shared, shard=k) for k, s in enumerate(self.shards)])
-
-    def collect(self) -> list:
-        return self.client.gather(self.shards)
-
-
-def connect(address: str):
-    """A ``dask.distributed.Client`` of the scheduler at ``address`` (one clear error if there is none)."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise ParameterError("--scheduler needs dask.distributed: pip install 'blocksvm[dask]'") from None
-    try:
-        return Client(address, timeout=CONNECT_SECONDS)
-    except (OSError, TimeoutError) as exc:
-        raise ParameterError(
-            f"cannot reach a dask scheduler at {address} ({type(exc).__name__}): start one "
-            "('dask scheduler') or check the address"
-        ) from None
-
-
-def check_solver(solver: str) -> None:
-    """A cluster runs shards of dual CD (CoCoA+ rounds) or of a pass learner; refuse the others before connecting."""
-    from blocksvm.solvers import SOLVERS  # (the registry imports every driver: not for every use of engines)
-
-    if not _shardable(SOLVERS[solver]):
-        able = ", ".join(name for name, s in SOLVERS.items() if _shardable(s))
-        raise ParameterError(f"--scheduler runs shards of --solver {able}, not of {solver}")
-
-
-def _shardable(solver_class) -> bool:
-    return solver_class.reads == ROW_SUMS or getattr(solver_class, "coordinator", None) is not None
-
-
 # ---- how a learner's passes are made -----------------------------------------------------------------------
 
 

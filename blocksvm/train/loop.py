@@ -41,7 +41,7 @@ from blocksvm.solvers import SOLVERS, Problem
 from blocksvm.solvers.evaluate import evaluate_folds
 from blocksvm.solvers.problem import weight_of
 from blocksvm.store import BlockStore, ReadStats, reading
-from blocksvm.train import engines
+from blocksvm.train import engines, executors
 from blocksvm.train.certificate import Certificate
 from blocksvm.train.params import FASTER, TrainParams, faster_solver, for_store, settle
 from blocksvm.train.pass_loop import PassRun
@@ -607,8 +607,8 @@ def train(
     """
     params, run = settle("train", params, options)  # a bad parameter must not wait for a text input's conversion
     if run.scheduler is not None and client is None:  # a cluster by its address: connected for this run
-        engines.check_solver(params.solver)
-        with engines.connect(run.scheduler) as client:
+        executors.check_solver(params.solver)
+        with executors.connect(run.scheduler) as client:
             return train(
                 store, params, verbose=verbose, progress=progress, client=client, **_given_but_scheduler(options)
             )
