@@ -477,7 +477,9 @@ INNER_PASSES = Param(
     None,
     "Passes of dual CD over its working set per visit at most (one-class: iterations of its two-level method). With "
     "one, LIBLINEAR's shrinking carries from pass to pass as in LIBLINEAR's own loop; with more, each visit starts "
-    "it afresh. None: the learner's own (dual-cd: 1 with the block working set, in this process; else 5).",
+    "it afresh. None: the learner's own (dual-cd: 1 with the block working set, in this process, where the budget "
+    "keeps a tenth of the rows; else 5). dual-cd given 1 where the budget keeps less: no rows kept, the blocks read "
+    "from disk swept two at a time, paired afresh every pass (docs/ALGORITHMS.md).",
     count,
     "an integer >= 1 or None",
     none_ok=True,
