@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -614,15 +614,17 @@ def train(
             )
     resume, warm_start = run.resume, run.warm_start
     checkpointer = checkpointer_of(run)
-    memory = recorded_memory(resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
     store = store_or_cached(store, run.cache_dir, say=say, progress=bars, skip_bad_lines=run.skip_bad_lines)
     validation = store_or_cached(run.validation, run.cache_dir, say=say, progress=bars)
     params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
-    # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34)
-    with reading(store, validation), writing({"the history": run.history_path}):
+    # no conversion replaces the stores while this run reads them, no other run writes its history (issue 34); the
+    # checkpoint's lock for the whole run, and the checkpoint resumed read once under it
+    lock = checkpointer or nullcontext()
+    with reading(store, validation), writing({"the history": run.history_path}), lock:
+        saved, warning = read_latest(resume) if resume else (None, None)
         trainer = Trainer(
             store,
             params,
@@ -632,22 +634,22 @@ def train(
             progress=progress,
             checkpointer=checkpointer,
             client=client,
-            memory=memory,
+            memory=recorded_memory(saved),
         )
         if validation is not None:
             check_validation(trainer.validation, trainer.store, trainer.problem, run.strict, run.validation)
         if warm_start and not resume:
             trainer.start_from(load_warm_start(warm_start), str(warm_start))
-        if checkpointer is None:
-            return trainer.run()
-        with checkpointer:  # holds the lock for the whole run
-            if resume:
-                trainer.restore(read_resumed(resume, trainer.monitor.say), f"checkpoint {resume}")
-                st = trainer.state
-                trainer.monitor.say(f"resuming at iteration {st.outer}, block {st.position}/{trainer.store.n_blocks}")
-            result = trainer.run()
-        result.model.summary["checkpoints"] = checkpointer.count
-        result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
+        if saved is not None:
+            if warning:
+                trainer.monitor.say(f"warning: {warning}")
+            trainer.restore(saved, f"checkpoint {resume}")
+            st = trainer.state
+            trainer.monitor.say(f"resuming at iteration {st.outer}, block {st.position}/{trainer.store.n_blocks}")
+        result = trainer.run()
+        if checkpointer is not None:
+            result.model.summary["checkpoints"] = checkpointer.count
+            result.model.summary["checkpoint_seconds"] = round(checkpointer.seconds, 4)
         return result
 
 
@@ -674,17 +676,11 @@ def checkpointer_of(run) -> Checkpointer | None:
     return Checkpointer(checkpoint, every_blocks=run.checkpoint_every, every_seconds=run.checkpoint_seconds)
 
 
-def recorded_memory(resume) -> float | None:
-    """The data bytes of the memory plan the run resumed from ``resume`` made when it started (its checkpoint's), so
-    that it keeps the same blocks in memory and ends where an uninterrupted run does; None: a new run, or a checkpoint
-    written before plans were recorded (its run plans anew)."""
-    if not resume:
-        return None
-    try:
-        saved, _ = read_latest(resume)
-    except CheckpointError:
-        return None  # (refused with its reason when the run reads it)
-    data = saved.state.get("memory", {}).get("data_mb")
+def recorded_memory(saved) -> float | None:
+    """The data bytes of the memory plan the run resumed from checkpoint ``saved`` made when it started, so that it
+    keeps the same blocks in memory and ends where an uninterrupted run does; None: a new run (``saved`` None), or a
+    checkpoint written before plans were recorded (its run plans anew)."""
+    data = saved.state.get("memory", {}).get("data_mb") if saved is not None else None
     return data * 1e6 if isinstance(data, (int, float)) else None
 
 

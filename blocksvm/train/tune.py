@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 
-from blocksvm.checkpoint import Checkpoint, writing
+from blocksvm.checkpoint import Checkpoint, read_latest, writing
 from blocksvm.errors import CheckpointError, ParameterError
 from blocksvm.losses import EPSILON, LOGISTIC, REGRESSION
 from blocksvm.model import LinearModel
@@ -39,7 +39,7 @@ from blocksvm.solvers import Problem
 from blocksvm.solvers.by_columns import loss_at_zero
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore, reading
-from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, read_resumed, recorded_memory
+from blocksvm.train.loop import Trainer, TrainResult, checkpointer_of, recorded_memory
 from blocksvm.train.params import for_store, settle_tune
 from blocksvm.train.signals import StopRequest
 from blocksvm.train.snapshot import check_shape, differences
@@ -483,7 +483,6 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     """
     params, run, options = settle_tune(params, options)
     checkpointer = checkpointer_of(run)
-    memory = recorded_memory(run.resume)
     from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 
     say, bars = (say_to_stderr if verbose else None), (progress if verbose else False)
@@ -491,10 +490,16 @@ def tune(store, params=None, *, verbose: int = 1, progress: bool | None = None, 
     params = for_store(params, store, say=say)  # (a column learner's layout: before the store is locked)
     # no conversion replaces the store while the search reads it, no other run writes its model (issue 34)
     with reading(store), writing({"the model": options["refit"]}):
-        tuner = Tuner(store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer, memory=memory)
         with checkpointer or contextlib.nullcontext():  # the checkpoint's lock, for the whole search
-            if run.resume:
-                tuner.restore(read_resumed(run.resume, tuner.trainer.monitor.say), f"checkpoint {run.resume}")
+            saved, warning = read_latest(run.resume) if run.resume else (None, None)  # (read once, under it)
+            memory = recorded_memory(saved)
+            tuner = Tuner(
+                store, params, options, verbose=verbose, progress=bars, checkpointer=checkpointer, memory=memory
+            )
+            if saved is not None:
+                if warning:
+                    tuner.trainer.monitor.say(f"warning: {warning}")
+                tuner.restore(saved, f"checkpoint {run.resume}")
             result = tuner.run()
         if options["refit"] and not result.interrupted:
             refit = tuner.refit_run(result.best_C, verbose=verbose)
