@@ -10,34 +10,51 @@ from __future__ import annotations
 
 import hashlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 STAMP = PACKAGE / "__pycache__" / "numba-sources.sha1"
+COMPILED = re.compile(rb"^\s*@njit", re.MULTILINE)  # a line that decorates a compiled function
 
 
 def sources_digest() -> str:
+    """A digest of the sources of every module that defines compiled functions."""
     digest = hashlib.sha1()
     for path in sorted(PACKAGE.rglob("*.py")):
         text = path.read_bytes()
-        if b"@njit" in text:
+        if COMPILED.search(text):
             digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + text)
+    return digest.hexdigest()
+
+
+def files_digest() -> str:
+    """A digest of every module's name, size and modification time: what :func:`sources_digest` is checked against
+    only when it changed (reading the sources costs 12 ms of every command's start, a stat of them 2)."""
+    digest = hashlib.sha1()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(PACKAGE)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
 def ensure_fresh_cache() -> None:
     """Delete stale numba cache files if any compiled module changed (best effort)."""
     try:
-        current = sources_digest()
-        if STAMP.exists() and STAMP.read_text() == current:
+        files = files_digest()
+        stamp = STAMP.read_text().split() if STAMP.exists() else []
+        if stamp[1:] == [files]:
             return
-        for pattern in ("*.nbi", "*.nbc"):
-            for cached in PACKAGE.rglob(pattern):
-                cached.unlink(missing_ok=True)
+        current = sources_digest()
+        if stamp[:1] != [current]:
+            for pattern in ("*.nbi", "*.nbc"):
+                for cached in PACKAGE.rglob(pattern):
+                    cached.unlink(missing_ok=True)
         STAMP.parent.mkdir(exist_ok=True)
-        STAMP.write_text(current)
+        STAMP.write_text(f"{current} {files}")
     except OSError:
         pass  # a read-only installation: numba then caches elsewhere or not at all
 
@@ -53,6 +70,7 @@ def compile_lighter() -> None:
     changes how overloads are kept, nothing is replaced and kernels compile as before.
     """
     if "numba" in sys.modules:
+        _load_blas_alone()
         _before_the_first_compile()
     elif not any(isinstance(finder, _AfterNumba) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterNumba())
@@ -73,10 +91,34 @@ class _AfterNumba(importlib.abc.MetaPathFinder):
 
             def exec_module(module):
                 run(module)
+                _load_blas_alone()
                 _before_the_first_compile()
 
             spec.loader.exec_module = exec_module
         return spec
+
+
+def _load_blas_alone() -> None:
+    """Load scipy's ``cython_blas`` extension on its own, under its own name, before numba looks for it.
+
+    The first function numba compiles or loads from its cache in a process checks that BLAS is there with ``import
+    scipy.linalg.cython_blas``, which runs the whole of ``scipy.linalg``'s package (numpy.f2py included): 0.2-0.3 s
+    of every command's start, measured (``tools/bench_startup.py``), for one extension module that needs nothing of
+    the package. numba (and a later ``import scipy.linalg``) find the module in ``sys.modules``. If scipy.linalg is
+    already imported, or the file is not where scipy keeps it, nothing is done and numba imports it as before.
+    """
+    name = "scipy.linalg.cython_blas"
+    if name in sys.modules or "scipy.linalg" in sys.modules:
+        return
+    try:
+        folder = Path(importlib.util.find_spec("scipy").origin).parent / "linalg"
+        path = next(p for s in importlib.machinery.EXTENSION_SUFFIXES for p in folder.glob("cython_blas" + s))
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    except Exception:  # another scipy: numba imports the package itself
+        pass
 
 
 def _before_the_first_compile() -> None:

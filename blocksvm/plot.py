@@ -153,7 +153,7 @@ def _saved(fig, plt, output: Path) -> Path:
 
 
 def plot_cv(result, output: str | os.PathLike, *, title: str | None = None) -> Path:
-    """Draw a C search (a :class:`~blocksvm.train.tune.TuneResult`): the CV score against log2 C, each fold's own
+    """Draw a C search (a :class:`~blocksvm.train.c_search.TuneResult`): the CV score against log2 C, each fold's own
     score as a dot and the spread over the folds as a band, the best C marked; save a PNG."""
     try:
         import matplotlib

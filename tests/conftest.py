@@ -31,7 +31,7 @@ from blocksvm.datasets import SyntheticSpec, write_libsvm
 from blocksvm.io import convert
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainResult, train, tune
-from blocksvm.train.tune import TuneResult
+from blocksvm.train.c_search import TuneResult
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -3,6 +3,7 @@ with the commands a user runs. How long a first run takes is measured by tools/c
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,53 @@ def test_info_of_a_store_loads_neither_numba_nor_scipy(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout + done.stderr
+
+
+def test_numba_finds_blas_without_scipy_linalg_s_package():
+    """numba's first compile imports scipy.linalg.cython_blas to check for BLAS, which ran the whole scipy.linalg
+    package at every command's start; blocksvm loads that one module first. A kernel's BLAS call still works."""
+    code = """
+import sys, numpy as np, blocksvm
+from numba import njit
+@njit
+def dot(a, b):
+    return np.dot(a, b)
+print(dot(np.arange(3.0), np.arange(3.0)), 'scipy.linalg' in sys.modules, 'scipy.linalg.cython_blas' in sys.modules)
+import scipy.linalg
+print(scipy.linalg.solve(2 * np.eye(2), np.ones(2)).tolist())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.split("\n")[:2] == ["5.0 False True", "[0.5, 0.5]"], done.stderr
+
+
+def test_stale_numba_caches_go_when_a_compiled_module_changes(tmp_path, monkeypatch):
+    """The caches are deleted when the source of a module with compiled functions changes, kept when only a file's
+    time changes (a checkout) or a module without compiled functions changes; an unchanged tree reads no source."""
+    from blocksvm import _jit_cache
+
+    monkeypatch.setattr(_jit_cache, "PACKAGE", tmp_path)
+    monkeypatch.setattr(_jit_cache, "STAMP", tmp_path / "__pycache__" / "stamp")
+    kernels, plain, cached = tmp_path / "kernels.py", tmp_path / "plain.py", tmp_path / "__pycache__" / "k.nbi"
+    kernels.write_text("@njit(cache=True)\ndef f(): pass\n")
+    plain.write_text("x = 1\n")
+
+    def cache_kept() -> bool:
+        cached.parent.mkdir(exist_ok=True)
+        cached.touch()
+        _jit_cache.ensure_fresh_cache()
+        return cached.exists()
+
+    cache_kept()  # the first stamp
+    assert cache_kept()
+    plain.write_text("x = 2\n")
+    assert cache_kept()
+    os.utime(kernels, ns=(1, 1))
+    reads = []
+    monkeypatch.setattr(_jit_cache, "sources_digest", lambda real=_jit_cache.sources_digest: reads.append(1) or real())
+    assert cache_kept() and reads == [1]
+    assert cache_kept() and reads == [1]
+    kernels.write_text("@njit(cache=True)\ndef f(): return 1\n")
+    assert not cache_kept()
 
 
 def test_every_warmup_command_is_one_the_command_line_takes():

@@ -274,7 +274,7 @@ def kill_after(owner, name, calls):
 if sys.argv[1] == "parsing":
     kill_after(SpillWriter, "add", 2)  # two chunks parsed and spilled, more to come
 else:
-    kill_after(importlib.import_module("blocksvm.io.convert"), "_build_block", 1)  # a block file written
+    kill_after(importlib.import_module("blocksvm.io.conversion"), "_build_block", 1)  # a block file written
 sys.exit(main(["convert", *sys.argv[2:], "-q", "--block-size", "4000"]))
 """
 

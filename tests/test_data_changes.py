@@ -229,7 +229,7 @@ def test_a_reader_is_refused_while_a_conversion_replaces_the_store(tmp_path, mon
     store = a_store(tmp_path / "s.bsvm")
     X, y = rows()
     tried = []
-    converter = importlib.import_module("blocksvm.io.convert")  # the package's `convert` is the function
+    converter = importlib.import_module("blocksvm.io.conversion")  # the package's `convert` is the function
     write_blocks = converter._write_blocks
 
     def write_blocks_then_read(*args, **kwargs):

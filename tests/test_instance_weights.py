@@ -232,8 +232,8 @@ def test_tunes_folds_are_the_weighted_problems_and_their_scores_weighted(stores,
     """Each fold's model minimizes the weighted objective of its training rows (scikit-learn's liblinear with their
     ``sample_weight``, 1e-5), and the CV accuracy is each held-out row counted by its weight (numpy, exact)."""
     from blocksvm.solvers.problem import fold_of
+    from blocksvm.train.c_search import Tuner
     from blocksvm.train.params import settle_tune
-    from blocksvm.train.tune import Tuner
 
     store = BlockStore(stores["binary"][0])
     blocks = [store.read_block(b) for b in range(store.n_blocks)]

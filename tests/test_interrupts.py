@@ -154,7 +154,7 @@ sys.exit(main(sys.argv[2:]))
 
 
 # the heavy modules a conversion imports (it no longer imports scipy)
-@pytest.mark.parametrize("module", ["numpy", "numba", "h5py", "hdf5plugin", "blocksvm.io.convert"])
+@pytest.mark.parametrize("module", ["numpy", "numba", "h5py", "hdf5plugin", "blocksvm.io.conversion"])
 def test_ctrl_c_while_importing_is_one_line(tmp_path, module):
     data = tmp_path / "d.svm"
     data.write_text("1 1:1\n-1 2:1\n")

@@ -387,8 +387,8 @@ def test_block_svc_penalty_l1_is_scikit_learns_l1_models(generated):
 def test_tune_searches_the_l1_problem_fold_by_fold_and_starts_at_the_largest_zero_solution(generated):
     from blocksvm.solvers.problem import fold_of
     from blocksvm.store import BlockStore
+    from blocksvm.train.c_search import Tuner
     from blocksvm.train.params import settle_tune
-    from blocksvm.train.tune import Tuner
 
     ensure_columns(generated[0])  # (tune writes them itself; a Tuner made here reads them)
     store = BlockStore(generated[0])
@@ -647,8 +647,8 @@ def test_a_layout_whose_statistics_would_outweigh_its_entries_keeps_none_and_tra
     f_lib = objective(w_lib, b_lib, X, y, 1.0, loss)
     assert abs(objective(coef, intercept, X, y, 1.0, loss) - f_lib) <= 1e-4 * f_lib
     if loss == "logistic":
+        from blocksvm.train.c_search import Tuner
         from blocksvm.train.params import settle_tune
-        from blocksvm.train.tune import Tuner
 
         params, _, options = settle_tune(None, {"penalty": "l1", "loss": loss})
         start = Tuner(BlockStore(store), params, options, verbose=0, progress=False).start_C()

@@ -44,7 +44,7 @@ from sklearn.datasets import load_svmlight_file
 
 from blocksvm.errors import BlocksvmError, InputFormatError
 from blocksvm.io import _parse_kernels as K
-from blocksvm.io.convert import convert
+from blocksvm.io.conversion import convert
 from blocksvm.io.libsvm import _REASONS, iter_parsed, load_libsvm, parse_chunk
 
 

@@ -225,7 +225,7 @@ def test_a_missing_input_is_one_error_line(tmp_path, capsys):
 KILL_SELF = "lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)"
 
 
-@pytest.mark.parametrize("where", ["blocksvm.io.convert._build_block", "blocksvm.io.text_cache.write_json_atomic"])
+@pytest.mark.parametrize("where", ["blocksvm.io.conversion._build_block", "blocksvm.io.text_cache.write_json_atomic"])
 def test_a_killed_conversion_never_leaves_a_cache_that_looks_valid(tmp_path, capsys, text, where):
     """SIGKILL while writing the blocks, or after the store is published but before its fingerprint."""
     module, name = where.rsplit(".", 1)

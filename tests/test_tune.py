@@ -23,8 +23,8 @@ from blocksvm.io import convert
 from blocksvm.solvers.problem import fold_of
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, tune
+from blocksvm.train.c_search import Tuner
 from blocksvm.train.params import settle_tune
-from blocksvm.train.tune import Tuner
 
 liblinear = pytest.importorskip("liblinear.liblinearutil")
 

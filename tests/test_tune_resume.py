@@ -157,7 +157,7 @@ class _RefitCutAtOnce(Trainer):
 def test_ctrl_c_during_the_refit_keeps_its_model_and_says_it_is_not_finished(stores, tmp_path, capsys, monkeypatch):
     """The refit, cut, wrote its model and the command ended 0 as if it were done."""
     store, model = stores["three"], tmp_path / "m.h5"
-    monkeypatch.setattr(sys.modules["blocksvm.train.tune"], "Trainer", _RefitCutAtOnce)  # (the module)
+    monkeypatch.setattr(sys.modules["blocksvm.train.c_search"], "Trainer", _RefitCutAtOnce)  # (the module)
     args = ["tune", str(store.path), "--C-grid", ",".join(map(str, GRID)), "--folds", "3", "--tol", "1e-5"]
     assert main([*args, "--refit", str(model)]) == 130
     err = capsys.readouterr().err

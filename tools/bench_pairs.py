@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO / "tools"))
 
 from gap_share import budget_for  # noqa: E402
 
-from blocksvm.io.convert import convert  # noqa: E402
+from blocksvm.io.conversion import convert  # noqa: E402
 from blocksvm.solvers import resident  # noqa: E402
 from blocksvm.store import BlockStore  # noqa: E402
 from blocksvm.train import train  # noqa: E402

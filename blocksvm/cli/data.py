@@ -93,7 +93,7 @@ def _convert_options() -> tuple:
 )
 def convert_command(out, input: str, output: str, **options) -> int:
     read_soon(input)  # the disk reads while numba starts
-    from blocksvm.io.convert import convert
+    from blocksvm.io.conversion import convert
 
     return out.report(convert(input, output, progress=out.progress, **options))
 

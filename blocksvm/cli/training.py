@@ -264,7 +264,7 @@ def _run_options(run, command: str) -> dict:
     json="print the search as JSON",
 )
 def tune_command(out, store: str, plot: str | None = None, **flags) -> int:
-    from blocksvm.train.tune import tune
+    from blocksvm.train.c_search import tune
 
     params, run, options = settled(out, "tune", flags)
     checkpoint = run.checkpoint or run.resume

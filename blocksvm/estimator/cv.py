@@ -16,8 +16,8 @@ from blocksvm.params import ESTIMATOR_NAMES
 from blocksvm.solvers.problem import empty_fold
 from blocksvm.store import BlockStore
 from blocksvm.train import TrainParams, TrainResult
+from blocksvm.train.c_search import Tuner
 from blocksvm.train.params import TUNE, settle_tune
-from blocksvm.train.tune import Tuner
 
 # BlockSVCCV's parameters: what tune reads (the training parameters but C, which it searches, and its own options
 # but refit: fit always refits), tune's folds and C grid under LogisticRegressionCV's names, then BlockSVC's own.
@@ -113,7 +113,7 @@ class BlockSVCCV(_Tuned, BlockSVC):
     """:class:`BlockSVC` with C chosen by K-fold cross-validation out of core, as ``blocksvm tune`` chooses it.
 
         ``fit`` cross-validates every C of ``Cs`` (by default LIBLINEAR's ``-C`` range) with
-        :class:`blocksvm.train.tune.Tuner`: the ``cv`` folds' problems are solved side by side, sharing each block
+        :class:`blocksvm.train.c_search.Tuner`: the ``cv`` folds' problems are solved side by side, sharing each block
         read, each C started from the solutions at the C before (Chu, Ho, Chen & Lin, KDD 2015). The CV accuracy is
         LIBLINEAR's ``-v``: correct held-out predictions over all rows (with ``sample_weight``, or a weighted store,
         each row counted by its weight, as ``LogisticRegressionCV`` scores its folds). Then it trains on every row at

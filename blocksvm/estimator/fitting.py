@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 
 from blocksvm._estimators import declared, sparse_coef
 from blocksvm.errors import ParameterError
-from blocksvm.io.convert import write_store
+from blocksvm.io.conversion import write_store
 from blocksvm.io.text_cache import say_to_stderr, store_or_cached
 from blocksvm.params import Param
 from blocksvm.store import BlockStore

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from blocksvm._version import __version__
 from blocksvm.errors import BlocksvmError, ParameterError, StoreError
-from blocksvm.io.convert import convert
+from blocksvm.io.conversion import convert
 from blocksvm.io.text import open_input
 from blocksvm.schema import Field, Schema
 from blocksvm.store import BlockStore

@@ -1,7 +1,32 @@
-"""The outer loop: block order, stopping rules, monitoring hooks (:mod:`blocksvm.train.loop`)."""
+"""The outer loop: block order, stopping rules, monitoring hooks (:mod:`blocksvm.train.loop`).
 
-from blocksvm.train.loop import Trainer, TrainResult, TrainState, train
-from blocksvm.train.params import TrainParams
-from blocksvm.train.tune import TuneResult, tune
+The public names are imported on first use: a command that imports one of this package's modules (``stream`` its
+pass loop, the CLI its parameters) does not pay for the trainer, its engines and its checkpoints.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name -> the module that defines it
+_LAZY = {
+    "Trainer": "blocksvm.train.loop",
+    "TrainResult": "blocksvm.train.loop",
+    "TrainState": "blocksvm.train.loop",
+    "train": "blocksvm.train.loop",
+    "TrainParams": "blocksvm.train.params",
+    "TuneResult": "blocksvm.train.c_search",
+    "tune": "blocksvm.train.c_search",
+}
 
 __all__ = ["TrainParams", "TrainResult", "TrainState", "Trainer", "TuneResult", "train", "tune"]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'blocksvm.train' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
