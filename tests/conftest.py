@@ -9,7 +9,9 @@ from __future__ import annotations
 import builtins
 import contextlib
 import errno
+import inspect
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -42,6 +44,52 @@ SMALL_SPEC = SyntheticSpec(rows=3000, features=400, nnz=15, seed=11)
 # sweeps over the rows kept in memory): for the tests that ask an L1-loss dual (hinge, -s 13) for a tight gap, where
 # single sweeps, LIBLINEAR's own pace, take thousands of passes (a9a's hinge at 1e-5: over 1,000).
 SWEEPS_A_VISIT = {"inner_passes": 5, "working_set": "cache"}
+
+
+# ---- markers: what a test needs beyond this process (tests/README.md) ------------------------------------------------
+
+REAL_DATA_FIXTURES = {"shared_data", "a9a", "w8a"}
+CHILD_FIXTURES = {"wait_for", "training_with_a_checkpoint"}
+STARTS_A_CHILD = re.compile(r"subprocess\.|Popen|sys\.executable|(?<![\w.])cli\(")
+USES_DASK = re.compile(r"\bdask\b|distributed|new_cluster")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark each test by what it needs besides this process, read from its fixtures and its source: ``real_data``
+    (the sets of ../shared/data), ``children`` (a child process: a command run as a user runs it), ``dask`` (dask,
+    a cluster of worker processes for most). ``-m "not children and not dask and not real_data"`` runs the rest. A
+    test that starts a child process unmarked fails (:func:`_children_are_marked`): mark it by hand."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        try:
+            source = inspect.getsource(item.function)
+        except (AttributeError, OSError, TypeError):
+            source = ""
+        if names & REAL_DATA_FIXTURES:
+            item.add_marker("real_data")
+        if names & CHILD_FIXTURES or STARTS_A_CHILD.search(source):
+            item.add_marker("children")
+        if "client" in names or USES_DASK.search(source):
+            item.add_marker("dask")
+
+
+@pytest.fixture(autouse=True)
+def _children_are_marked(request):
+    """A test not marked ``children`` that starts one fails, naming it: the marker stays true."""
+    if request.node.get_closest_marker("children"):
+        yield
+        return
+    started = []
+    original = subprocess.Popen.__init__
+
+    def init(self, args, *rest, **options):
+        started.append(args)
+        original(self, args, *rest, **options)
+
+    with unittest.mock.patch.object(subprocess.Popen, "__init__", init):
+        yield
+    if started:
+        pytest.fail(f"this test starts a child process ({started[0]}): mark it @pytest.mark.children")
 
 
 def memory_for(store, data_mb: float, solver: str = "dual-cd", n_problems: int = 1, **params) -> float:

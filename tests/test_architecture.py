@@ -161,3 +161,35 @@ def test_no_test_module_imports_another():
             else:
                 continue
             assert not any(name.split(".")[0].startswith("test_") for name in names), f"{path.name} imports {names}"
+
+
+TESTS = Path(__file__).resolve().parent
+TESTS_README = TESTS / "README.md"
+TABLE_START = "| module | the test modules that import it |"
+
+
+def tests_by_module() -> str:
+    """The table of tests/README.md: each blocksvm module and the test modules that import it (:func:`imports_of`)."""
+    importers: dict[str, list[str]] = {}
+    for path in sorted(TESTS.glob("test_*.py")):
+        for module in imports_of(path):
+            importers.setdefault(module, []).append(path.stem)
+    rows = [f"| `{module}` | {', '.join(tests)} |" for module, tests in sorted(importers.items())]
+    return "\n".join([TABLE_START, "|---|---|", *rows])
+
+
+def test_the_tests_readme_table_is_the_tests_imports():
+    """tests/README.md's table from module to tests is what the test modules import (``python
+    tests/test_architecture.py`` writes it again)."""
+    text = TESTS_README.read_text()
+    start = text.index(TABLE_START)
+    end = text.find("\n\n", start)
+    table = text[start : end if end >= 0 else None].rstrip("\n")
+    assert table == tests_by_module(), "write it again: python tests/test_architecture.py"
+
+
+if __name__ == "__main__":  # write tests/README.md's table again
+    text = TESTS_README.read_text()
+    start = text.index(TABLE_START)
+    end = text.find("\n\n", start)
+    TESTS_README.write_text(text[:start] + tests_by_module() + ("\n" if end < 0 else text[end:]))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -77,7 +78,7 @@ def older_store(text) -> Path:
 
 
 def copy(tree: Path, to: Path) -> Path:
-    subprocess.run(["cp", "-r", str(tree), str(to)], check=True)
+    shutil.copytree(tree, to)
     return to
 
 

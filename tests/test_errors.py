@@ -10,6 +10,7 @@ messages, so neither can drift from the other.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import gzip
 import importlib
@@ -242,10 +243,12 @@ EACCES = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
 
 
 def patched(target, name: str, value, build):
-    """``build``, run with ``target.name`` (a module given by name, or an object) replaced by ``value``."""
+    """``build``, run with ``target.name`` (a module given by name, or an object) replaced by ``value``. A name
+    the target lacks is refused (a patch of a name that moved would test nothing), but a builtin's (``open``)."""
 
     def patched_build(e, t, mp):
-        mp.setattr(importlib.import_module(target) if isinstance(target, str) else target, name, value, raising=False)
+        where = importlib.import_module(target) if isinstance(target, str) else target
+        mp.setattr(where, name, value, raising=not hasattr(builtins, name))
         return build(e, t, mp)
 
     return patched_build
@@ -1670,7 +1673,7 @@ CASES = [
         "cannot reach a dask scheduler at <address> (<error>): start one ('dask scheduler') or check the address",
         "error",
         patched(
-            "blocksvm.train.engines",
+            "blocksvm.train.executors",
             "CONNECT_SECONDS",
             0.5,
             lambda e, t, mp: (

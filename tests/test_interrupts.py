@@ -199,6 +199,7 @@ def run_into_a_closed_pipe(argv: list[str]) -> int:
         os.close(write)
 
 
+@pytest.mark.children  # (run_into_a_closed_pipe: blocksvm in a child)
 def test_train_into_a_closed_pipe_finishes_with_its_own_history(tmp_path, small_libsvm):
     """``blocksvm train data.svm m.h5 2>&1 | head -2`` ended with exit code 1, no message, and an older model's
     history cut to the passes printed (issue 24). Printing is not the run: the model and a complete history."""
@@ -215,6 +216,7 @@ def test_train_into_a_closed_pipe_finishes_with_its_own_history(tmp_path, small_
     assert LinearModel.load(model).params["C"] == 0.25  # the history's model, not the older one
 
 
+@pytest.mark.children  # (run_into_a_closed_pipe: blocksvm in a child)
 def test_info_and_convert_into_a_closed_pipe_succeed(tmp_path, small_libsvm):
     store = tmp_path / "s"
     assert run_into_a_closed_pipe(["convert", str(small_libsvm), str(store)]) == 0

@@ -104,5 +104,5 @@ def test_the_long_checks_are_kept_for_the_second_step_and_both_run_on_two_cores(
     run on two processes (pytest-xdist, of the test extra), each test's group on one of them."""
     text = (REPO / "pyproject.toml").read_text()
     assert "addopts = \"-ra -m 'not slow' -n 2 --dist loadgroup\"" in text
-    assert re.search(r'markers = \["slow: .*README', text)
+    assert re.search(r'markers = \[\s*"slow: .*README', text)
     assert re.search(r'test = \[[^]]*"pytest-xdist', text)
