@@ -86,6 +86,7 @@ def test_the_max_outer_warning_names_the_flags_that_lift_it(capsys, trained, tmp
 
 
 @pytest.mark.slow
+@pytest.mark.children  # (the demo runs each step in a child)
 def test_the_demo_does_not_present_a_folder_it_deletes_as_kept(monkeypatch, tmp_path):
     """It printed "Files in /tmp/blocksvm-demo-..." and removed the folder at exit."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
