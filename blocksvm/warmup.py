@@ -80,29 +80,17 @@ def warmup(jobs: int | None = None, say=print, again: bool = False) -> dict:
             f"{stamped} left them (nothing compiled; --again runs it anyway)"
         )
         return {"seconds": round(seconds, 1), "commands": 0, "jobs": jobs, "warm_since": stamped}
-    say(f"compiling the kernels of {commands} commands, {jobs} at a time")
-    _run_phases(phases, jobs)
-    seconds = time.perf_counter() - started
-    _stamp()
-    say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
-    return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
-
-
-def compile_shared(jobs: int = 2) -> None:
-    """The kernels that most commands share (:data:`FIRST`'s chains: generating, converting, dual CD, predicting,
-    the column layout) compiled and cached, ``jobs`` processes at a time; no stamp (the other kernels are not). The
-    test suite runs it before its workers start on a fresh clone, where both workers would compile them at once."""
-    _run_phases((FIRST,), jobs)
-
-
-def _run_phases(phases: tuple, jobs: int) -> None:
-    """The chains of each phase, ``jobs`` at a time, on the warm-up's files."""
     with tempfile.TemporaryDirectory(prefix="blocksvm-warmup-") as tmp:
         files = _files(Path(tmp))
+        say(f"compiling the kernels of {commands} commands, {jobs} at a time")
         failed = threading.Event()  # a chain that failed: the others stop waiting for its model
         for phase in phases:
             with ThreadPoolExecutor(jobs) as pool:
                 list(pool.map(lambda chain: _chain(chain[1], files, chain[0], failed), enumerate(phase)))
+    seconds = time.perf_counter() - started
+    _stamp()
+    say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
+    return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
 
 
 def _identity() -> dict:
