@@ -78,12 +78,33 @@ class ColumnPieces:
         ]
         self.labels, self.row_weights = layout.row_labels()
 
-    def __getattr__(self, name: str):
-        """The layout's own (``n_rows``, ``nnz``, ``n_blocks``, ``stat_classes``, ``statistics(b)``,
-        ``iter_blocks(...)``)."""
-        if name == "layout":  # (not set yet: unpickling)
-            raise AttributeError(name)
-        return getattr(self.layout, name)
+    # ---- the layout's figures and reads that the learners use (its files stay behind this door) ----
+
+    @property
+    def n_rows(self) -> int:
+        return self.layout.n_rows
+
+    @property
+    def nnz(self) -> int:
+        return self.layout.nnz
+
+    @property
+    def n_blocks(self) -> int:
+        """Column blocks of the layout."""
+        return self.layout.n_blocks
+
+    @property
+    def stat_classes(self) -> int:
+        """The classes the per-feature statistics are counted for (0: none kept)."""
+        return self.layout.stat_classes
+
+    def statistics(self, b: int):
+        """Column block ``b``'s per-feature statistics."""
+        return self.layout.statistics(b)
+
+    def iter_blocks(self, *args, **kwargs):
+        """The layout's column blocks (:meth:`~blocksvm.store.column_layout.ColumnLayout.iter_blocks`)."""
+        return self.layout.iter_blocks(*args, **kwargs)
 
     @property
     def piece_weights(self) -> list[slice]:
