@@ -105,8 +105,8 @@ class ResidentRows:
             kept = self.rows_kept
         seen = self._seen_correct(block, own, share, held) if p.n_problems > 1 and p.folds == 1 else None
         empty = _EMPTY_ROWS
-        a_csr = (block.indptr, block.indices, block.data) if own is not None else _EMPTY_CSR
-        b_csr = (kept["indptr"], kept["indices"], kept["data"]) if kept is not None else _EMPTY_CSR
+        a_csr = (block.indptr, block.indices, block.data) if own is not None else _empty_csr(block.data.dtype)
+        b_csr = (kept["indptr"], kept["indices"], kept["data"]) if kept is not None else _empty_csr(block.data.dtype)
         hyper = np.array([p.bias, 1.0, -1.0, self.sigma])
 
         def sweep(k: int) -> np.ndarray:
@@ -255,7 +255,13 @@ def _csr(block) -> dict:
     return {"indptr": block.indptr, "indices": block.indices, "data": block.data}
 
 
-_EMPTY_CSR = (np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32))
+def _empty_csr(dtype) -> tuple:
+    """No rows, their values of the store's ``dtype``: the sweep then has the types of a visit with both sides (a
+    float64 store compiles the kernel once, not once for each side left empty)."""
+    return _EMPTY_CSR[dtype == np.float64]
+
+
+_EMPTY_CSR = tuple((np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, t)) for t in (np.float32, np.float64))
 _EMPTY_ROWS = (np.zeros(0), np.zeros(0), NO_WEIGHTS, np.zeros(0, np.int64))
 _NONE = np.zeros(0, np.bool_)
 
