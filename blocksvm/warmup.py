@@ -49,13 +49,6 @@ FIRST = (
         ["predict", "MODEL", "DATA", "-o", "OUT"],
     ),
 )
-# The largest kernels that nearly every part of the test suite compiles (the two parsers, dual CD's sweep and its
-# older visits, the one-class SVM's): two chains of about the same compile time (tests/conftest.py).
-SHARED = (
-    (["convert", "DATA", "STORE", "--block-rows", "200"], ["train", "STORE", "OUT", "-s", "21"],
-     ["train", "STORE", "OUT", "--inner-passes", "5"]),
-    (["convert", "VW", "OUT.bsvm", "--format", "vw"], ["train", "OUT.bsvm", "OUT"]),
-)  # fmt: skip
 REST = (
     (["info", "STORE", "--verify"],),
     (["convert", "VW", "OUT.bsvm", "--format", "vw"],),
@@ -87,28 +80,17 @@ def warmup(jobs: int | None = None, say=print, again: bool = False) -> dict:
             f"{stamped} left them (nothing compiled; --again runs it anyway)"
         )
         return {"seconds": round(seconds, 1), "commands": 0, "jobs": jobs, "warm_since": stamped}
-    say(f"compiling the kernels of {commands} commands, {jobs} at a time")
-    _run_phases(phases, jobs)
-    seconds = time.perf_counter() - started
-    _stamp()
-    say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
-    return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
-
-
-def compile_shared(jobs: int = 2) -> None:
-    """The kernels of :data:`SHARED` compiled and cached, ``jobs`` processes at a time; no stamp (the others are
-    not). The test suite runs it on a fresh clone before its workers start, which would each compile them at once."""
-    _run_phases((SHARED,), jobs)
-
-
-def _run_phases(phases: tuple, jobs: int) -> None:
-    """The chains of each phase, ``jobs`` at a time, on the warm-up's files."""
     with tempfile.TemporaryDirectory(prefix="blocksvm-warmup-") as tmp:
         files = _files(Path(tmp))
+        say(f"compiling the kernels of {commands} commands, {jobs} at a time")
         failed = threading.Event()  # a chain that failed: the others stop waiting for its model
         for phase in phases:
             with ThreadPoolExecutor(jobs) as pool:
                 list(pool.map(lambda chain: _chain(chain[1], files, chain[0], failed), enumerate(phase)))
+    seconds = time.perf_counter() - started
+    _stamp()
+    say(f"warm: the kernels of {commands} commands compiled and cached in {seconds:.0f} s")
+    return {"seconds": round(seconds, 1), "commands": commands, "jobs": jobs}
 
 
 def _identity() -> dict:

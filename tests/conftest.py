@@ -46,18 +46,6 @@ SMALL_SPEC = SyntheticSpec(rows=3000, features=400, nnz=15, seed=11)
 SWEEPS_A_VISIT = {"inner_passes": 5, "working_set": "cache"}
 
 
-def pytest_sessionstart(session) -> None:
-    """On a fresh clone (no numba cache yet) the largest shared kernels are compiled once, on both cores, before the
-    workers start, which would each compile them at the same time (blocksvm.warmup.compile_shared)."""
-    from blocksvm._jit_cache import PACKAGE
-
-    if hasattr(session.config, "workerinput") or any(PACKAGE.rglob("*.nbi")):
-        return
-    from blocksvm.warmup import compile_shared
-
-    compile_shared()
-
-
 # ---- markers: what a test needs beyond this process (tests/README.md) ------------------------------------------------
 
 REAL_DATA_FIXTURES = {"shared_data", "a9a", "w8a"}
