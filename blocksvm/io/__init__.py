@@ -6,7 +6,7 @@ for the store's writer and HDF5.
 
 from __future__ import annotations
 
-import importlib
+from blocksvm._lazy import lazy_names
 
 # name -> the module that defines it
 _LAZY = {
@@ -22,11 +22,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'blocksvm.io' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -6,38 +6,30 @@ Its names are imported on first use: a conversion writes blocks (:mod:`.writer`)
 layout (scipy and the column kernels, 30-60 ms a run).
 """
 
-import importlib
+from blocksvm._lazy import lazy_names
 
-# name -> the module of this package that defines it
+# name -> the module that defines it
 _LAZY = {
-    "BiasColumn": "column_pieces",
-    "ColumnPiece": "column_pieces",
-    "ColumnPieces": "column_pieces",
-    "ColumnBlock": "columns",
-    "ColumnLayout": "columns",
-    "ensure_columns": "columns",
-    "write_columns": "columns",
-    "KeptBlocks": "kept",
-    "Block": "reader",
-    "BlockStore": "reader",
-    "ReadStats": "reader",
-    "ShardView": "reader",
-    "SpaceView": "reader",
-    "reading": "reader",
-    "same_space": "reader",
-    "StoreBuilder": "writer",
-    "write_block": "writer",
+    "BiasColumn": "blocksvm.store.column_pieces",
+    "ColumnPiece": "blocksvm.store.column_pieces",
+    "ColumnPieces": "blocksvm.store.column_pieces",
+    "ColumnBlock": "blocksvm.store.columns",
+    "ColumnLayout": "blocksvm.store.columns",
+    "ensure_columns": "blocksvm.store.columns",
+    "write_columns": "blocksvm.store.columns",
+    "KeptBlocks": "blocksvm.store.kept",
+    "Block": "blocksvm.store.reader",
+    "BlockStore": "blocksvm.store.reader",
+    "ReadStats": "blocksvm.store.reader",
+    "ShardView": "blocksvm.store.reader",
+    "SpaceView": "blocksvm.store.reader",
+    "reading": "blocksvm.store.reader",
+    "same_space": "blocksvm.store.reader",
+    "StoreBuilder": "blocksvm.store.writer",
+    "write_block": "blocksvm.store.writer",
 }
 
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str):
-    """The public names, imported on first use."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"blocksvm.store.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'blocksvm.store' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

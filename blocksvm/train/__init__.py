@@ -6,7 +6,7 @@ pass loop, the CLI its parameters) does not pay for the trainer, its engines and
 
 from __future__ import annotations
 
-import importlib
+from blocksvm._lazy import lazy_names
 
 # name -> the module that defines it
 _LAZY = {
@@ -22,11 +22,4 @@ _LAZY = {
 __all__ = ["TrainParams", "TrainResult", "TrainState", "Trainer", "TuneResult", "train", "tune"]
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'blocksvm.train' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
